@@ -158,7 +158,7 @@ pub use escape::{escape_attr, escape_text, unescape};
 pub use parse::{Envelope, EnvelopeKind, parse};
 pub use problem::{Bound, FieldPath, FieldProblem, ProblemKind, Sent};
 pub use severity::{Severity, UnknownSeverity};
-pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError};
+pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError, inject_contract_awareness};
 
 /// The README's examples, compiled and run as doctests so they stay true.

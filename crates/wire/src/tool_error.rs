@@ -40,12 +40,19 @@ pub const INTERNAL_ERROR_RECOVERY: &str =
 /// assert!(err.to_call_result().is_error);
 /// ```
 ///
-/// The sections are public fields for reading and adjusting; the rendering applies the
-/// contract's rules whatever they hold (a recovery is written only when non-empty, a retry delay
-/// only when above zero).
+/// The sections are the public fields of [`ToolErrorFields`], reached through `Deref`
+/// (`err.code`, `err.message = ..`); the rendering applies the contract's rules whatever they
+/// hold (a recovery is written only when non-empty, a retry delay only when above zero). The
+/// fields live behind one box so that `Result<T, ToolError>` stays as small as a pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    fields: Box<ToolErrorFields>,
+}
+
+/// The sections of a [`ToolError`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct ToolError {
+pub struct ToolErrorFields {
     /// The error code.
     pub code: ErrorCode,
     /// The severity; `error` unless set.
@@ -66,13 +73,15 @@ impl ToolError {
     /// A new error with a code and a message; severity `error`, every other section empty.
     pub fn new(code: impl Into<ErrorCode>, message: impl Into<String>) -> ToolError {
         ToolError {
-            code: code.into(),
-            severity: Severity::Error,
-            message: message.into(),
-            recovery: None,
-            available_actions: Vec::new(),
-            details: Vec::new(),
-            retry_after: None,
+            fields: Box::new(ToolErrorFields {
+                code: code.into(),
+                severity: Severity::Error,
+                message: message.into(),
+                recovery: None,
+                available_actions: Vec::new(),
+                details: Vec::new(),
+                retry_after: None,
+            }),
         }
     }
 
@@ -283,6 +292,20 @@ impl ToolError {
     }
 }
 
+impl std::ops::Deref for ToolError {
+    type Target = ToolErrorFields;
+
+    fn deref(&self) -> &ToolErrorFields {
+        &self.fields
+    }
+}
+
+impl std::ops::DerefMut for ToolError {
+    fn deref_mut(&mut self) -> &mut ToolErrorFields {
+        &mut self.fields
+    }
+}
+
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.code, self.message)
@@ -300,6 +323,11 @@ impl From<ToolError> for CallResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn results_carrying_it_stay_small() {
+        assert_eq!(std::mem::size_of::<ToolError>(), std::mem::size_of::<usize>());
+    }
 
     #[test]
     fn minimal_envelope() {

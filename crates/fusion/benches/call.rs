@@ -1,0 +1,2 @@
+//! The in-process call path (being written).
+fn main() {}

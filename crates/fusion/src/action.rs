@@ -1,0 +1,153 @@
+//! Actions: one operation of a tool, with its typed input, handler and annotations.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use crate::context::Ctx;
+use crate::error::BoxError;
+use crate::handler::{ErasedHandler, TypedHandler};
+use crate::input::ActionInput;
+use crate::middleware::Middleware;
+use crate::response::IntoOutput;
+
+/// Behaviour hints a client may show or act on (MCP tool annotations).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// Does not modify its environment.
+    pub read_only: Option<bool>,
+    /// May perform destructive updates.
+    pub destructive: Option<bool>,
+    /// Calling it again with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// Interacts with an open world of external entities.
+    pub open_world: Option<bool>,
+}
+
+/// One action of a group: `billing.get_invoice` is the action `get_invoice` of the group
+/// `billing`.
+///
+/// ```
+/// use mcp_fusion::{Action, Ctx};
+/// use mcp_fusion_wire::ToolError;
+/// use rmcp::Json;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct GetInvoice {
+///     /// The invoice id, like `inv_2026_0001`.
+///     #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+///     id: String,
+/// }
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Invoice { id: String, amount_cents: u64 }
+///
+/// async fn get_invoice(_ctx: Ctx<()>, input: GetInvoice) -> Result<Json<Invoice>, ToolError> {
+///     Err(ToolError::not_found(format!("No invoice {}", input.id)))
+/// }
+///
+/// let action = Action::new("get_invoice", "Read one invoice by id.").read_only().handler(get_invoice);
+/// # let _ = action;
+/// ```
+pub struct Action<S = ()> {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) title: Option<String>,
+    pub(crate) annotations: Annotations,
+    pub(crate) handler: Option<Arc<dyn ErasedHandler<S>>>,
+    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+    pub(crate) sensitive: Vec<String>,
+    pub(crate) strict: bool,
+}
+
+impl<S: Send + Sync + 'static> Action<S> {
+    /// An action with a name (`get_invoice`) and a description the model reads.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Action<S> {
+        Action {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            annotations: Annotations::default(),
+            handler: None,
+            middleware: Vec::new(),
+            sensitive: Vec::new(),
+            strict: true,
+        }
+    }
+
+    /// The handler: `async fn(Ctx<S>, Input) -> Result<Output, E>`.
+    ///
+    /// `Input` is any `Deserialize + JsonSchema` type (or [`Validated<T>`](crate::Validated));
+    /// `Output` anything [`IntoOutput`] (`Json<T>` declares an output schema); `E` a
+    /// [`ToolError`](mcp_fusion_wire::ToolError), passed unchanged, or any other error,
+    /// wrapped as `INTERNAL_ERROR`.
+    pub fn handler<F, Fut, I, O, E>(mut self, handler: F) -> Action<S>
+    where
+        F: Fn(Ctx<S>, I) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, E>> + Send + 'static,
+        I: ActionInput,
+        O: IntoOutput,
+        E: Into<BoxError> + 'static,
+    {
+        self.handler = Some(Arc::new(TypedHandler::<F, I, O, E>::new(handler)));
+        self
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Action<S> {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Marks the action read-only (it changes nothing), which also makes it idempotent and
+    /// not destructive.
+    pub fn read_only(mut self) -> Action<S> {
+        self.annotations.read_only = Some(true);
+        self.annotations.destructive = Some(false);
+        self.annotations.idempotent = Some(true);
+        self
+    }
+
+    /// Marks the action destructive (it may delete or overwrite).
+    pub fn destructive(mut self) -> Action<S> {
+        self.annotations.read_only = Some(false);
+        self.annotations.destructive = Some(true);
+        self
+    }
+
+    /// Marks the action idempotent (repeating a call has no further effect).
+    pub fn idempotent(mut self) -> Action<S> {
+        self.annotations.idempotent = Some(true);
+        self
+    }
+
+    /// Marks whether the action reaches an open world of external systems.
+    pub fn open_world(mut self, open_world: bool) -> Action<S> {
+        self.annotations.open_world = Some(open_world);
+        self
+    }
+
+    /// Sets every annotation at once.
+    pub fn annotations(mut self, annotations: Annotations) -> Action<S> {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Adds a middleware that wraps this action only (innermost).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Action<S> {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Marks a field (`card.number`) whose value validation errors never echo; fields with
+    /// `writeOnly: true` in the schema are sensitive already.
+    pub fn sensitive(mut self, path: impl Into<String>) -> Action<S> {
+        self.sensitive.push(path.into());
+        self
+    }
+
+    /// Accepts argument keys the input type does not know instead of rejecting them.
+    pub fn allow_unknown_fields(mut self) -> Action<S> {
+        self.strict = false;
+        self
+    }
+}

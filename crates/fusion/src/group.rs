@@ -1,0 +1,47 @@
+//! Groups: a tool made of actions.
+
+use std::sync::Arc;
+
+use crate::action::Action;
+use crate::middleware::Middleware;
+
+/// A group of actions, exposed as one MCP tool (grouped exposition) or as one tool per
+/// action (flat exposition).
+pub struct Group<S = ()> {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) title: Option<String>,
+    pub(crate) actions: Vec<Action<S>>,
+    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+}
+
+impl<S: Send + Sync + 'static> Group<S> {
+    /// A group with a name (`billing`) and a description the model reads.
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Group<S> {
+        Group {
+            name: name.into(),
+            description: description.into(),
+            title: None,
+            actions: Vec::new(),
+            middleware: Vec::new(),
+        }
+    }
+
+    /// Adds an action.
+    pub fn action(mut self, action: Action<S>) -> Group<S> {
+        self.actions.push(action);
+        self
+    }
+
+    /// A human-readable title for the tool.
+    pub fn title(mut self, title: impl Into<String>) -> Group<S> {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Adds a middleware around every action of the group (inside the server's).
+    pub fn middleware(mut self, middleware: impl Middleware) -> Group<S> {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+}

@@ -1,0 +1,99 @@
+//! Typed handlers behind one object-safe face, so actions of different input and output types
+//! live in one table.
+
+use std::any::{Any, type_name};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use schemars::{Schema, SchemaGenerator};
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::error::BoxError;
+use crate::input::{ActionInput, DecodeError, FieldIssue};
+use crate::middleware::{BoxFuture, Call, Endpoint, brand_preserving_box};
+use crate::response::{IntoOutput, Output};
+
+/// A decoded input, and the problems its custom rules found.
+pub(crate) type Decoded = (Box<dyn Any + Send + Sync>, Vec<FieldIssue>);
+
+/// Decodes arguments into an action's input type, whatever the server's state type.
+pub(crate) type Decoder = fn(&Value) -> Result<Decoded, DecodeError>;
+
+/// A handler with its types erased.
+pub(crate) trait ErasedHandler<S>: Send + Sync {
+    fn input_schema(&self, generator: &mut SchemaGenerator) -> Schema;
+    fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+    fn decoder(&self) -> Decoder;
+    fn endpoint(&self, state: Arc<S>) -> Endpoint;
+}
+
+fn decode_as<I: ActionInput>(arguments: &Value) -> Result<Decoded, DecodeError> {
+    let input = I::from_arguments(arguments)?;
+    let issues = input.check();
+    Ok((Box::new(input), issues))
+}
+
+/// A handler `async fn(Ctx<S>, I) -> Result<O, E>` and its types.
+pub(crate) struct TypedHandler<F, I, O, E> {
+    f: Arc<F>,
+    types: Types<I, O, E>,
+}
+
+/// The handler's input, output and error types, held without owning any.
+type Types<I, O, E> = PhantomData<fn() -> (I, O, E)>;
+
+impl<F, I, O, E> TypedHandler<F, I, O, E> {
+    pub(crate) fn new(f: F) -> Self {
+        TypedHandler { f: Arc::new(f), types: PhantomData }
+    }
+}
+
+impl<S, F, Fut, I, O, E> ErasedHandler<S> for TypedHandler<F, I, O, E>
+where
+    S: Send + Sync + 'static,
+    F: Fn(Ctx<S>, I) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<O, E>> + Send + 'static,
+    I: ActionInput,
+    O: IntoOutput,
+    E: Into<BoxError> + 'static,
+{
+    fn input_schema(&self, generator: &mut SchemaGenerator) -> Schema {
+        I::input_schema(generator)
+    }
+
+    fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        O::output_schema(generator)
+    }
+
+    fn decoder(&self) -> Decoder {
+        decode_as::<I>
+    }
+
+    fn endpoint(&self, state: Arc<S>) -> Endpoint {
+        let f = Arc::clone(&self.f);
+        Arc::new(move |mut call: Call| -> BoxFuture<Result<Output, BoxError>> {
+            let input = call.input.take().map(|input| input.downcast::<I>());
+            let ctx = Ctx::new(Arc::clone(&state), Arc::clone(&call.info));
+            match input {
+                Some(Ok(input)) => {
+                    let future = f(ctx, *input);
+                    Box::pin(async move {
+                        match future.await {
+                            Ok(output) => output.into_output(),
+                            Err(error) => Err(brand_preserving_box(error)),
+                        }
+                    })
+                }
+                _ => {
+                    let message = format!(
+                        "a middleware removed the input or replaced it with another type; the handler takes {}",
+                        type_name::<I>()
+                    );
+                    Box::pin(async move { Err(message.into()) })
+                }
+            }
+        })
+    }
+}

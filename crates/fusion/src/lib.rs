@@ -1,0 +1,36 @@
+//! MCP Fusion: an MCP server framework on [rmcp] whose every failure is an envelope the model
+//! can act on.
+//!
+//! Tools are groups of actions with typed inputs; arguments are validated against the
+//! schema generated from the input type and every problem is written as a sentence that heals
+//! the call; handlers return `Result<Output, E>` where a [`ToolError`](mcp_fusion_wire::ToolError)
+//! reaches the model unchanged and anything else (a panic included) becomes a critical
+//! `INTERNAL_ERROR`.
+
+mod action;
+mod context;
+mod error;
+mod exposition;
+mod group;
+mod handler;
+mod input;
+mod middleware;
+mod response;
+mod routing;
+mod schema;
+mod server;
+mod suggest;
+mod validation;
+
+pub use action::{Action, Annotations};
+pub use context::{CallInfo, Ctx, RequestInfo};
+pub use error::{BoxError, BuildError};
+pub use exposition::{ACTIONS_META_KEY, Exposition};
+pub use group::Group;
+pub use input::{ActionInput, DecodeError, FieldIssue, Validate, Validated};
+pub use middleware::{BoxFuture, Call, FromFn, Middleware, Next, from_fn};
+pub use response::{IntoOutput, Output};
+pub use server::{FusionServer, ServerBuilder, serve_stdio};
+
+pub use mcp_fusion_wire as wire;
+pub use rmcp::Json;

@@ -1,0 +1,109 @@
+//! Turning what handlers return into MCP results.
+
+use mcp_fusion_wire::{CallResult, ToolError};
+use rmcp::Json;
+use rmcp::model::{CallToolResult, ContentBlock};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::BoxError;
+
+/// The success of an action: its text block and, for typed outputs, the structured content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The text block (JSON text for structured outputs).
+    pub text: String,
+    /// `structuredContent`, when the action declares an output schema.
+    pub structured: Option<Value>,
+}
+
+impl Output {
+    /// A plain text result.
+    pub fn text(text: impl Into<String>) -> Output {
+        Output { text: text.into(), structured: None }
+    }
+
+    /// A structured result: the value as compact JSON text and as `structuredContent`.
+    pub fn structured(value: Value) -> Output {
+        Output { text: value.to_string(), structured: Some(value) }
+    }
+}
+
+/// What a handler may return on success, like axum's `IntoResponse`.
+///
+/// - [`Json<T>`](rmcp::Json) (`T: Serialize + JsonSchema`): structured content, and the action
+///   declares `T`'s schema as its output schema;
+/// - `String` / `&'static str`: a text block;
+/// - [`serde_json::Value`]: its JSON text;
+/// - [`Output`]: as given.
+pub trait IntoOutput: Send + 'static {
+    /// The output schema this type declares, if any.
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+
+    /// The success result.
+    fn into_output(self) -> Result<Output, BoxError>;
+}
+
+impl<T: Serialize + JsonSchema + Send + 'static> IntoOutput for Json<T> {
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(generator.root_schema_for::<T>())
+    }
+
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::structured(serde_json::to_value(self.0)?))
+    }
+}
+
+impl IntoOutput for String {
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::text(self))
+    }
+}
+
+impl IntoOutput for &'static str {
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::text(self))
+    }
+}
+
+impl IntoOutput for Value {
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::text(self.to_string()))
+    }
+}
+
+impl IntoOutput for Output {
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(self)
+    }
+}
+
+/// The MCP result of a successful call: the data block first, then each warning as a
+/// further text block; `isError: false`.
+pub(crate) fn success_result(output: Output, warnings: &[ToolError]) -> CallToolResult {
+    let mut content = Vec::with_capacity(1 + warnings.len());
+    content.push(ContentBlock::text(output.text));
+    content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));
+    let mut result = CallToolResult::success(content);
+    result.structured_content = output.structured;
+    result
+}
+
+/// The MCP result of a failure (or a standalone warning), with any collected warnings after
+/// it. Never carries `structuredContent`.
+pub(crate) fn error_result(error: &ToolError, warnings: &[ToolError]) -> CallToolResult {
+    let CallResult { text, is_error } = error.to_call_result();
+    envelope_result(text, is_error, warnings)
+}
+
+/// The MCP result of an already rendered envelope.
+pub(crate) fn envelope_result(text: String, is_error: bool, warnings: &[ToolError]) -> CallToolResult {
+    let mut content = Vec::with_capacity(1 + warnings.len());
+    content.push(ContentBlock::text(text));
+    content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));
+    if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) }
+}

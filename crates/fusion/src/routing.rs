@@ -1,0 +1,83 @@
+//! From a tool name and its arguments to one action, or to the routing error that says how to
+//! get there (SPEC §2.1).
+
+use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
+use serde_json::{Map, Value};
+
+use crate::exposition::{Catalog, GroupRoutes, Route};
+use crate::suggest::closest;
+
+impl Catalog {
+    /// The action a call addresses, with its arguments (the discriminator removed).
+    pub(crate) fn route(
+        &self,
+        tool: &str,
+        mut arguments: Map<String, Value>,
+    ) -> Result<(usize, Map<String, Value>), ToolError> {
+        match self.routes.get(tool) {
+            Some(Route::Action(action)) => Ok((*action, arguments)),
+            Some(Route::Group(group)) => {
+                let group = &self.groups[*group];
+                let discriminator = self.discriminator.as_deref().unwrap_or("action");
+                let action = route_in_group(group, discriminator, arguments.remove(discriminator))?;
+                Ok((action, arguments))
+            }
+            None => Err(self.unknown_tool(tool)),
+        }
+    }
+
+    fn unknown_tool(&self, tool: &str) -> ToolError {
+        let recovery = match closest(tool, self.tool_names.iter().map(String::as_str)) {
+            Some(name) => format!("Did you mean \"{name}\"? Call one of the available tools."),
+            None => "Call one of the available tools; tools/list describes them.".to_owned(),
+        };
+        ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool \"{tool}\"."))
+            .suggest(recovery)
+            .actions(self.tool_names.iter().cloned())
+    }
+}
+
+fn route_in_group(group: &GroupRoutes, discriminator: &str, sent: Option<Value>) -> Result<usize, ToolError> {
+    let tool = &group.name;
+    let missing = |message: String| {
+        ToolError::new(ErrorCode::MissingDiscriminator, message)
+            .suggest(format!(
+                "Add \"{discriminator}\" set to one of the available actions without the \"{tool}.\" prefix (like \"{}\") and call again.",
+                group.action_names.first().map(String::as_str).unwrap_or_default()
+            ))
+            .actions(group.qualified.iter().cloned())
+    };
+    let name = match sent {
+        None | Some(Value::Null) => {
+            return Err(missing(format!(
+                "Missing the \"{discriminator}\" field: tool \"{tool}\" needs it to pick an action."
+            )));
+        }
+        Some(Value::String(name)) if name.trim().is_empty() => {
+            return Err(missing(format!(
+                "The \"{discriminator}\" field is empty: tool \"{tool}\" needs it to pick an action."
+            )));
+        }
+        Some(Value::String(name)) => name,
+        Some(other) => {
+            return Err(missing(format!(
+                "The \"{discriminator}\" field must be a string naming an action, but you sent {}.",
+                Sent::value(&other)
+            )));
+        }
+    };
+    // A model that sends the qualified name (`billing.get_invoice`) meant the action.
+    let bare = name.strip_prefix(tool.as_str()).and_then(|rest| rest.strip_prefix('.')).unwrap_or(&name);
+    if let Some(&action) = group.by_action.get(bare) {
+        return Ok(action);
+    }
+    let recovery = match closest(bare, group.action_names.iter().map(String::as_str)) {
+        Some(close) => {
+            format!("Did you mean \"{tool}.{close}\"? Call tool \"{tool}\" with \"{discriminator}\": \"{close}\".")
+        }
+        None => format!("Call tool \"{tool}\" with \"{discriminator}\" set to one of the available actions."),
+    };
+    Err(ToolError::new(ErrorCode::UnknownAction, format!("Unknown action \"{name}\" for tool \"{tool}\"."))
+        .suggest(recovery)
+        .actions(group.qualified.iter().cloned()))
+}

@@ -1,0 +1,2 @@
+//! The billing demo server (being written).
+fn main() {}
