@@ -20,6 +20,7 @@ mod routing;
 mod schema;
 mod server;
 mod suggest;
+pub mod transport;
 mod validation;
 
 pub use action::{Action, Annotations};

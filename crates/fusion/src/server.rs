@@ -8,8 +8,8 @@ use std::sync::Arc;
 use futures_util::FutureExt as _;
 use mcp_fusion_wire::{FieldProblem, ValidationError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -304,6 +304,25 @@ impl ServerHandler for FusionServer {
         Ok(ListToolsResult::with_all_items(self.inner.catalog.tools.clone()))
     }
 
+    /// rmcp routes a request whose params do not decode to this handler; say what is wrong
+    /// with them instead of claiming the method does not exist.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        match request.method.as_str() {
+            "tools/call" => Err(ErrorData::invalid_params(call_params_problem(request.params.as_ref()), None)),
+            "tools/list" | "initialize" | "ping" => Err(ErrorData::invalid_params(
+                format!("Invalid params for {}: they do not match the MCP schema", request.method),
+                None,
+            )),
+            _ => {
+                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {}", request.method), None))
+            }
+        }
+    }
+
     fn get_tool(&self, name: &str) -> Option<Tool> {
         self.inner.catalog.tools.iter().find(|t| t.name == name).cloned()
     }
@@ -315,6 +334,32 @@ impl ServerHandler for FusionServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let info = request_info(context);
         Ok(self.call(&request.name, request.arguments, info).await.into())
+    }
+}
+
+/// What is wrong with the params of a `tools/call` that did not decode.
+fn call_params_problem(params: Option<&Value>) -> String {
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let Some(Value::Object(params)) = params else {
+        return "Invalid params for tools/call: expected an object with \"name\" and \"arguments\"".to_owned();
+    };
+    match (params.get("name"), params.get("arguments")) {
+        (Some(Value::String(_)), Some(arguments)) if !arguments.is_object() && !arguments.is_null() => format!(
+            "Invalid params for tools/call: \"arguments\" must be a JSON object of the tool's fields, but it is {}",
+            kind(arguments)
+        ),
+        (Some(Value::String(_)), _) => "Invalid params for tools/call: they do not match the MCP schema".to_owned(),
+        (Some(name), _) => {
+            format!("Invalid params for tools/call: \"name\" must be a string, but it is {}", kind(name))
+        }
+        (None, _) => "Invalid params for tools/call: \"name\" is missing".to_owned(),
     }
 }
 
@@ -338,7 +383,7 @@ fn request_info(context: RequestContext<RoleServer>) -> RequestInfo {
 /// to stdout; log to stderr.
 pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt as _;
-    let running = server.serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
+    let running = server.serve(crate::transport::stdio()).await.map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
 }
