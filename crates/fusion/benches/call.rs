@@ -1,2 +1,101 @@
-//! The in-process call path (being written).
-fn main() {}
+//! The call path in process, without a transport: `cargo bench -p mcp-fusion --bench call`.
+//!
+//! `valid` is route + schema check + decode + handler + result for a four-field input whose
+//! handler does nothing but build its output; `invalid` builds a three-problem validation
+//! error; `handler_only` is the same handler called directly, so `valid - handler_only` is
+//! what the framework adds.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_fusion::{Action, Ctx, FusionServer, Group, Json, RequestInfo};
+use mcp_fusion_wire::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "UPPERCASE")]
+enum Currency {
+    Eur,
+    Usd,
+    Brl,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct CreateInvoice {
+    #[schemars(email)]
+    customer_email: String,
+    #[schemars(range(min = 1))]
+    amount_cents: u64,
+    currency: Currency,
+    #[schemars(extend("format" = "date"))]
+    due_date: Option<String>,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Invoice {
+    id: &'static str,
+    customer_email: String,
+    amount_cents: u64,
+    currency: &'static str,
+}
+
+async fn create(_ctx: Ctx<()>, input: CreateInvoice) -> Result<Json<Invoice>, ToolError> {
+    let Ok(output) = create_output(input);
+    Ok(output)
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("the bench passes objects"),
+    }
+}
+
+fn call_path(c: &mut Criterion) {
+    let server = FusionServer::builder("bench", "1")
+        .group(Group::new("billing", "Invoices.").action(Action::new("create_invoice", "Create.").handler(create)))
+        .build(())
+        .expect("the bench server builds");
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let valid = object(json!({
+        "action": "create_invoice", "customer_email": "ana@example.com", "amount_cents": 1500,
+        "currency": "EUR", "due_date": "2026-12-31",
+    }));
+    let invalid = object(json!({
+        "action": "create_invoice", "customer_email": "not-an-email", "amount_cents": 0, "currency": "eur",
+    }));
+    let result = runtime.block_on(server.call("billing", Some(valid.clone()), RequestInfo::default()));
+    assert_eq!(result.is_error, Some(false));
+    let result = runtime.block_on(server.call("billing", Some(invalid.clone()), RequestInfo::default()));
+    assert_eq!(result.is_error, Some(true));
+
+    c.bench_function("call/valid", |b| {
+        b.to_async(&runtime).iter(|| server.call("billing", Some(black_box(valid.clone())), RequestInfo::default()))
+    });
+    c.bench_function("call/invalid_3_problems", |b| {
+        b.to_async(&runtime).iter(|| server.call("billing", Some(black_box(invalid.clone())), RequestInfo::default()))
+    });
+    c.bench_function("call/handler_only", |b| {
+        b.iter(|| {
+            let input: CreateInvoice = serde_json::from_value(Value::Object(black_box(valid.clone()))).expect("valid input");
+            let Ok(Json(invoice)) = create_output(input);
+            serde_json::to_value(invoice).expect("serializable")
+        })
+    });
+}
+
+/// The handler's work: decode-independent, so it can also be measured without the framework.
+fn create_output(input: CreateInvoice) -> Result<Json<Invoice>, std::convert::Infallible> {
+    let _ = input.due_date;
+    let currency = match input.currency {
+        Currency::Eur => "EUR",
+        Currency::Usd => "USD",
+        Currency::Brl => "BRL",
+    };
+    Ok(Json(Invoice { id: "inv_1", customer_email: input.customer_email, amount_cents: input.amount_cents, currency }))
+}
+
+criterion_group!(benches, call_path);
+criterion_main!(benches);
