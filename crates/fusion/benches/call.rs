@@ -79,7 +79,8 @@ fn call_path(c: &mut Criterion) {
     });
     c.bench_function("call/handler_only", |b| {
         b.iter(|| {
-            let input: CreateInvoice = serde_json::from_value(Value::Object(black_box(valid.clone()))).expect("valid input");
+            let input: CreateInvoice =
+                serde_json::from_value(Value::Object(black_box(valid.clone()))).expect("valid input");
             let Ok(Json(invoice)) = create_output(input);
             serde_json::to_value(invoice).expect("serializable")
         })

@@ -113,7 +113,10 @@ impl Failure {
         };
         match boxed.downcast::<ToolError>() {
             Ok(tool) => Failure::Tool(*tool),
-            Err(other) => Failure::Internal(other),
+            Err(other) => match branded_source(&*other) {
+                Some(tool) => Failure::Tool(tool),
+                None => Failure::Internal(other),
+            },
         }
     }
 
@@ -151,6 +154,19 @@ impl Failure {
     }
 }
 
+/// A `ToolError` somewhere in the error's source chain: an application error type that
+/// wraps one (`#[error("…")] Tool(#[source] ToolError)`) still reaches the model branded.
+fn branded_source(error: &(dyn StdError + 'static)) -> Option<ToolError> {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(tool) = cause.downcast_ref::<ToolError>() {
+            return Some(tool.clone());
+        }
+        source = cause.source();
+    }
+    None
+}
+
 /// `outer: cause: root cause`, for the log.
 fn error_chain(error: &(dyn StdError + 'static)) -> String {
     let mut out = error.to_string();
@@ -175,6 +191,21 @@ mod tests {
         assert!(matches!(Failure::from_error(boxed), Failure::Tool(t) if t == tool));
         let wrapped = anyhow::Error::from(tool.clone()).context("while loading");
         assert!(matches!(Failure::from_error(wrapped), Failure::Tool(t) if t == tool));
+    }
+
+    #[test]
+    fn an_application_error_wrapping_a_tool_error_stays_branded() {
+        #[derive(Debug, thiserror::Error)]
+        enum AppError {
+            #[error("lookup failed")]
+            Lookup(#[source] ToolError),
+            #[error("database: {0}")]
+            Db(#[source] std::io::Error),
+        }
+        let tool = ToolError::not_found("gone");
+        assert!(matches!(Failure::from_error(AppError::Lookup(tool.clone())), Failure::Tool(t) if t == tool));
+        let db = AppError::Db(std::io::Error::other("locked"));
+        assert!(matches!(Failure::from_error(db), Failure::Internal(_)));
     }
 
     #[test]

@@ -190,7 +190,8 @@ fn grouped_tool(group: &GroupSpec, actions: &[ActionSpec], discriminator: &str) 
                 }
             };
             let entry = &mut fields[index];
-            if !entry.schemas.contains(&schema) {
+            // Schemas that differ only in their words are one schema for the caller.
+            if !entry.schemas.iter().any(|known| without_words(known) == without_words(&schema)) {
                 entry.schemas.push(schema);
             }
             if required.contains(&name) {
@@ -254,6 +255,16 @@ fn grouped_tool(group: &GroupSpec, actions: &[ActionSpec], discriminator: &str) 
     meta.insert(ACTIONS_META_KEY.into(), Value::Object(contracts));
     tool.meta = Some(meta);
     tool
+}
+
+/// A schema without its `description` and `title`.
+fn without_words(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(object) = &mut schema {
+        object.remove("description");
+        object.remove("title");
+    }
+    schema
 }
 
 /// One field of a grouped tool: its distinct schemas across actions, and which actions

@@ -35,3 +35,8 @@ pub use server::{FusionServer, ServerBuilder, serve_stdio};
 
 pub use mcp_fusion_wire as wire;
 pub use rmcp::Json;
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;

@@ -383,7 +383,13 @@ fn request_info(context: RequestContext<RoleServer>) -> RequestInfo {
 /// to stdout; log to stderr.
 pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt as _;
-    let running = server.serve(crate::transport::stdio()).await.map_err(std::io::Error::other)?;
+    use rmcp::service::ServerInitializeError;
+    let running = match server.serve(crate::transport::stdio()).await {
+        Ok(running) => running,
+        // The client went away before initializing: nothing to serve, nothing wrong.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(std::io::Error::other(error)),
+    };
     running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
 }

@@ -123,8 +123,15 @@ impl Checker {
                     }
                     return;
                 }
-                let options = branches.map(|b| b.iter().map(describe_schema).collect()).unwrap_or_default();
-                ProblemKind::InvalidUnion { options }
+                // A Rust enum whose variants carry docs becomes `oneOf` of `const`s: it is a list
+                // of allowed values, and reads best as one.
+                if let Some(allowed) = branches.and_then(|b| b.iter().map(constant_values).collect::<Option<Vec<_>>>())
+                {
+                    ProblemKind::InvalidValue { allowed: allowed.concat() }
+                } else {
+                    let options = branches.map(|b| b.iter().map(describe_schema).collect()).unwrap_or_default();
+                    ProblemKind::InvalidUnion { options }
+                }
             }
             ValidationErrorKind::OneOfMultipleValid { .. } => ProblemKind::AmbiguousUnion,
             ValidationErrorKind::FalseSchema => {
@@ -156,7 +163,7 @@ impl Checker {
         let value = value_at(arguments, &path_keys(error));
         let kind = ProblemKind::Custom {
             problem: "Invalid value".into(),
-            expected: sentence_fragment(&error.inner().to_string()),
+            expected: error.inner().to_string().trim().trim_end_matches('.').to_owned(),
         };
         vec![FieldProblem::new(&path, &kind, &self.sent(&path, value))]
     }
@@ -331,6 +338,17 @@ fn type_names(schema: &Value) -> Vec<String> {
     }
 }
 
+/// The values a `const`, an `enum` or a `{"type": "null"}` schema allows, if it is one of those.
+fn constant_values(schema: &Value) -> Option<Vec<Value>> {
+    if let Some(value) = schema.get("const") {
+        return Some(vec![value.clone()]);
+    }
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        return Some(values.clone());
+    }
+    (schema.get("type").and_then(Value::as_str) == Some("null")).then(|| vec![Value::Null])
+}
+
 /// A few words for one alternative of a union: `null`, `a string`, `an object with 'id', 'name'`.
 fn describe_schema(schema: &Value) -> String {
     if let Some(value) = schema.get("const") {
@@ -438,6 +456,20 @@ mod tests {
             [
                 "v: Matches none of the allowed shapes. You sent: 1.5. Expected one of: a string; an integer; exactly true."
             ]
+        );
+    }
+
+    #[test]
+    fn documented_enum_variants_read_as_allowed_values() {
+        let c = checker(json!({
+            "type": "object",
+            "properties": {"currency": {"oneOf": [
+                {"const": "EUR", "description": "Euro"}, {"const": "USD", "description": "US dollar"}
+            ]}}
+        }));
+        assert_eq!(
+            lines(&c, json!({"currency": "eur"})),
+            ["currency: Invalid value. You sent: 'eur'. Expected one of 'EUR', 'USD'."]
         );
     }
 

@@ -719,3 +719,65 @@ async fn build_errors_say_what_to_do() {
         .unwrap_err();
     assert!(clash.to_string().starts_with("the input of \"g.a\" has a field \"action\""), "{clash}");
 }
+
+#[tokio::test]
+async fn tool_schemas_are_valid_2020_12_object_schemas() {
+    for exposition in [Exposition::grouped(), Exposition::flat()] {
+        let server = FusionServer::builder("shop-server", "1.0.0")
+            .group(shop())
+            .exposition(exposition)
+            .build(Shop { greeting: "hi" })
+            .unwrap();
+        for tool in server.tools() {
+            for schema in [Some(&tool.input_schema), tool.output_schema.as_ref()].into_iter().flatten() {
+                let schema = serde_json::Value::Object((**schema).clone());
+                assert_eq!(schema["type"], "object", "{}: {schema}", tool.name);
+                assert!(jsonschema::draft202012::meta::is_valid(&schema), "{}: {schema}", tool.name);
+            }
+        }
+    }
+}
+
+/// An uppercase code: the schema says "a string", the type says more.
+#[derive(Deserialize, JsonSchema)]
+#[serde(try_from = "String")]
+#[schemars(with = "String")]
+struct Upper(#[allow(dead_code)] String);
+
+impl TryFrom<String> for Upper {
+    type Error = String;
+
+    fn try_from(value: String) -> Result<Self, Self::Error> {
+        if value.chars().all(|c| c.is_ascii_uppercase()) {
+            Ok(Upper(value))
+        } else {
+            Err(format!("an uppercase code, not {value:?}"))
+        }
+    }
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Codes {
+    codes: Vec<Upper>,
+}
+
+#[tokio::test]
+async fn a_serde_error_the_schema_let_through_is_mapped_with_its_path() {
+    async fn codes(_ctx: Ctx<()>, _input: Codes) -> Result<String, ToolError> {
+        Ok("ok".into())
+    }
+    let server = FusionServer::builder("s", "1")
+        .group(Group::new("c", "Codes.").action(Action::new("set", "Set codes.").handler(codes)))
+        .build(())
+        .unwrap();
+    let client = connect(server).await;
+    let text = error_text(&call(&client, "c", json!({"action": "set", "codes": ["AB", "cd"]})).await);
+    assert_eq!(
+        text,
+        validation_envelope(
+            "c.set",
+            &["<field name=\"codes.1\">Invalid value. You sent: 'cd'. Expected an uppercase code, not \"cd\".</field>"]
+        )
+    );
+}

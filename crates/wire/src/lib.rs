@@ -160,8 +160,3 @@ pub use problem::{Bound, FieldPath, FieldProblem, ProblemKind, Sent};
 pub use severity::{Severity, UnknownSeverity};
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError, inject_contract_awareness};
-
-/// The README's examples, compiled and run as doctests so they stay true.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-struct ReadmeDoctests;

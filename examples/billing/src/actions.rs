@@ -1,0 +1,209 @@
+//! The `billing` actions: their inputs (whose doc comments are what the model reads), their
+//! outputs, and the handlers that turn store outcomes into results or envelopes.
+
+use chrono::NaiveDate;
+use mcp_fusion::wire::{FieldPath, ToolError};
+use mcp_fusion::{BoxError, Ctx, FieldIssue, Json, Validate, Validated};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Change, Currency, Invoice, NewInvoice, Status, Store};
+
+/// Page size when the model sends no `limit`.
+const DEFAULT_LIMIT: u32 = 20;
+
+/// Keeps amounts far inside `i64` so sums of payments cannot overflow.
+const MAX_AMOUNT_CENTS: i64 = 1_000_000_000_000;
+
+/// Arguments of `list_invoices`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListInvoices {
+    /// Only invoices with this status; all when omitted.
+    pub status: Option<Status>,
+    /// How many invoices per page, 1 to 100 (default 20).
+    #[schemars(range(min = 1, max = 100))]
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page, unchanged; omit it for the first page.
+    pub cursor: Option<String>,
+}
+
+/// A page of invoices.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct InvoicePage {
+    /// The invoices, oldest first.
+    pub invoices: Vec<Invoice>,
+    /// Pass it as `cursor` to read the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Arguments of `get_invoice`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GetInvoice {
+    /// The invoice id, like `inv_2026_0001`.
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+    pub id: String,
+}
+
+/// Arguments of `create_invoice`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateInvoice {
+    /// The customer's email address, where the invoice is sent.
+    #[schemars(email)]
+    pub customer_email: String,
+    /// The invoice total in cents of its currency (1250 = 12.50).
+    #[schemars(range(min = 1, max = MAX_AMOUNT_CENTS))]
+    pub amount_cents: i64,
+    /// The currency of the amount.
+    pub currency: Currency,
+    /// When payment is due (`2026-01-31`); none when omitted.
+    pub due_date: Option<NaiveDate>,
+}
+
+/// Arguments of `pay_invoice`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PayInvoice {
+    /// The invoice id, like `inv_2026_0001`.
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+    pub id: String,
+    /// The payment in cents of the invoice's currency: at most the open balance; partial payments add up.
+    #[schemars(range(min = 1, max = MAX_AMOUNT_CENTS))]
+    pub amount_cents: i64,
+}
+
+/// Arguments of `void_invoice`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct VoidInvoice {
+    /// The invoice id, like `inv_2026_0001`.
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+    pub id: String,
+    /// Why the invoice is voided, kept with it (1 to 200 characters).
+    #[schemars(length(min = 1, max = 200))]
+    pub reason: String,
+}
+
+impl Validate for VoidInvoice {
+    fn validate(&self) -> Vec<FieldIssue> {
+        // The schema counts characters; a reason of spaces passes it but tells nobody anything.
+        if !self.reason.trim().is_empty() {
+            return Vec::new();
+        }
+        vec![FieldIssue::new(FieldPath::root().key("reason"), "Blank reason", "a reason in words, like 'Issued twice'")]
+    }
+}
+
+/// Lists invoices, a page at a time.
+pub async fn list_invoices(ctx: Ctx<Store>, input: ListInvoices) -> Result<Json<InvoicePage>, BoxError> {
+    let after = match input.cursor.as_deref() {
+        None | Some("") => 0,
+        Some(cursor) => decode_cursor(cursor).ok_or_else(|| bad_cursor(cursor))?,
+    };
+    let page = ctx.state().list(input.status, input.limit.unwrap_or(DEFAULT_LIMIT), after).await?;
+    Ok(Json(InvoicePage { invoices: page.invoices, next_cursor: page.next_after.map(encode_cursor) }))
+}
+
+/// Reads one invoice.
+pub async fn get_invoice(ctx: Ctx<Store>, input: GetInvoice) -> Result<Json<Invoice>, BoxError> {
+    match ctx.state().get(input.id.clone()).await? {
+        Some(invoice) => Ok(Json(invoice)),
+        None => Err(not_found(&input.id).into()),
+    }
+}
+
+/// Creates an open invoice.
+pub async fn create_invoice(ctx: Ctx<Store>, input: CreateInvoice) -> Result<Json<Invoice>, BoxError> {
+    let new = NewInvoice {
+        customer_email: input.customer_email,
+        amount_cents: input.amount_cents,
+        currency: input.currency,
+        due_date: input.due_date,
+    };
+    Ok(Json(ctx.state().create(new).await?))
+}
+
+/// Records a (partial) payment.
+pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invoice>, BoxError> {
+    let amount = input.amount_cents;
+    match ctx.state().pay(input.id.clone(), amount).await? {
+        Change::Applied(invoice) => Ok(Json(invoice)),
+        Change::NotFound => Err(not_found(&input.id).into()),
+        Change::NotOpen(invoice) => Err(not_open(&invoice, "paid").into()),
+        Change::ExceedsBalance(invoice) => {
+            let open = invoice.open_balance_cents();
+            let currency = invoice.currency.as_str();
+            Err(ToolError::validation(format!(
+                "A payment of {amount} cents exceeds the open balance of invoice \"{}\" ({open} {currency} cents).",
+                invoice.id
+            ))
+            .suggest(format!("Pay at most {open} cents: call again with amount_cents {open} or less."))
+            .detail("amount_cents", amount)
+            .detail("open_balance_cents", open)
+            .into())
+        }
+    }
+}
+
+/// Voids an open invoice.
+pub async fn void_invoice(ctx: Ctx<Store>, input: Validated<VoidInvoice>) -> Result<Json<Invoice>, BoxError> {
+    let Validated(input) = input;
+    match ctx.state().void(input.id.clone(), input.reason.trim().to_owned()).await? {
+        Change::Applied(invoice) => Ok(Json(invoice)),
+        Change::NotFound => Err(not_found(&input.id).into()),
+        // A void moves no money, so the store never reports an exceeded balance for it.
+        Change::NotOpen(invoice) | Change::ExceedsBalance(invoice) => Err(not_open(&invoice, "voided").into()),
+    }
+}
+
+/// The one answer to an unknown id, whichever action was asked.
+fn not_found(id: &str) -> ToolError {
+    ToolError::not_found(format!("No invoice with id \"{id}\"."))
+        .suggest("List invoices first, then retry with a real ID.")
+        .actions(["billing.list_invoices"])
+        .detail("requestedId", id)
+}
+
+/// A paid or void invoice is final: neither payments nor a void apply to it.
+fn not_open(invoice: &Invoice, verb: &str) -> ToolError {
+    let status = invoice.status.as_str();
+    ToolError::conflict(format!("Invoice \"{}\" is {status} and cannot be {verb}.", invoice.id))
+        .suggest(format!(
+            "Do not retry: a {status} invoice is final. Tell the user, or pick an open invoice with billing.list_invoices (status \"open\")."
+        ))
+        .actions(["billing.get_invoice", "billing.list_invoices"])
+        .detail("id", &invoice.id)
+        .detail("status", status)
+}
+
+fn bad_cursor(cursor: &str) -> ToolError {
+    ToolError::validation(format!("The cursor \"{cursor}\" was not issued by billing.list_invoices."))
+        .suggest("Omit \"cursor\" to read the first page, or pass the next_cursor of the previous page unchanged.")
+        .actions(["billing.list_invoices"])
+        .detail("cursor", cursor)
+}
+
+/// Cursors are `c` and a position in hex: opaque to the model, cheap to check.
+fn encode_cursor(after: i64) -> String {
+    format!("c{after:x}")
+}
+
+fn decode_cursor(cursor: &str) -> Option<i64> {
+    let hex = cursor.strip_prefix('c')?;
+    if hex.is_empty() || hex.len() > 15 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return None;
+    }
+    i64::from_str_radix(hex, 16).ok().filter(|&after| after > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_anything_else() {
+        for after in [1, 6, 255, 1 << 40] {
+            assert_eq!(decode_cursor(&encode_cursor(after)), Some(after));
+        }
+        for bad in ["", "c", "c0", "6", "cG", "c-1", "cFF", "c+1", "c1234567890abcdef", "page2"] {
+            assert_eq!(decode_cursor(bad), None, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! The MCP Fusion demo server: invoices in a SQLite file behind one tool, `billing`, whose
+//! every failure reaches the model as an envelope it can act on.
+//!
+//! The binary (`billing-server`) parses flags and serves stdio; this library builds the same
+//! server in process, so tests can call it without a transport.
+
+mod actions;
+mod store;
+
+pub use actions::{CreateInvoice, GetInvoice, InvoicePage, ListInvoices, PayInvoice, VoidInvoice};
+pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
+
+use mcp_fusion::{Action, BuildError, FusionServer, Group};
+
+/// How the server behaves beyond its data; one field per command-line switch.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Replace the text of internal errors by an incident id (the details go to the log).
+    pub mask_internal_errors: bool,
+}
+
+/// Builds the `billing` server over `store`.
+pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildError> {
+    let billing = Group::new(
+        "billing",
+        "Invoices of the demo company: list and read them, create new ones, record payments and void open ones. \
+         Amounts are integer cents of the invoice's currency.",
+    )
+    .title("Billing")
+    .action(
+        Action::new("list_invoices", "List invoices, oldest first, a page at a time; filter by status.")
+            .read_only()
+            .handler(actions::list_invoices),
+    )
+    .action(
+        Action::new("get_invoice", "Read one invoice by id, with what is paid and what is open.")
+            .read_only()
+            .handler(actions::get_invoice),
+    )
+    .action(
+        Action::new("create_invoice", "Create an open invoice for a customer; returns it with its new id.")
+            .handler(actions::create_invoice),
+    )
+    .action(
+        Action::new(
+            "pay_invoice",
+            "Record a payment on an open invoice; partial payments add up and the invoice is paid when nothing is left.",
+        )
+        .handler(actions::pay_invoice),
+    )
+    .action(
+        Action::new("void_invoice", "Void an open invoice for good, with a reason. Paid invoices cannot be voided.")
+            .destructive()
+            .handler(actions::void_invoice),
+    );
+    FusionServer::builder("billing-server", env!("CARGO_PKG_VERSION"))
+        .instructions(
+            "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \
+             When a call fails, read the envelope: follow its recovery and available actions.",
+        )
+        .mask_internal_errors(options.mask_internal_errors)
+        .group(billing)
+        .build(store)
+}

@@ -1,0 +1,128 @@
+//! The server built in process (`billing_server::server`) over a real SQLite file: what
+//! needs no transport, or needs the database tampered with behind the server's back.
+
+use std::path::Path;
+
+use billing_server::{Options, Store, server};
+use mcp_fusion::{FusionServer, RequestInfo};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+fn build(db: &Path, options: &Options) -> FusionServer {
+    server(Store::open(db).expect("open the store"), options).expect("build the server")
+}
+
+async fn call(server: &FusionServer, arguments: Value) -> CallToolResult {
+    server.call("billing", arguments.as_object().cloned(), RequestInfo::default()).await
+}
+
+fn text(result: &CallToolResult) -> &str {
+    &result.content[0].as_text().expect("a text block").text
+}
+
+#[tokio::test]
+async fn partial_payments_add_up_until_the_invoice_is_paid() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options::default());
+    // inv_2026_0002: 45000 EUR cents, nothing paid.
+    let first = call(&server, json!({"action": "pay_invoice", "id": "inv_2026_0002", "amount_cents": 20000})).await;
+    let first = first.structured_content.expect("structured content");
+    assert_eq!((&first["paid_cents"], &first["status"]), (&json!(20000), &json!("open")));
+    let last = call(&server, json!({"action": "pay_invoice", "id": "inv_2026_0002", "amount_cents": 25000})).await;
+    let last = last.structured_content.expect("structured content");
+    assert_eq!((&last["paid_cents"], &last["status"]), (&json!(45000), &json!("paid")));
+    let again = call(&server, json!({"action": "pay_invoice", "id": "inv_2026_0002", "amount_cents": 1})).await;
+    assert_eq!(again.is_error, Some(true));
+    assert!(text(&again).starts_with(r#"<tool_error code="CONFLICT" severity="error">"#), "{}", text(&again));
+}
+
+#[tokio::test]
+async fn pages_chain_through_cursors_and_a_forged_cursor_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let mut ids = Vec::new();
+    let mut cursor = Value::Null;
+    let mut pages = 0;
+    loop {
+        let result = call(&server, json!({"action": "list_invoices", "limit": 4, "cursor": cursor})).await;
+        let page = result.structured_content.expect("structured content");
+        ids.extend(page["invoices"].as_array().unwrap().iter().map(|i| i["id"].as_str().unwrap().to_owned()));
+        pages += 1;
+        cursor = page["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(pages, 2);
+    assert_eq!(ids, (1..=6).map(|n| format!("inv_2026_{n:04}")).collect::<Vec<_>>());
+
+    let open = call(&server, json!({"action": "list_invoices", "status": "open"})).await;
+    let open = open.structured_content.expect("structured content");
+    let statuses: Vec<&Value> = open["invoices"].as_array().unwrap().iter().map(|i| &i["status"]).collect();
+    assert_eq!(statuses, [&json!("open"); 3]);
+
+    let forged = call(&server, json!({"action": "list_invoices", "cursor": "page-2"})).await;
+    assert_eq!(forged.is_error, Some(true));
+    assert_eq!(
+        text(&forged),
+        r#"<tool_error code="VALIDATION_ERROR" severity="error">
+<message>The cursor "page-2" was not issued by billing.list_invoices.</message>
+<recovery>Omit "cursor" to read the first page, or pass the next_cursor of the previous page unchanged.</recovery>
+<available_actions>
+  <action>billing.list_invoices</action>
+</available_actions>
+<details>
+  <detail key="cursor">page-2</detail>
+</details>
+</tool_error>"#
+    );
+}
+
+#[tokio::test]
+async fn voiding_keeps_the_reason_and_a_blank_reason_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let blank = call(&server, json!({"action": "void_invoice", "id": "inv_2026_0006", "reason": "   "})).await;
+    assert_eq!(
+        text(&blank),
+        r#"<validation_error action="billing.void_invoice">
+<field name="reason">Blank reason. You sent: '   '. Expected a reason in words, like 'Issued twice'.</field>
+<recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>
+</validation_error>"#
+    );
+    let voided = call(
+        &server,
+        json!({"action": "void_invoice", "id": "inv_2026_0006", "reason": " Sent to the wrong customer "}),
+    )
+    .await;
+    let voided = voided.structured_content.expect("structured content");
+    assert_eq!(voided["status"], "void");
+    assert_eq!(voided["void_reason"], "Sent to the wrong customer");
+    let twice = call(&server, json!({"action": "void_invoice", "id": "inv_2026_0006", "reason": "again"})).await;
+    assert!(text(&twice).contains("<message>Invoice \"inv_2026_0006\" is void and cannot be voided.</message>"));
+    assert!(text(&twice).contains("<detail key=\"status\">void</detail>"));
+}
+
+#[tokio::test]
+async fn a_database_failure_is_an_internal_error_not_a_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("billing.db");
+    let plain = build(&db, &Options::default());
+    let masked = build(&db, &Options { mask_internal_errors: true });
+    rusqlite::Connection::open(&db).unwrap().execute_batch("DROP TABLE invoices").unwrap();
+
+    let result = call(&plain, json!({"action": "get_invoice", "id": "inv_2026_0001"})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        text(&result),
+        r#"<tool_error code="INTERNAL_ERROR" severity="critical">
+<message>[billing.get_invoice] database error: no such table: invoices</message>
+<recovery>Do not blindly retry this call. Check the arguments, try another action, or report the failure to the user.</recovery>
+</tool_error>"#
+    );
+
+    let result = call(&masked, json!({"action": "list_invoices"})).await;
+    let text = text(&result);
+    assert!(text.contains("<message>[billing.list_invoices] Internal error (incident "), "{text}");
+    assert!(!text.contains("invoices</message>") && !text.contains("no such table"), "{text}");
+}
