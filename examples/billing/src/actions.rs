@@ -101,12 +101,23 @@ pub async fn list_invoices(ctx: Ctx<Store>, input: ListInvoices) -> Result<Json<
     Ok(Json(InvoicePage { invoices: page.invoices, next_cursor: page.next_after.map(encode_cursor) }))
 }
 
-/// Reads one invoice.
+/// Reads one invoice; a void one comes with a warning, so the model does not try to collect it.
 pub async fn get_invoice(ctx: Ctx<Store>, input: GetInvoice) -> Result<Json<Invoice>, BoxError> {
-    match ctx.state().get(input.id.clone()).await? {
-        Some(invoice) => Ok(Json(invoice)),
-        None => Err(not_found(&input.id).into()),
+    let Some(invoice) = ctx.state().get(input.id.clone()).await? else {
+        return Err(not_found(&input.id).into());
+    };
+    if invoice.status == Status::Void {
+        ctx.warn(
+            ToolError::new(
+                "INVOICE_VOID",
+                format!("Invoice \"{}\" is void: it is kept for the record and cannot be paid.", invoice.id),
+            )
+            .suggest("Do not ask the customer to pay it; list open invoices instead.")
+            .actions(["billing.list_invoices"])
+            .detail("void_reason", invoice.void_reason.as_deref().unwrap_or("")),
+        );
     }
+    Ok(Json(invoice))
 }
 
 /// Creates an open invoice.

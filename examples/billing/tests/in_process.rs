@@ -126,3 +126,22 @@ async fn a_database_failure_is_an_internal_error_not_a_tool_error() {
     assert!(text.contains("<message>[billing.list_invoices] Internal error (incident "), "{text}");
     assert!(!text.contains("invoices</message>") && !text.contains("no such table"), "{text}");
 }
+
+#[tokio::test]
+async fn a_void_invoice_is_returned_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let result = call(&server, json!({"action": "get_invoice", "id": "inv_2026_0004"})).await;
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(result.structured_content.as_ref().map(|s| s["status"].clone()), Some(json!("void")));
+    assert_eq!(result.content.len(), 2);
+    assert_eq!(
+        result.content[1].as_text().expect("a text block").text,
+        "<tool_error code=\"INVOICE_VOID\" severity=\"warning\">\n\
+         <message>Invoice \"inv_2026_0004\" is void: it is kept for the record and cannot be paid.</message>\n\
+         <recovery>Do not ask the customer to pay it; list open invoices instead.</recovery>\n\
+         <available_actions>\n  <action>billing.list_invoices</action>\n</available_actions>\n\
+         <details>\n  <detail key=\"void_reason\">Issued twice; see inv_2026_0005.</detail>\n</details>\n\
+         </tool_error>"
+    );
+}
