@@ -13,6 +13,9 @@ mod error;
 mod exposition;
 mod group;
 mod handler;
+#[cfg(feature = "http")]
+pub mod http;
+mod in_flight;
 mod input;
 mod middleware;
 mod response;

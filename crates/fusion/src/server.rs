@@ -20,6 +20,7 @@ use crate::error::{BuildError, Failure};
 use crate::exposition::{ActionSpec, Catalog, Exposition, GroupSpec};
 use crate::group::Group;
 use crate::handler::Decoder;
+use crate::in_flight::InFlight;
 use crate::middleware::{Call, Endpoint, Middleware, Next};
 use crate::response::{envelope_result, error_result, success_result};
 use crate::schema::{input_generator, into_object, is_object_schema, output_generator, property_names};
@@ -163,6 +164,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         let catalog = Catalog::new(&self.exposition, &groups, &specs)?;
         Ok(FusionServer {
             inner: Arc::new(Inner {
+                in_flight: InFlight::default(),
                 info: self.info,
                 instructions: self.instructions,
                 catalog,
@@ -190,6 +192,7 @@ struct CompiledAction {
 }
 
 struct Inner {
+    in_flight: InFlight,
     info: Implementation,
     instructions: Option<String>,
     catalog: Catalog,
@@ -233,6 +236,7 @@ impl FusionServer {
     /// Runs one `tools/call`: route, validate, then middleware and handler. Every failure is an
     /// envelope in the result; this never fails and never panics.
     pub async fn call(&self, tool: &str, arguments: Option<JsonObject>, request: RequestInfo) -> CallToolResult {
+        let _counted = self.inner.in_flight.enter();
         let run = AssertUnwindSafe(self.call_inner(tool, arguments.unwrap_or_default(), request));
         match run.catch_unwind().await {
             Ok(result) => result,
@@ -241,6 +245,16 @@ impl FusionServer {
                 error_result(&error, &[])
             }
         }
+    }
+
+    /// How many calls are running right now.
+    pub fn in_flight(&self) -> usize {
+        self.inner.in_flight.count()
+    }
+
+    /// Completes when no call is running (at once if none is).
+    pub async fn idle(&self) {
+        self.inner.in_flight.idle().await;
     }
 
     async fn call_inner(&self, tool: &str, arguments: JsonObject, request: RequestInfo) -> CallToolResult {

@@ -1,13 +1,15 @@
-//! `billing-server`: the MCP Fusion demo over stdio. stdout carries MCP messages only; every
-//! log line goes to stderr.
+//! `billing-server`: the MCP Fusion demo over stdio (default) or Streamable HTTP (`--http`).
+//! stdout carries MCP messages only; every log line goes to stderr.
 
 use std::io::IsTerminal as _;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use billing_server::{Options, Store};
 use clap::Parser;
+use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
 use tracing_subscriber::EnvFilter;
 
 /// The MCP Fusion demo: invoices in SQLite, every failure an envelope.
@@ -20,11 +22,38 @@ struct Cli {
     /// Send the model an incident id instead of the text of internal errors (the log keeps it).
     #[arg(long)]
     mask_internal_errors: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (ADDR defaults to
+    /// 127.0.0.1:8080; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    http: Option<SocketAddr>,
+    /// HTTP without sessions: every request stands alone, so replicas can share a load balancer.
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// Also accept browser requests from this origin (repeatable; the loopback is always accepted).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    allowed_origins: Vec<String>,
+    /// Also accept this Host header (repeatable; needed to serve on a public address).
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    allowed_hosts: Vec<String>,
+    /// The largest HTTP request body accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, requires = "http")]
+    max_body_bytes: usize,
 }
 
 impl Cli {
     fn options(&self) -> Options {
         Options { mask_internal_errors: self.mask_internal_errors }
+    }
+
+    fn http_config(&self, addr: SocketAddr) -> HttpConfig {
+        let mut config = HttpConfig::new(addr).stateless(self.stateless).max_body_bytes(self.max_body_bytes);
+        for origin in &self.allowed_origins {
+            config = config.allowed_origin(origin);
+        }
+        for host in &self.allowed_hosts {
+            config = config.allowed_host(host);
+        }
+        config
     }
 }
 
@@ -49,10 +78,24 @@ fn main() -> ExitCode {
 fn run(cli: &Cli) -> anyhow::Result<()> {
     let store = Store::open(&cli.db)?;
     let server = billing_server::server(store, &cli.options()).context("building the billing server")?;
-    tracing::info!(db = %cli.db.display(), "billing-server serving MCP on stdio");
-
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(mcp_fusion::serve_stdio(server)).context("serving MCP on stdio")?;
-    tracing::info!("client closed stdin; shutting down");
+    match cli.http {
+        Some(addr) => runtime.block_on(serve_http(server, cli.http_config(addr))),
+        None => {
+            tracing::info!(db = %cli.db.display(), "billing-server serving MCP on stdio");
+            runtime.block_on(mcp_fusion::serve_stdio(server)).context("serving MCP on stdio")?;
+            tracing::info!("client closed stdin; shutting down");
+            Ok(())
+        }
+    }
+}
+
+async fn serve_http(server: mcp_fusion::FusionServer, config: HttpConfig) -> anyhow::Result<()> {
+    let addr = config.addr();
+    let http = HttpServer::bind(server, config).await.with_context(|| format!("binding {addr}"))?;
+    // A fixed line scripts can wait for (with port 0 it is the only place the port shows).
+    eprintln!("billing-server: listening on http://{}/mcp", http.local_addr());
+    http.serve(shutdown_signal()).await.context("serving MCP over HTTP")?;
+    tracing::info!("shut down");
     Ok(())
 }

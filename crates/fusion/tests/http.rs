@@ -1,0 +1,218 @@
+//! Streamable HTTP for real: an rmcp client (reqwest transport) and raw HTTP requests against a
+//! server bound to a loopback port.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::wire::{ToolError, parse};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+#[derive(Deserialize, JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Slow {
+    millis: u64,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+async fn echo(_ctx: Ctx<()>, input: Echo) -> Result<String, ToolError> {
+    Ok(input.text)
+}
+
+async fn slow(_ctx: Ctx<()>, input: Slow) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(input.millis)).await;
+    Ok(format!("slept {} ms", input.millis))
+}
+
+async fn session(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    Ok(ctx.call().session_id().unwrap_or("none").to_owned())
+}
+
+fn server() -> FusionServer {
+    FusionServer::builder("http-test", "1")
+        .group(
+            Group::new("t", "Test tools.")
+                .action(Action::new("echo", "Echo.").handler(echo))
+                .action(Action::new("slow", "Sleep, then answer.").handler(slow))
+                .action(Action::new("session", "The session id.").handler(session)),
+        )
+        .build(())
+        .unwrap()
+}
+
+struct Running {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    async fn start(config: HttpConfig) -> Running {
+        let http = HttpServer::bind(server(), config).await.unwrap();
+        let addr = http.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(http.serve(async move {
+            let _ = stopped.await;
+        }));
+        Running { addr, stop: Some(stop), task }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    async fn shutdown(mut self) -> std::io::Result<()> {
+        let _ = self.stop.take().map(|stop| stop.send(()));
+        tokio::time::timeout(Duration::from_secs(20), self.task).await.expect("serve returns").unwrap()
+    }
+}
+
+fn loopback() -> HttpConfig {
+    HttpConfig::new("127.0.0.1:0".parse().unwrap())
+}
+
+fn args(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+async fn drive_a_client(url: String) -> String {
+    let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    let ok = client
+        .call_tool(CallToolRequestParams::new("t").with_arguments(args(json!({"action": "echo", "text": "hi"}))))
+        .await;
+    assert_eq!(ok.unwrap().content[0].as_text().unwrap().text, "hi");
+    let bad = client
+        .call_tool(CallToolRequestParams::new("t").with_arguments(args(json!({"action": "echo"}))))
+        .await
+        .unwrap();
+    assert_eq!(bad.is_error, Some(true));
+    let envelope = parse(&bad.content[0].as_text().unwrap().text);
+    assert_eq!(envelope.fields[0].text, "Missing required field. You sent: (missing). Expected a string.");
+    let session =
+        client.call_tool(CallToolRequestParams::new("t").with_arguments(args(json!({"action": "session"})))).await;
+    let session = session.unwrap().content[0].as_text().unwrap().text.clone();
+    client.cancel().await.unwrap();
+    session
+}
+
+#[tokio::test]
+async fn stateful_sessions() {
+    let running = Running::start(loopback()).await;
+    let session = drive_a_client(running.url()).await;
+    assert_eq!(session.len(), 36, "a session id: {session}");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn stateless_mode_needs_no_session() {
+    let running = Running::start(loopback().stateless(true)).await;
+    assert_eq!(drive_a_client(running.url()).await, "none");
+    // Any request stands alone: a tools/call with no initialize and no session header.
+    let response = post(&running.url(), None, &call_frame(1, "echo", json!({"text": "alone"}))).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("application/json"));
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["result"]["content"][0]["text"], "alone", "{body}");
+    running.shutdown().await.unwrap();
+}
+
+fn call_frame(id: u64, action: &str, mut arguments: Value) -> String {
+    arguments["action"] = json!(action);
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "arguments": arguments}})
+        .to_string()
+}
+
+fn initialize_frame() -> String {
+    json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+}
+
+async fn post(url: &str, origin: Option<&str>, body: &str) -> reqwest::Response {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18");
+    if let Some(origin) = origin {
+        request = request.header("origin", origin);
+    }
+    request.body(body.to_owned()).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_rejected() {
+    let running = Running::start(loopback().allowed_origin("https://app.example.com")).await;
+    let url = running.url();
+    assert_eq!(post(&url, Some("http://evil.example"), &initialize_frame()).await.status(), 403);
+    assert_eq!(post(&url, Some("http://localhost:5173"), &initialize_frame()).await.status(), 200);
+    assert_eq!(post(&url, Some("https://app.example.com"), &initialize_frame()).await.status(), 200);
+    assert_eq!(post(&url, None, &initialize_frame()).await.status(), 200);
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_rejected() {
+    let running = Running::start(loopback()).await;
+    let response = reqwest::Client::new()
+        .post(running.url())
+        .header("host", "evil.example")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize_frame())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_oversized_body_gets_413() {
+    let running = Running::start(loopback().stateless(true).max_body_bytes(1024)).await;
+    let big = call_frame(1, "echo", json!({"text": "x".repeat(2048)}));
+    assert_eq!(post(&running.url(), None, &big).await.status(), 413);
+    let small = call_frame(2, "echo", json!({"text": "fits"}));
+    assert_eq!(post(&running.url(), None, &small).await.status(), 200);
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_lets_a_call_in_flight_finish() {
+    for stateless in [false, true] {
+        let running = Running::start(loopback().stateless(stateless)).await;
+        let client = ().serve(StreamableHttpClientTransport::from_uri(running.url())).await.unwrap();
+        let in_flight = tokio::spawn(async move {
+            let result = client
+                .call_tool(
+                    CallToolRequestParams::new("t").with_arguments(args(json!({"action": "slow", "millis": 600}))),
+                )
+                .await;
+            (result, client)
+        });
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let addr = running.addr;
+        running.shutdown().await.unwrap();
+        let (result, client) = in_flight.await.unwrap();
+        assert_eq!(result.unwrap().content[0].as_text().unwrap().text, "slept 600 ms", "stateless: {stateless}");
+        drop(client);
+        // No longer listening.
+        assert!(tokio::net::TcpStream::connect(addr).await.is_err());
+    }
+}
