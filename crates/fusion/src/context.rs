@@ -3,7 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_fusion_wire::ToolError;
-use rmcp::model::{Extensions, Implementation};
+use rmcp::model::{Extensions, Implementation, ProgressNotificationParam, ProgressToken};
+use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 /// Facts about one tool call: which action, from which session and client, with what
@@ -15,6 +16,8 @@ pub struct CallInfo {
     pub(crate) client: Option<Implementation>,
     pub(crate) cancellation: CancellationToken,
     pub(crate) extensions: Extensions,
+    pub(crate) peer: Option<Peer<RoleServer>>,
+    pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
 }
 
@@ -26,6 +29,8 @@ impl CallInfo {
             client: request.client,
             cancellation: request.cancellation,
             extensions: request.extensions,
+            peer: request.peer,
+            progress_token: request.progress_token,
             warnings: Mutex::new(Vec::new()),
         }
     }
@@ -55,6 +60,24 @@ impl CallInfo {
         &self.extensions
     }
 
+    /// The client connection, to send it requests of its own (sampling, elicitation, roots) or
+    /// notifications. Absent when the call did not come through a transport.
+    pub fn peer(&self) -> Option<&Peer<RoleServer>> {
+        self.peer.as_ref()
+    }
+
+    /// Reports progress, when the client asked for it (a `progressToken` in the request's
+    /// `_meta`); otherwise does nothing. Progress should grow from one report to the next.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        let (Some(peer), Some(token)) = (&self.peer, &self.progress_token) else { return };
+        let mut param = ProgressNotificationParam::new(token.clone(), progress);
+        param.total = total;
+        param.message = message;
+        if let Err(error) = peer.notify_progress(param).await {
+            tracing::debug!(action = %self.action, "progress not delivered: {error}");
+        }
+    }
+
     /// Adds a warning to the result: it travels as a further text block of a successful
     /// result (`isError: false`).
     pub fn warn(&self, warning: ToolError) {
@@ -77,6 +100,10 @@ pub struct RequestInfo {
     pub cancellation: CancellationToken,
     /// What the transport attached to the request.
     pub extensions: Extensions,
+    /// The client connection.
+    pub peer: Option<Peer<RoleServer>>,
+    /// The `progressToken` of the request's `_meta`, if the client wants progress.
+    pub progress_token: Option<ProgressToken>,
 }
 
 /// The context a handler receives: the application state and the facts of the call.
@@ -112,6 +139,11 @@ impl<S> Ctx<S> {
     /// The qualified action (`billing.get_invoice`).
     pub fn action(&self) -> &str {
         self.call.action()
+    }
+
+    /// Reports progress (see [`CallInfo::progress`]).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        self.call.progress(progress, total, message).await;
     }
 
     /// Adds a warning to the successful result (see [`CallInfo::warn`]).

@@ -145,7 +145,20 @@ pub fn service(server: FusionServer, config: &HttpConfig, sessions: Cancellation
 
 /// A router serving `server` at the configured path (`/mcp`).
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    Router::new().nest_service(&config.path, service(server, config, sessions))
+    Router::new()
+        .nest_service(&config.path, service(server, config, sessions))
+        .layer(middleware::from_fn(deleted_is_no_content))
+}
+
+/// rmcp answers a session `DELETE` with `202 Accepted`; the session is gone by then, and some
+/// clients (the Python SDK) accept only `200`/`204` there and log a failure otherwise.
+async fn deleted_is_no_content(request: Request, next: middleware::Next) -> Response {
+    let delete = request.method() == http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == http::StatusCode::ACCEPTED {
+        *response.status_mut() = http::StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Counts POST requests until their response body is fully sent (or dropped). A call is done

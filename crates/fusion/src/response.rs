@@ -9,11 +9,12 @@ use serde_json::Value;
 
 use crate::error::BoxError;
 
-/// The success of an action: its text block and, for typed outputs, the structured content.
+/// The success of an action: its content blocks and, for typed outputs, the structured
+/// content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
-    /// The text block (JSON text for structured outputs).
-    pub text: String,
+    /// The content blocks (text, image, audio, resources), in order.
+    pub content: Vec<ContentBlock>,
     /// `structuredContent`, when the action declares an output schema.
     pub structured: Option<Value>,
 }
@@ -21,12 +22,17 @@ pub struct Output {
 impl Output {
     /// A plain text result.
     pub fn text(text: impl Into<String>) -> Output {
-        Output { text: text.into(), structured: None }
+        Output { content: vec![ContentBlock::text(text.into())], structured: None }
     }
 
     /// A structured result: the value as compact JSON text and as `structuredContent`.
     pub fn structured(value: Value) -> Output {
-        Output { text: value.to_string(), structured: Some(value) }
+        Output { content: vec![ContentBlock::text(value.to_string())], structured: Some(value) }
+    }
+
+    /// A result of any content blocks: images, audio, embedded resources, text.
+    pub fn blocks(content: Vec<ContentBlock>) -> Output {
+        Output { content, structured: None }
     }
 }
 
@@ -36,6 +42,7 @@ impl Output {
 ///   declares `T`'s schema as its output schema;
 /// - `String` / `&'static str`: a text block;
 /// - [`serde_json::Value`]: its JSON text;
+/// - [`ContentBlock`] / `Vec<ContentBlock>`: as given (images, audio, embedded resources);
 /// - [`Output`]: as given.
 pub trait IntoOutput: Send + 'static {
     /// The output schema this type declares, if any.
@@ -76,6 +83,18 @@ impl IntoOutput for Value {
     }
 }
 
+impl IntoOutput for ContentBlock {
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::blocks(vec![self]))
+    }
+}
+
+impl IntoOutput for Vec<ContentBlock> {
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::blocks(self))
+    }
+}
+
 impl IntoOutput for Output {
     fn into_output(self) -> Result<Output, BoxError> {
         Ok(self)
@@ -85,8 +104,7 @@ impl IntoOutput for Output {
 /// The MCP result of a successful call: the data block first, then each warning as a
 /// further text block; `isError: false`.
 pub(crate) fn success_result(output: Output, warnings: &[ToolError]) -> CallToolResult {
-    let mut content = Vec::with_capacity(1 + warnings.len());
-    content.push(ContentBlock::text(output.text));
+    let mut content = output.content;
     content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));
     let mut result = CallToolResult::success(content);
     result.structured_content = output.structured;

@@ -48,6 +48,56 @@ pub(crate) fn into_object(schema: Schema) -> Map<String, Value> {
     object
 }
 
+/// The input schema as published in `tools/list`: an optional field is written as its type
+/// alone (`"string"`, not `["string", "null"]`; no `null` among enum values or union branches),
+/// because several clients map schemas onto formats with one type per field and reject or
+/// drop the rest. Leaving a field out is how a caller says "none". Validation keeps the
+/// generated schema, so a `null` sent anyway is still accepted.
+pub(crate) fn portable_input(schema: &Map<String, Value>) -> Map<String, Value> {
+    let mut schema = schema.clone();
+    make_portable(&mut schema);
+    schema
+}
+
+fn make_portable(schema: &mut Map<String, Value>) {
+    let required = required_names(schema);
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            let Value::Object(property) = property else { continue };
+            if !required.contains(name) {
+                drop_null(property);
+            }
+            make_portable(property);
+        }
+    }
+    if let Some(Value::Object(items)) = schema.get_mut("items") {
+        make_portable(items);
+    }
+}
+
+/// Removes `null` as an alternative: from `type`, from `enum`, or as a branch of `anyOf`.
+fn drop_null(property: &mut Map<String, Value>) {
+    if let Some(Value::Array(types)) = property.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            property.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = property.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
+    let Some(Value::Array(branches)) = property.get_mut("anyOf") else { return };
+    branches.retain(|b| b.get("type").and_then(Value::as_str) != Some("null"));
+    if let [Value::Object(only)] = branches.as_slice() {
+        let only = only.clone();
+        property.remove("anyOf");
+        for (key, value) in only {
+            property.entry(key).or_insert(value);
+        }
+    }
+}
+
 /// Whether a schema describes JSON objects only.
 pub(crate) fn is_object_schema(schema: &Map<String, Value>) -> bool {
     match schema.get("type") {
@@ -98,6 +148,36 @@ mod tests {
         assert_eq!(object["additionalProperties"], false);
         assert_eq!(object["properties"]["inner"]["additionalProperties"], false);
         assert_eq!(object["properties"]["list"]["items"]["additionalProperties"], false);
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    enum Mode {
+        Fast,
+        Slow,
+    }
+
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Optional {
+        name: Option<String>,
+        mode: Option<Mode>,
+        inner: Option<Inner>,
+        list: Vec<Outer>,
+        must: Option<u8>,
+    }
+
+    #[test]
+    fn portable_inputs_write_optional_fields_as_their_type() {
+        let generated = into_object(input_generator(true).into_root_schema_for::<Optional>());
+        let portable = portable_input(&generated);
+        let text = serde_json::to_string(&portable).unwrap();
+        assert!(!text.contains("null"), "{text}");
+        assert_eq!(portable["properties"]["name"]["type"], "string");
+        assert_eq!(portable["properties"]["mode"]["enum"], serde_json::json!(["Fast", "Slow"]));
+        assert_eq!(portable["properties"]["inner"]["type"], "object");
+        assert_eq!(portable["properties"]["list"]["items"]["properties"]["maybe"]["type"], "object");
+        assert!(serde_json::to_string(&generated).unwrap().contains("null"));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::handler::Decoder;
 use crate::in_flight::InFlight;
 use crate::middleware::{Call, Endpoint, Middleware, Next};
 use crate::response::{envelope_result, error_result, success_result};
-use crate::schema::{input_generator, into_object, is_object_schema, output_generator, property_names};
+use crate::schema::{input_generator, into_object, is_object_schema, output_generator, portable_input, property_names};
 use crate::validation::Checker;
 
 /// Builds a [`FusionServer`]: name it, add groups and middleware, choose the exposition, then
@@ -150,7 +150,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                     description: action.description,
                     title: action.title,
                     annotations: action.annotations,
-                    input,
+                    input: portable_input(&input),
                     output,
                 });
             }
@@ -389,6 +389,8 @@ fn request_info(context: RequestContext<RoleServer>) -> RequestInfo {
         session_id,
         client: context.client_info(),
         cancellation: context.ct.clone(),
+        progress_token: context.meta.get_progress_token(),
+        peer: Some(context.peer.clone()),
         extensions: context.extensions,
     }
 }

@@ -157,6 +157,28 @@ async fn post(url: &str, origin: Option<&str>, body: &str) -> reqwest::Response 
 }
 
 #[tokio::test]
+async fn closing_a_session_answers_204() {
+    let running = Running::start(loopback()).await;
+    let response = post(&running.url(), None, &initialize_frame()).await;
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let client = reqwest::Client::new();
+    let delete = client.delete(running.url()).header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(delete.status(), 204);
+    let after = client
+        .post(running.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .body(call_frame(1, "echo", json!({"text": "x"})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), 404);
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_foreign_origin_is_rejected() {
     let running = Running::start(loopback().allowed_origin("https://app.example.com")).await;
     let url = running.url();
