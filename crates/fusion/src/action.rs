@@ -2,12 +2,14 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::context::Ctx;
 use crate::error::BoxError;
 use crate::handler::{ErasedHandler, TypedHandler};
 use crate::input::ActionInput;
 use crate::middleware::Middleware;
+use crate::rate_limit::RateLimit;
 use crate::response::IntoOutput;
 
 /// Behaviour hints a client may show or act on (MCP tool annotations).
@@ -57,6 +59,12 @@ pub struct Action<S = ()> {
     pub(crate) middleware: Vec<Arc<dyn Middleware>>,
     pub(crate) sensitive: Vec<String>,
     pub(crate) strict: bool,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) require_identity: bool,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) rate_limits: Vec<RateLimit>,
+    pub(crate) deprecated: Option<Option<String>>,
+    pub(crate) deprecated_fields: Vec<(String, Option<String>)>,
 }
 
 impl<S: Send + Sync + 'static> Action<S> {
@@ -71,6 +79,12 @@ impl<S: Send + Sync + 'static> Action<S> {
             middleware: Vec::new(),
             sensitive: Vec::new(),
             strict: true,
+            timeout: None,
+            require_identity: false,
+            scopes: Vec::new(),
+            rate_limits: Vec::new(),
+            deprecated: None,
+            deprecated_fields: Vec::new(),
         }
     }
 
@@ -142,6 +156,45 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// `writeOnly: true` in the schema are sensitive already.
     pub fn sensitive(mut self, path: impl Into<String>) -> Action<S> {
         self.sensitive.push(path.into());
+        self
+    }
+
+    /// Fails a call that runs longer than `timeout` with `TIMEOUT` (overrides the server's).
+    pub fn timeout(mut self, timeout: Duration) -> Action<S> {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Refuses anonymous calls with `AUTH_REQUIRED`.
+    pub fn requires_identity(mut self) -> Action<S> {
+        self.require_identity = true;
+        self
+    }
+
+    /// Requires the caller to hold `scope` (`FORBIDDEN` otherwise); implies an identity.
+    pub fn scope(mut self, scope: impl Into<String>) -> Action<S> {
+        self.scopes.push(scope.into());
+        self
+    }
+
+    /// Limits the calls of this action (besides its group's and the server's limits).
+    pub fn rate_limit(mut self, limit: RateLimit) -> Action<S> {
+        self.rate_limits.push(limit);
+        self
+    }
+
+    /// Marks the action deprecated: it still runs, and its result carries a `DEPRECATED`
+    /// warning naming `replacement` (a qualified action, like `billing.list_invoices`).
+    pub fn deprecated(mut self, replacement: Option<&str>) -> Action<S> {
+        self.deprecated = Some(replacement.map(str::to_owned));
+        self
+    }
+
+    /// Marks an input field deprecated: a call that sends it succeeds with a `DEPRECATED`
+    /// warning naming `replacement`. Fields whose schema says `deprecated: true` (Rust's
+    /// `#[deprecated]`) are deprecated already, without a named replacement.
+    pub fn deprecated_field(mut self, field: impl Into<String>, replacement: Option<&str>) -> Action<S> {
+        self.deprecated_fields.push((field.into(), replacement.map(str::to_owned)));
         self
     }
 

@@ -7,6 +7,8 @@ use rmcp::model::{Extensions, Implementation, ProgressNotificationParam, Progres
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{Caller, Identity};
+
 /// Facts about one tool call: which action, from which session and client, with what
 /// transport extensions, and the warnings collected on the way.
 #[derive(Debug)]
@@ -18,6 +20,7 @@ pub struct CallInfo {
     pub(crate) extensions: Extensions,
     pub(crate) peer: Option<Peer<RoleServer>>,
     pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) caller: Caller,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
 }
 
@@ -31,6 +34,7 @@ impl CallInfo {
             extensions: request.extensions,
             peer: request.peer,
             progress_token: request.progress_token,
+            caller: request.caller,
             warnings: Mutex::new(Vec::new()),
         }
     }
@@ -58,6 +62,14 @@ impl CallInfo {
     /// What the transport attached to the request (over HTTP: `http::request::Parts`).
     pub fn extensions(&self) -> &Extensions {
         &self.extensions
+    }
+
+    /// The authenticated caller, if credentials came with the call and were accepted.
+    pub fn identity(&self) -> Option<&Identity> {
+        match &self.caller {
+            Caller::Authenticated(identity) => Some(identity),
+            _ => None,
+        }
     }
 
     /// The client connection, to send it requests of its own (sampling, elicitation, roots) or
@@ -90,7 +102,7 @@ impl CallInfo {
 }
 
 /// What the transport knows about a request, before routing.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct RequestInfo {
     /// The session, when the transport has one.
     pub session_id: Option<Arc<str>>,
@@ -104,6 +116,22 @@ pub struct RequestInfo {
     pub peer: Option<Peer<RoleServer>>,
     /// The `progressToken` of the request's `_meta`, if the client wants progress.
     pub progress_token: Option<ProgressToken>,
+    /// Who is calling, as the transport's authenticator found.
+    pub caller: Caller,
+}
+
+impl Default for RequestInfo {
+    fn default() -> RequestInfo {
+        RequestInfo {
+            session_id: None,
+            client: None,
+            cancellation: CancellationToken::new(),
+            extensions: Extensions::default(),
+            peer: None,
+            progress_token: None,
+            caller: Caller::Anonymous,
+        }
+    }
 }
 
 /// The context a handler receives: the application state and the facts of the call.

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use crate::action::Action;
+use crate::concurrency::Concurrency;
 use crate::middleware::Middleware;
+use crate::rate_limit::RateLimit;
 
 /// A group of actions, exposed as one MCP tool (grouped exposition) or as one tool per
 /// action (flat exposition).
@@ -13,6 +15,8 @@ pub struct Group<S = ()> {
     pub(crate) title: Option<String>,
     pub(crate) actions: Vec<Action<S>>,
     pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+    pub(crate) concurrency: Option<Concurrency>,
+    pub(crate) rate_limits: Vec<RateLimit>,
 }
 
 impl<S: Send + Sync + 'static> Group<S> {
@@ -24,6 +28,8 @@ impl<S: Send + Sync + 'static> Group<S> {
             title: None,
             actions: Vec::new(),
             middleware: Vec::new(),
+            concurrency: None,
+            rate_limits: Vec::new(),
         }
     }
 
@@ -36,6 +42,19 @@ impl<S: Send + Sync + 'static> Group<S> {
     /// A human-readable title for the tool.
     pub fn title(mut self, title: impl Into<String>) -> Group<S> {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Limits the calls of this tool running at once, with a line of waiting calls; the rest
+    /// are shed with `SERVER_BUSY`.
+    pub fn concurrency(mut self, limits: Concurrency) -> Group<S> {
+        self.concurrency = Some(limits);
+        self
+    }
+
+    /// Limits the calls of every action of this group, counted together.
+    pub fn rate_limit(mut self, limit: RateLimit) -> Group<S> {
+        self.rate_limits.push(limit);
         self
     }
 

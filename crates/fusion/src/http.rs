@@ -29,6 +29,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{Authenticator, Caller};
 use crate::in_flight::InFlight;
 use crate::server::FusionServer;
 
@@ -36,7 +37,7 @@ use crate::server::FusionServer;
 pub type McpService = StreamableHttpService<FusionServer, LocalSessionManager>;
 
 /// How the HTTP transport listens and what it accepts.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HttpConfig {
     addr: SocketAddr,
     path: String,
@@ -45,6 +46,7 @@ pub struct HttpConfig {
     allowed_origins: Vec<String>,
     max_body_bytes: usize,
     shutdown_grace: Duration,
+    authenticator: Option<Arc<dyn Authenticator>>,
 }
 
 impl HttpConfig {
@@ -60,6 +62,7 @@ impl HttpConfig {
             allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).to_vec(),
             max_body_bytes: 4 << 20,
             shutdown_grace: Duration::from_secs(10),
+            authenticator: None,
         }
     }
 
@@ -104,6 +107,14 @@ impl HttpConfig {
         self
     }
 
+    /// Checks `Authorization: Bearer …` with `authenticator`; the verdict reaches each call as
+    /// its [`Caller`]. A header that is not a usable bearer token gets `401` with
+    /// `WWW-Authenticate`; a token the authenticator refuses gets `UNAUTHORIZED` envelopes.
+    pub fn authenticator(mut self, authenticator: impl Authenticator) -> HttpConfig {
+        self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
     /// The largest request body accepted; larger ones get `413`.
     pub fn max_body_bytes(mut self, bytes: usize) -> HttpConfig {
         self.max_body_bytes = bytes;
@@ -145,9 +156,55 @@ pub fn service(server: FusionServer, config: &HttpConfig, sessions: Cancellation
 
 /// A router serving `server` at the configured path (`/mcp`).
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    Router::new()
+    let router = Router::new()
         .nest_service(&config.path, service(server, config, sessions))
-        .layer(middleware::from_fn(deleted_is_no_content))
+        .layer(middleware::from_fn(deleted_is_no_content));
+    match &config.authenticator {
+        Some(authenticator) => router.layer(middleware::from_fn_with_state(Arc::clone(authenticator), authenticate)),
+        None => router,
+    }
+}
+
+/// Reads the bearer token and attaches the caller it stands for to the request.
+async fn authenticate(
+    State(authenticator): State<Arc<dyn Authenticator>>,
+    mut request: Request,
+    next: middleware::Next,
+) -> Response {
+    let caller = match request.headers().get(http::header::AUTHORIZATION) {
+        None => Caller::Anonymous,
+        Some(value) => match bearer_token(value) {
+            Some(token) => match authenticator.authenticate(token).await {
+                Ok(identity) => Caller::Authenticated(identity),
+                Err(reason) => Caller::Refused(reason),
+            },
+            None => return unusable_credentials(),
+        },
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// The token of `Bearer <token>` (RFC 6750 syntax), if that is what the header holds.
+fn bearer_token(value: &http::HeaderValue) -> Option<&str> {
+    let value = value.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    let token_char = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && token.chars().all(token_char)).then_some(token)
+}
+
+fn unusable_credentials() -> Response {
+    let mut response =
+        Response::new(Body::from("401 Unauthorized: the Authorization header must be `Bearer <token>`."));
+    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
+    response.headers_mut().insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static(
+            r#"Bearer error="invalid_request", error_description="expected a bearer token""#,
+        ),
+    );
+    response
 }
 
 /// rmcp answers a session `DELETE` with `202 Accepted`; the session is gone by then, and some
@@ -178,6 +235,17 @@ async fn count_posts(State(in_flight): State<InFlight>, request: Request, next: 
         });
         Body::from_stream(stream)
     })
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("addr", &self.addr)
+            .field("path", &self.path)
+            .field("stateless", &self.stateless)
+            .field("authenticated", &self.authenticator.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// A bound HTTP server, ready to serve.

@@ -8,16 +8,20 @@
 //! `INTERNAL_ERROR`.
 
 mod action;
+mod auth;
+mod concurrency;
 mod context;
 mod error;
 mod exposition;
 mod group;
+mod guards;
 mod handler;
 #[cfg(feature = "http")]
 pub mod http;
 mod in_flight;
 mod input;
 mod middleware;
+pub mod rate_limit;
 mod response;
 mod routing;
 mod schema;
@@ -27,12 +31,15 @@ pub mod transport;
 mod validation;
 
 pub use action::{Action, Annotations};
+pub use auth::{AuthError, Authenticator, Caller, Identity, StaticTokens};
+pub use concurrency::{Concurrency, ConcurrencyGuard, Slot};
 pub use context::{CallInfo, Ctx, RequestInfo};
 pub use error::{BoxError, BuildError};
 pub use exposition::{ACTIONS_META_KEY, Exposition};
 pub use group::Group;
 pub use input::{ActionInput, DecodeError, FieldIssue, Validate, Validated};
 pub use middleware::{BoxFuture, Call, FromFn, Middleware, Next, from_fn};
+pub use rate_limit::{FailurePolicy, RateLimit};
 pub use response::{IntoOutput, Output};
 pub use server::{FusionServer, ServerBuilder, serve_stdio};
 

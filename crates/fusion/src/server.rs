@@ -4,9 +4,10 @@
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use mcp_fusion_wire::{FieldProblem, ValidationError};
+use mcp_fusion_wire::{FieldProblem, ToolError, ValidationError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -15,14 +16,18 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+use crate::auth::Caller;
+use crate::concurrency::{Concurrency, ConcurrencyGuard};
 use crate::context::{CallInfo, RequestInfo};
 use crate::error::{BuildError, Failure};
 use crate::exposition::{ActionSpec, Catalog, Exposition, GroupSpec};
 use crate::group::Group;
+use crate::guards::{ActionGuards, ServerGuards, action_deprecation, cancelled, field_deprecation};
 use crate::handler::Decoder;
 use crate::in_flight::InFlight;
 use crate::middleware::{Call, Endpoint, Middleware, Next};
-use crate::response::{envelope_result, error_result, success_result};
+use crate::rate_limit::{FailurePolicy, MemoryStore, RateLimit, RateLimitStore};
+use crate::response::{Output, envelope_result, error_result, success_result};
 use crate::schema::{input_generator, into_object, is_object_schema, output_generator, portable_input, property_names};
 use crate::validation::Checker;
 
@@ -53,9 +58,63 @@ pub struct ServerBuilder<S> {
     middleware: Vec<Arc<dyn Middleware>>,
     exposition: Exposition,
     mask_internal_errors: bool,
+    concurrency: Option<Concurrency>,
+    rate_limits: Vec<RateLimit>,
+    rate_limit_store: Arc<dyn RateLimitStore>,
+    failure_policy: FailurePolicy,
+    store_timeout: Duration,
+    timeout: Option<Duration>,
+    max_result_bytes: Option<usize>,
+    require_identity: bool,
 }
 
 impl<S: Send + Sync + 'static> ServerBuilder<S> {
+    /// Limits the calls running at once across the whole server (each tool's own limit
+    /// applies first).
+    pub fn concurrency(mut self, limits: Concurrency) -> ServerBuilder<S> {
+        self.concurrency = Some(limits);
+        self
+    }
+
+    /// Limits the calls of every action, counted together.
+    pub fn rate_limit(mut self, limit: RateLimit) -> ServerBuilder<S> {
+        self.rate_limits.push(limit);
+        self
+    }
+
+    /// Where rate limits count (default: this process's memory). A Redis store shares the
+    /// counts between replicas.
+    pub fn rate_limit_store(mut self, store: impl RateLimitStore) -> ServerBuilder<S> {
+        self.rate_limit_store = Arc::new(store);
+        self
+    }
+
+    /// What to do when the store cannot answer (default: admit the call), and how long to
+    /// wait for it (default: 250 ms) — a call never hangs on the store.
+    pub fn rate_limit_failure(mut self, policy: FailurePolicy, timeout: Duration) -> ServerBuilder<S> {
+        self.failure_policy = policy;
+        self.store_timeout = timeout;
+        self
+    }
+
+    /// Fails calls that run longer than `timeout` with `TIMEOUT`, unless the action sets its own.
+    pub fn timeout(mut self, timeout: Duration) -> ServerBuilder<S> {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Cuts the text of results longer than `bytes` and adds a `RESULT_TRUNCATED` warning.
+    pub fn max_result_bytes(mut self, bytes: usize) -> ServerBuilder<S> {
+        self.max_result_bytes = Some(bytes);
+        self
+    }
+
+    /// Refuses anonymous calls to every action with `AUTH_REQUIRED`.
+    pub fn require_identity(mut self, require: bool) -> ServerBuilder<S> {
+        self.require_identity = require;
+        self
+    }
+
     /// Adds a group of actions.
     pub fn group(mut self, group: Group<S>) -> ServerBuilder<S> {
         self.groups.push(group);
@@ -95,6 +154,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             Exposition::Grouped { discriminator } => Some(discriminator.as_str()),
             Exposition::Flat { .. } => None,
         };
+        let server_guard = self.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new("The server", limits)));
+        let mut tool_guards = Vec::new();
         let mut group_names = HashSet::new();
         let mut groups = Vec::with_capacity(self.groups.len());
         let mut specs = Vec::new();
@@ -109,6 +170,12 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             }
             let mut action_names = HashSet::new();
             let mut members = Vec::with_capacity(group.actions.len());
+            let tool_guard = group
+                .concurrency
+                .map(|limits| Arc::new(ConcurrencyGuard::new(format!("Tool \"{}\"", group.name), limits)));
+            if let Some(guard) = &tool_guard {
+                tool_guards.push((group.name.clone(), Arc::clone(guard)));
+            }
             for action in group.actions {
                 check_name("action", &action.name)?;
                 let qualified: Arc<str> = format!("{}.{}", group.name, action.name).into();
@@ -135,9 +202,38 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                     .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
                 let chain: Arc<[Arc<dyn Middleware>]> =
                     self.middleware.iter().chain(&group.middleware).chain(&action.middleware).cloned().collect();
+                let deprecated_fields = deprecated_fields(&input, &action.deprecated_fields)
+                    .into_iter()
+                    .map(|(field, replacement)| {
+                        let warning = field_deprecation(&qualified, &field, replacement.as_deref());
+                        (field, warning)
+                    })
+                    .collect();
+                let rate_limits = action
+                    .rate_limits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, limit)| (format!("{qualified}#{i}"), limit.clone()))
+                    .chain(
+                        group.rate_limits.iter().enumerate().map(|(i, l)| (format!("{}#{i}", group.name), l.clone())),
+                    )
+                    .chain(self.rate_limits.iter().enumerate().map(|(i, l)| (format!("*#{i}"), l.clone())))
+                    .collect();
+                let guards = ActionGuards {
+                    qualified: Arc::clone(&qualified),
+                    require_identity: self.require_identity || action.require_identity,
+                    scopes: action.scopes,
+                    rate_limits,
+                    concurrency: tool_guard.iter().chain(&server_guard).cloned().collect(),
+                    timeout: action.timeout.or(self.timeout),
+                    idempotent: action.annotations.idempotent == Some(true),
+                    deprecation: action.deprecated.as_ref().map(|r| action_deprecation(&qualified, r.as_deref())),
+                    deprecated_fields,
+                };
                 members.push(actions.len());
                 actions.push(CompiledAction {
                     qualified: Arc::clone(&qualified),
+                    guards,
                     checker,
                     endpoint: handler.endpoint(Arc::clone(&state)),
                     decode: handler.decoder(),
@@ -170,6 +266,14 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 catalog,
                 actions,
                 mask_internal_errors: self.mask_internal_errors,
+                tool_guards,
+                server_guard,
+                guards: ServerGuards {
+                    store: self.rate_limit_store,
+                    failure_policy: self.failure_policy,
+                    store_timeout: self.store_timeout,
+                    max_result_bytes: self.max_result_bytes,
+                },
             }),
         })
     }
@@ -183,8 +287,30 @@ fn check_name(what: &'static str, name: &str) -> Result<(), BuildError> {
     if valid { Ok(()) } else { Err(BuildError::InvalidName { what, name: name.to_owned() }) }
 }
 
+/// The fields to warn about: those the schema marks `deprecated` and those declared with a
+/// replacement (which wins).
+fn deprecated_fields(
+    input: &serde_json::Map<String, Value>,
+    declared: &[(String, Option<String>)],
+) -> Vec<(String, Option<String>)> {
+    let mut fields: Vec<(String, Option<String>)> = input
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(_, schema)| schema.get("deprecated") == Some(&Value::Bool(true)))
+        .map(|(name, _)| (name.clone(), None))
+        .collect();
+    for (field, replacement) in declared {
+        fields.retain(|(name, _)| name != field);
+        fields.push((field.clone(), replacement.clone()));
+    }
+    fields
+}
+
 struct CompiledAction {
     qualified: Arc<str>,
+    guards: ActionGuards,
     checker: Checker,
     decode: Decoder,
     endpoint: Endpoint,
@@ -198,6 +324,9 @@ struct Inner {
     catalog: Catalog,
     actions: Vec<CompiledAction>,
     mask_internal_errors: bool,
+    tool_guards: Vec<(String, Arc<ConcurrencyGuard>)>,
+    server_guard: Option<Arc<ConcurrencyGuard>>,
+    guards: ServerGuards,
 }
 
 /// A built MCP server: cheap to clone, shareable across sessions and transports.
@@ -225,6 +354,14 @@ impl FusionServer {
             middleware: Vec::new(),
             exposition: Exposition::default(),
             mask_internal_errors: false,
+            concurrency: None,
+            rate_limits: Vec::new(),
+            rate_limit_store: Arc::new(MemoryStore::new()),
+            failure_policy: FailurePolicy::Open,
+            store_timeout: Duration::from_millis(250),
+            timeout: None,
+            max_result_bytes: None,
+            require_identity: false,
         }
     }
 
@@ -244,6 +381,15 @@ impl FusionServer {
                 let error = Failure::from_panic(panic).into_tool_error(tool, self.inner.mask_internal_errors);
                 error_result(&error, &[])
             }
+        }
+    }
+
+    /// The concurrency guard of a group (`Some("billing")`) or of the whole server (`None`),
+    /// if one is configured: how many calls run and wait right now.
+    pub fn concurrency_guard(&self, group: Option<&str>) -> Option<&ConcurrencyGuard> {
+        match group {
+            Some(group) => self.inner.tool_guards.iter().find(|(name, _)| name == group).map(|(_, guard)| &**guard),
+            None => self.inner.server_guard.as_deref(),
         }
     }
 
@@ -279,19 +425,53 @@ impl FusionServer {
             }
         };
         let info = Arc::new(CallInfo::new(Arc::clone(&action.qualified), request));
-        let call = Call { info: Arc::clone(&info), arguments, input: Some(input) };
+        let outcome = self.run_guarded(action, &info, arguments, input).await;
+        let warnings = info.take_warnings();
+        match outcome {
+            Ok(output) => success_result(output, &warnings),
+            Err(error) => error_result(&error, &warnings),
+        }
+    }
+
+    /// The guards, then middleware and handler, raced against the timeout and the client's
+    /// cancellation; the concurrency slot is held until the end, however it comes.
+    async fn run_guarded(
+        &self,
+        action: &CompiledAction,
+        info: &Arc<CallInfo>,
+        arguments: Value,
+        input: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Result<Output, ToolError> {
+        let inner = &*self.inner;
+        let cancellation = info.cancellation.clone();
+        let _admission = tokio::select! {
+            admitted = action.guards.admit(info, &inner.guards) => admitted?,
+            () = cancellation.cancelled() => return Err(cancelled(&action.qualified)),
+        };
+        action.guards.warn_deprecations(info, &arguments);
+        let call = Call { info: Arc::clone(info), arguments, input: Some(input) };
         let next = Next {
             chain: Arc::clone(&action.chain),
             index: 0,
             endpoint: Arc::clone(&action.endpoint),
             mask_internal_errors: inner.mask_internal_errors,
         };
-        let outcome = next.run(call).await;
-        let warnings = info.take_warnings();
-        match outcome {
-            Ok(output) => success_result(output, &warnings),
-            Err(error) => error_result(&error, &warnings),
-        }
+        let run = next.run(call);
+        let timeout = async {
+            match action.guards.timeout {
+                Some(after) => {
+                    tokio::time::sleep(after).await;
+                    after
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let output = tokio::select! {
+            outcome = run => outcome?,
+            after = timeout => return Err(action.guards.timed_out(after)),
+            () = cancellation.cancelled() => return Err(cancelled(&action.qualified)),
+        };
+        Ok(inner.guards.cap(output, info))
     }
 }
 
@@ -385,12 +565,20 @@ fn request_info(context: RequestContext<RoleServer>) -> RequestInfo {
         .and_then(|parts| parts.headers.get("mcp-session-id"))
         .and_then(|v| v.to_str().ok())
         .map(Arc::from);
+    // The HTTP transport's authenticator leaves its verdict in the request's extensions.
+    let caller = context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
+        .cloned()
+        .unwrap_or(Caller::Anonymous);
     RequestInfo {
         session_id,
         client: context.client_info(),
         cancellation: context.ct.clone(),
         progress_token: context.meta.get_progress_token(),
         peer: Some(context.peer.clone()),
+        caller,
         extensions: context.extensions,
     }
 }
