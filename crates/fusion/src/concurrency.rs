@@ -68,7 +68,8 @@ impl ConcurrencyGuard {
         let ahead = self.queued.fetch_add(1, Ordering::AcqRel);
         let _in_line = InLine(&self.queued);
         if ahead >= self.limits.max_queue {
-            return Err(self.busy(ahead));
+            // Others may be counted in passing on their own way out; the line holds max_queue.
+            return Err(self.busy(self.limits.max_queue));
         }
         // The semaphore is fair: waiters are served in arrival order.
         match Arc::clone(&self.slots).acquire_owned().await {

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use mcp_fusion::http::{HttpConfig, HttpServer};
 use mcp_fusion::wire::{ToolError, parse};
-use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use mcp_fusion::{Action, Ctx, FusionServer, Group, Identity, StaticTokens};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -42,13 +43,18 @@ async fn session(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
     Ok(ctx.call().session_id().unwrap_or("none").to_owned())
 }
 
+async fn whoami(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    Ok(ctx.call().identity().map(|i| i.subject.clone()).unwrap_or_default())
+}
+
 fn server() -> FusionServer {
     FusionServer::builder("http-test", "1")
         .group(
             Group::new("t", "Test tools.")
                 .action(Action::new("echo", "Echo.").handler(echo))
                 .action(Action::new("slow", "Sleep, then answer.").handler(slow))
-                .action(Action::new("session", "The session id.").handler(session)),
+                .action(Action::new("session", "The session id.").handler(session))
+                .action(Action::new("whoami", "Who is calling.").requires_identity().handler(whoami)),
         )
         .build(())
         .unwrap()
@@ -237,4 +243,49 @@ async fn shutdown_lets_a_call_in_flight_finish() {
         // No longer listening.
         assert!(tokio::net::TcpStream::connect(addr).await.is_err());
     }
+}
+
+#[tokio::test]
+async fn bearer_tokens_become_identities_or_envelopes() {
+    let tokens = StaticTokens::new().token("good-token", Identity::new("ana"));
+    let running = Running::start(loopback().authenticator(tokens)).await;
+    let whoami = |token: Option<&'static str>| {
+        let url = running.url();
+        async move {
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+            if let Some(token) = token {
+                config = config.auth_header(token);
+            }
+            let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+            let result = client
+                .call_tool(CallToolRequestParams::new("t").with_arguments(args(json!({"action": "whoami"}))))
+                .await
+                .unwrap();
+            client.cancel().await.unwrap();
+            (result.is_error, result.content[0].as_text().unwrap().text.clone())
+        }
+    };
+    assert_eq!(whoami(Some("good-token")).await, (Some(false), "ana".to_owned()));
+    let (is_error, refused) = whoami(Some("bad-token")).await;
+    assert_eq!(is_error, Some(true));
+    assert_eq!(parse(&refused).error.code.as_str(), "UNAUTHORIZED");
+    let (_, anonymous) = whoami(None).await;
+    assert_eq!(parse(&anonymous).error.code.as_str(), "AUTH_REQUIRED");
+
+    // A header that is no bearer token at all is refused by the transport.
+    let response = reqwest::Client::new()
+        .post(running.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", "Basic YW5hOnB3")
+        .body(initialize_frame())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 401);
+    assert_eq!(
+        response.headers()["www-authenticate"],
+        r#"Bearer error="invalid_request", error_description="expected a bearer token""#
+    );
+    running.shutdown().await.unwrap();
 }

@@ -10,13 +10,23 @@ mod store;
 pub use actions::{CreateInvoice, GetInvoice, InvoicePage, ListInvoices, PayInvoice, VoidInvoice};
 pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
 
-use mcp_fusion::{Action, BuildError, FusionServer, Group};
+use std::time::Duration;
+
+use mcp_fusion::{Action, BuildError, Concurrency, FusionServer, Group, RateLimit};
 
 /// How the server behaves beyond its data; one field per command-line switch.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Replace the text of internal errors by an incident id (the details go to the log).
     pub mask_internal_errors: bool,
+    /// Calls of the `billing` tool running at once, and waiting in line; the rest are shed.
+    pub concurrency: Option<Concurrency>,
+    /// Calls per window, per session, across all actions.
+    pub rate_limit: Option<RateLimit>,
+    /// How long an action may run before it fails with `TIMEOUT`.
+    pub timeout: Option<Duration>,
+    /// Refuse anonymous calls (set when HTTP requires a bearer token).
+    pub require_identity: bool,
 }
 
 /// Builds the `billing` server over `store`.
@@ -53,7 +63,19 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
             .destructive()
             .handler(actions::void_invoice),
     );
-    FusionServer::builder("billing-server", env!("CARGO_PKG_VERSION"))
+    let billing = match options.concurrency {
+        Some(limits) => billing.concurrency(limits),
+        None => billing,
+    };
+    let mut builder = FusionServer::builder("billing-server", env!("CARGO_PKG_VERSION"));
+    if let Some(limit) = &options.rate_limit {
+        builder = builder.rate_limit(limit.clone());
+    }
+    if let Some(timeout) = options.timeout {
+        builder = builder.timeout(timeout);
+    }
+    builder
+        .require_identity(options.require_identity)
         .instructions(
             "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \
              When a call fails, read the envelope: follow its recovery and available actions.",

@@ -5,11 +5,13 @@ use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use billing_server::{Options, Store};
 use clap::Parser;
 use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
+use mcp_fusion::{Concurrency, Identity, RateLimit, StaticTokens};
 use tracing_subscriber::EnvFilter;
 
 /// The MCP Fusion demo: invoices in SQLite, every failure an envelope.
@@ -38,15 +40,54 @@ struct Cli {
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, requires = "http")]
     max_body_bytes: usize,
+    /// Calls of the billing tool running at once; more wait in line (see --max-queue).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_active: Option<u32>,
+    /// Calls waiting for a slot when --max-active are running; beyond that they are shed with
+    /// SERVER_BUSY.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "max_active")]
+    max_queue: u32,
+    /// At most N calls per SECS seconds per session (`10/60`); more get RATE_LIMITED.
+    #[arg(long, value_name = "N/SECS", value_parser = parse_rate_limit)]
+    rate_limit: Option<RateLimit>,
+    /// Fail an action that runs longer than this with TIMEOUT.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: Option<u64>,
+    /// Require `Authorization: Bearer TOKEN` on HTTP (anonymous calls get AUTH_REQUIRED, other
+    /// tokens UNAUTHORIZED); stdio is local and ignores it. Prefer the environment variable: a
+    /// flag shows in `ps`.
+    #[arg(long, env = "BILLING_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    token: Option<String>,
+}
+
+/// `N/SECS`, like `10/60`.
+fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
+    let expected = || format!("expected N/SECS with whole numbers above zero, like 10/60, not {text:?}");
+    let (calls, seconds) = text.split_once('/').ok_or_else(expected)?;
+    let calls: u32 = calls.trim().parse().map_err(|_| expected())?;
+    let seconds: u64 = seconds.trim().parse().map_err(|_| expected())?;
+    if calls == 0 || seconds == 0 {
+        return Err(expected());
+    }
+    Ok(RateLimit::new(calls, Duration::from_secs(seconds)))
 }
 
 impl Cli {
     fn options(&self) -> Options {
-        Options { mask_internal_errors: self.mask_internal_errors }
+        Options {
+            mask_internal_errors: self.mask_internal_errors,
+            concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
+            rate_limit: self.rate_limit.clone(),
+            timeout: self.timeout_ms.map(Duration::from_millis),
+            require_identity: self.token.is_some() && self.http.is_some(),
+        }
     }
 
     fn http_config(&self, addr: SocketAddr) -> HttpConfig {
         let mut config = HttpConfig::new(addr).stateless(self.stateless).max_body_bytes(self.max_body_bytes);
+        if let Some(token) = &self.token {
+            config = config.authenticator(StaticTokens::new().token(token, Identity::new("billing-client")));
+        }
         for origin in &self.allowed_origins {
             config = config.allowed_origin(origin);
         }
@@ -82,6 +123,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match cli.http {
         Some(addr) => runtime.block_on(serve_http(server, cli.http_config(addr))),
         None => {
+            if cli.token.is_some() {
+                tracing::info!("--token / BILLING_TOKEN applies to HTTP only; stdio is local and needs none");
+            }
             tracing::info!(db = %cli.db.display(), "billing-server serving MCP on stdio");
             runtime.block_on(mcp_fusion::serve_stdio(server)).context("serving MCP on stdio")?;
             tracing::info!("client closed stdin; shutting down");

@@ -85,3 +85,46 @@ fn http_only_flags_need_http() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("invalid value 'not-an-address'"));
 }
+
+#[tokio::test]
+async fn a_token_guards_http_calls() {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(dir.path().join("billing.db"))
+        .args(["--http", "127.0.0.1:0"])
+        .env("BILLING_TOKEN", "s3cret-token")
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(url) = line.strip_prefix("billing-server: listening on ") {
+            break url.to_owned();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let get = json!({"action": "get_invoice", "id": "inv_2026_0001"}).as_object().cloned().unwrap();
+    for (token, expected) in
+        [(Some("s3cret-token"), None), (Some("wrong"), Some("UNAUTHORIZED")), (None, Some("AUTH_REQUIRED"))]
+    {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+        let result = client.call_tool(CallToolRequestParams::new("billing").with_arguments(get.clone())).await.unwrap();
+        let text = &result.content[0].as_text().unwrap().text;
+        match expected {
+            None => assert_eq!(result.is_error, Some(false), "{text}"),
+            Some(code) => assert!(text.starts_with(&format!("<tool_error code=\"{code}\"")), "{text}"),
+        }
+        drop(client);
+    }
+    assert!(terminate(&mut child).success());
+}

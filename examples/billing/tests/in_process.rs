@@ -108,7 +108,7 @@ async fn a_database_failure_is_an_internal_error_not_a_tool_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("billing.db");
     let plain = build(&db, &Options::default());
-    let masked = build(&db, &Options { mask_internal_errors: true });
+    let masked = build(&db, &Options { mask_internal_errors: true, ..Options::default() });
     rusqlite::Connection::open(&db).unwrap().execute_batch("DROP TABLE invoices").unwrap();
 
     let result = call(&plain, json!({"action": "get_invoice", "id": "inv_2026_0001"})).await;
@@ -144,4 +144,20 @@ async fn a_void_invoice_is_returned_with_a_warning() {
          <details>\n  <detail key=\"void_reason\">Issued twice; see inv_2026_0005.</detail>\n</details>\n\
          </tool_error>"
     );
+}
+
+#[tokio::test]
+async fn the_rate_limit_flag_limits_each_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        rate_limit: Some(mcp_fusion::RateLimit::new(2, std::time::Duration::from_secs(60))),
+        ..Options::default()
+    };
+    let server = build(&dir.path().join("billing.db"), &options);
+    let get = json!({"action": "get_invoice", "id": "inv_2026_0001"});
+    assert_eq!(call(&server, get.clone()).await.is_error, Some(false));
+    assert_eq!(call(&server, get.clone()).await.is_error, Some(false));
+    let limited = call(&server, get).await;
+    assert_eq!(limited.is_error, Some(true));
+    assert!(text(&limited).starts_with("<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit of billing.get_invoice reached: 2 calls per 60s.</message>"), "{}", text(&limited));
 }

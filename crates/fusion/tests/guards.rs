@@ -1,0 +1,385 @@
+//! The guards, each failing into its exact envelope: concurrency and load shedding, rate
+//! limits, timeouts, cancellation, identity and scopes, the payload cap, deprecation.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_fusion::wire::{ErrorCode, ToolError, parse};
+use mcp_fusion::{Action, AuthError, Caller, Concurrency, Ctx, FusionServer, Group, Identity, RateLimit, RequestInfo};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use support::{call, connect, error_text, texts};
+
+#[derive(Deserialize, JsonSchema)]
+struct Work {
+    millis: u64,
+    #[serde(default)]
+    panic: bool,
+}
+
+#[derive(Default)]
+struct Counters {
+    finished: AtomicUsize,
+}
+
+async fn work(ctx: Ctx<Arc<Counters>>, input: Work) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(input.millis)).await;
+    if input.panic {
+        panic!("worker fell over");
+    }
+    ctx.state().finished.fetch_add(1, Ordering::SeqCst);
+    Ok(format!("worked {} ms", input.millis))
+}
+
+fn object(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+async fn wait_until(mut done: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the condition did not hold within 4 s");
+}
+
+#[tokio::test]
+async fn two_hundred_calls_at_two_active_four_queued_are_all_answered() {
+    let server = FusionServer::builder("load", "1")
+        .group(
+            Group::new("load", "Load.")
+                .concurrency(Concurrency::new(2, 4))
+                .action(Action::new("work", "Work a while.").handler(work)),
+        )
+        .build(Arc::new(Counters::default()))
+        .unwrap();
+    let client = Arc::new(connect(server.clone()).await);
+    let calls: Vec<_> = (0..200)
+        .map(|_| {
+            let client = Arc::clone(&client);
+            tokio::spawn(async move {
+                let request =
+                    CallToolRequestParams::new("load").with_arguments(object(json!({"action": "work", "millis": 30})));
+                client.call_tool(request).await.expect("every call is answered")
+            })
+        })
+        .collect();
+    let mut succeeded = 0;
+    let mut shed = 0;
+    for handle in calls {
+        let result: CallToolResult = handle.await.unwrap();
+        if result.is_error == Some(false) {
+            succeeded += 1;
+            continue;
+        }
+        let envelope = parse(&error_text(&result));
+        assert_eq!(envelope.error.code, ErrorCode::ServerBusy);
+        assert_eq!(envelope.error.retry_after, Some(1));
+        assert_eq!(
+            envelope.error.recovery.as_deref(),
+            Some("Send fewer calls at once: wait for your pending calls to finish, then retry one at a time.")
+        );
+        let message = &envelope.error.message;
+        assert!(
+            message.starts_with("Tool \"load\" is at capacity (")
+                && message.ends_with(" queued). Retry after a short delay.")
+        );
+        assert!(message.contains("(2 active, 4 queued)"), "the guard sheds only when full: {message}");
+        shed += 1;
+    }
+    assert_eq!(succeeded + shed, 200);
+    assert!(succeeded >= 6, "the two running and the four queued succeed: {succeeded}");
+    assert!(shed > 0, "200 calls at once overflow a line of four");
+    let guard = server.concurrency_guard(Some("load")).unwrap();
+    assert_eq!((guard.active(), guard.queued()), (0, 0));
+}
+
+#[tokio::test]
+async fn slots_come_back_after_panics_timeouts_and_cancellations() {
+    let counters = Arc::new(Counters::default());
+    let server = FusionServer::builder("slots", "1")
+        .group(
+            Group::new("slots", "Slots.")
+                .concurrency(Concurrency::new(1, 0))
+                .action(Action::new("work", "Work a while.").timeout(Duration::from_millis(100)).handler(work)),
+        )
+        .build(Arc::clone(&counters))
+        .unwrap();
+    let client = connect(server.clone()).await;
+    let guard = server.concurrency_guard(Some("slots")).unwrap();
+
+    let panicked =
+        parse(&error_text(&call(&client, "slots", json!({"action": "work", "millis": 1, "panic": true})).await));
+    assert_eq!(panicked.error.message, "[slots.work] panicked: worker fell over");
+    assert_eq!((guard.active(), guard.queued()), (0, 0));
+
+    let timed_out = error_text(&call(&client, "slots", json!({"action": "work", "millis": 5000})).await);
+    assert_eq!(
+        timed_out,
+        "<tool_error code=\"TIMEOUT\" severity=\"error\">\n<message>slots.work did not finish within 100 ms.</message>\n\
+         <recovery>The action may have partly run: check its effect with a read action before calling it again.</recovery>\n\
+         </tool_error>"
+    );
+    assert_eq!((guard.active(), guard.queued()), (0, 0));
+
+    // The client gives up after 50 ms: rmcp sends notifications/cancelled, the handler stops.
+    let request = CallToolRequestParams::new("slots").with_arguments(object(json!({"action": "work", "millis": 80})));
+    assert!(tokio::time::timeout(Duration::from_millis(50), client.call_tool(request)).await.is_err());
+    wait_until(|| guard.active() == 0).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(counters.finished.load(Ordering::SeqCst), 0, "the cancelled handler did not run to its end");
+
+    let after = call(&client, "slots", json!({"action": "work", "millis": 1})).await;
+    assert_eq!(texts(&after), ["worked 1 ms"]);
+    assert_eq!((guard.active(), guard.queued()), (0, 0));
+}
+
+#[tokio::test]
+async fn an_idempotent_action_times_out_with_a_safe_retry() {
+    let server = FusionServer::builder("t", "1")
+        .timeout(Duration::from_millis(50))
+        .group(Group::new("t", "T.").action(Action::new("work", "Work.").idempotent().handler(work)))
+        .build(Arc::new(Counters::default()))
+        .unwrap();
+    let result =
+        server.call("t", Some(object(json!({"action": "work", "millis": 5000}))), RequestInfo::default()).await;
+    let envelope = parse(&error_text(&result));
+    assert_eq!(envelope.error.code, ErrorCode::Timeout);
+    assert_eq!(envelope.error.recovery.as_deref(), Some("Retry the call; repeating this action is safe."));
+}
+
+#[tokio::test]
+async fn rate_limits_are_exact_under_concurrent_calls() {
+    let server =
+        FusionServer::builder("rl", "1")
+            .group(Group::new("rl", "Rate limited.").action(
+                Action::new("hit", "Hit.").rate_limit(RateLimit::new(5, Duration::from_secs(60))).handler(work),
+            ))
+            .build(Arc::new(Counters::default()))
+            .unwrap();
+    let client = Arc::new(connect(server).await);
+    let calls: Vec<_> = (0..30)
+        .map(|_| {
+            let client = Arc::clone(&client);
+            tokio::spawn(async move {
+                let request =
+                    CallToolRequestParams::new("rl").with_arguments(object(json!({"action": "hit", "millis": 0})));
+                client.call_tool(request).await.unwrap()
+            })
+        })
+        .collect();
+    let mut admitted = 0;
+    let mut limited = Vec::new();
+    for handle in calls {
+        let result = handle.await.unwrap();
+        if result.is_error == Some(false) {
+            admitted += 1;
+        } else {
+            limited.push(error_text(&result));
+        }
+    }
+    assert_eq!(admitted, 5);
+    assert_eq!(limited.len(), 25);
+    // A burst of 5 per 60 s, then one call every 12 s.
+    assert_eq!(
+        limited[0],
+        "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit of rl.hit reached: 5 calls per 60s.</message>\n\
+         <recovery>Wait 12 seconds before calling it again; do not retry sooner.</recovery>\n\
+         <details>\n  <detail key=\"limit\">5</detail>\n  <detail key=\"window_seconds\">60</detail>\n</details>\n\
+         <retry_after>12 seconds</retry_after>\n</tool_error>"
+    );
+}
+
+#[tokio::test]
+async fn rate_limits_count_per_session_per_identity_or_globally() {
+    let server = FusionServer::builder("rl", "1")
+        .group(
+            Group::new("rl", "Rate limited.")
+                .action(
+                    Action::new("session", "Per session.")
+                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)))
+                        .handler(work),
+                )
+                .action(
+                    Action::new("identity", "Per identity.")
+                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).per_identity())
+                        .handler(work),
+                )
+                .action(
+                    Action::new("global", "For everyone.")
+                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).global())
+                        .handler(work),
+                ),
+        )
+        .build(Arc::new(Counters::default()))
+        .unwrap();
+    let request = |session: &str, subject: &str| RequestInfo {
+        session_id: Some(session.into()),
+        caller: Caller::Authenticated(Identity::new(subject)),
+        ..RequestInfo::default()
+    };
+    let admitted = |action: &str, session: &str, subject: &str| {
+        let server = server.clone();
+        let (action, info) = (action.to_owned(), request(session, subject));
+        async move {
+            let result = server.call("rl", Some(object(json!({"action": action, "millis": 0}))), info).await;
+            result.is_error == Some(false)
+        }
+    };
+    assert!(admitted("session", "s1", "ana").await);
+    assert!(!admitted("session", "s1", "bob").await);
+    assert!(admitted("session", "s2", "ana").await);
+    assert!(admitted("identity", "s1", "ana").await);
+    assert!(!admitted("identity", "s2", "ana").await);
+    assert!(admitted("identity", "s1", "bob").await);
+    assert!(admitted("global", "s1", "ana").await);
+    assert!(!admitted("global", "s2", "bob").await);
+}
+
+async fn whoami(ctx: Ctx<()>, _input: Empty) -> Result<String, ToolError> {
+    Ok(ctx.call().identity().map(|i| i.subject.clone()).unwrap_or_default())
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Empty {}
+
+fn secured() -> FusionServer {
+    FusionServer::builder("auth", "1")
+        .group(
+            Group::new("acct", "Accounts.")
+                .action(Action::new("read", "Read.").requires_identity().handler(whoami))
+                .action(Action::new("close", "Close.").scope("accounts:close").handler(whoami))
+                .action(Action::new("public", "Anyone.").handler(whoami)),
+        )
+        .build(())
+        .unwrap()
+}
+
+async fn as_caller(server: &FusionServer, action: &str, caller: Caller) -> CallToolResult {
+    let info = RequestInfo { caller, ..RequestInfo::default() };
+    server.call("acct", Some(object(json!({"action": action}))), info).await
+}
+
+#[tokio::test]
+async fn identity_and_scopes() {
+    let server = secured();
+    assert_eq!(
+        error_text(&as_caller(&server, "read", Caller::Anonymous).await),
+        "<tool_error code=\"AUTH_REQUIRED\" severity=\"error\">\n\
+         <message>acct.read needs an authenticated caller, and this call came without credentials.</message>\n\
+         <recovery>Tell the user this action needs them to sign in (the client must send a bearer token); do not retry until then.</recovery>\n\
+         </tool_error>"
+    );
+    assert_eq!(
+        error_text(&as_caller(&server, "read", Caller::Refused(AuthError::Expired)).await),
+        "<tool_error code=\"UNAUTHORIZED\" severity=\"error\">\n\
+         <message>The credentials sent with this call were refused: the bearer token has expired.</message>\n\
+         <recovery>Tell the user to sign in again (the client must send a fresh bearer token); do not retry with the same credentials.</recovery>\n\
+         </tool_error>"
+    );
+    assert_eq!(
+        error_text(
+            &as_caller(&server, "close", Caller::Authenticated(Identity::new("ana").scopes(["accounts:read"]))).await
+        ),
+        "<tool_error code=\"FORBIDDEN\" severity=\"error\">\n\
+         <message>acct.close needs the scope \"accounts:close\", which \"ana\" does not have.</message>\n\
+         <recovery>Do not retry: ask the user for access, or use an action you are allowed to call.</recovery>\n\
+         <details>\n  <detail key=\"required_scope\">accounts:close</detail>\n</details>\n</tool_error>"
+    );
+    let closed =
+        as_caller(&server, "close", Caller::Authenticated(Identity::new("ana").scopes(["accounts:close"]))).await;
+    assert_eq!(texts(&closed), ["ana"]);
+    assert_eq!(texts(&as_caller(&server, "public", Caller::Anonymous).await), [""]);
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Big {
+    repeat: usize,
+}
+
+async fn big(_ctx: Ctx<()>, input: Big) -> Result<String, ToolError> {
+    Ok("é".repeat(input.repeat))
+}
+
+#[tokio::test]
+async fn an_oversized_result_is_cut_with_a_warning() {
+    let server = FusionServer::builder("cap", "1")
+        .max_result_bytes(101)
+        .group(Group::new("cap", "Cap.").action(Action::new("big", "Big.").handler(big)))
+        .build(())
+        .unwrap();
+    let result =
+        server.call("cap", Some(object(json!({"action": "big", "repeat": 500}))), RequestInfo::default()).await;
+    assert_eq!(result.is_error, Some(false));
+    let blocks = texts(&result);
+    // 101 bytes would split the 51st 'é' (two bytes each): 50 whole characters are kept.
+    assert_eq!(blocks[0], "é".repeat(50));
+    assert_eq!(
+        blocks[1],
+        "<tool_error code=\"RESULT_TRUNCATED\" severity=\"warning\">\n<message>The result was cut to 101 of 1000 bytes.</message>\n\
+         <recovery>Ask for less: use a smaller page (limit) or a narrower filter, and paginate.</recovery>\n\
+         <details>\n  <detail key=\"limit_bytes\">101</detail>\n  <detail key=\"result_bytes\">1000</detail>\n</details>\n</tool_error>"
+    );
+    let small = server.call("cap", Some(object(json!({"action": "big", "repeat": 10}))), RequestInfo::default()).await;
+    assert_eq!(texts(&small).len(), 1);
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Search {
+    query: Option<String>,
+    #[deprecated]
+    q: Option<String>,
+    page: Option<u32>,
+}
+
+async fn search(_ctx: Ctx<()>, _input: Search) -> Result<String, ToolError> {
+    Ok("found".into())
+}
+
+#[tokio::test]
+async fn deprecated_actions_and_fields_succeed_with_a_warning() {
+    let server = FusionServer::builder("dep", "1")
+        .group(
+            Group::new("docs", "Docs.")
+                .action(Action::new("search", "Search.").deprecated(Some("docs.find")).handler(search))
+                .action(Action::new("find", "Find.").deprecated_field("page", Some("cursor")).handler(search)),
+        )
+        .build(())
+        .unwrap();
+    let old =
+        server.call("docs", Some(object(json!({"action": "search", "query": "x"}))), RequestInfo::default()).await;
+    assert_eq!(old.is_error, Some(false));
+    assert_eq!(
+        texts(&old),
+        [
+            "found",
+            "<tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>docs.search is deprecated.</message>\n\
+             <recovery>Use docs.find instead.</recovery>\n<available_actions>\n  <action>docs.find</action>\n</available_actions>\n</tool_error>"
+        ]
+    );
+    let fields =
+        server.call("docs", Some(object(json!({"action": "find", "q": "x", "page": 2}))), RequestInfo::default()).await;
+    let warnings: Vec<String> = texts(&fields).into_iter().skip(1).collect();
+    assert_eq!(
+        warnings,
+        [
+            "<tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>The field \"q\" of docs.find is deprecated.</message>\n\
+             <recovery>Stop sending \"q\": it will be removed.</recovery>\n<available_actions>\n  <action>docs.find</action>\n</available_actions>\n\
+             <details>\n  <detail key=\"field\">q</detail>\n</details>\n</tool_error>",
+            "<tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>The field \"page\" of docs.find is deprecated.</message>\n\
+             <recovery>Send \"cursor\" instead of \"page\".</recovery>\n<available_actions>\n  <action>docs.find</action>\n</available_actions>\n\
+             <details>\n  <detail key=\"field\">page</detail>\n</details>\n</tool_error>",
+        ]
+    );
+    let clean =
+        server.call("docs", Some(object(json!({"action": "find", "query": "x"}))), RequestInfo::default()).await;
+    assert_eq!(texts(&clean), ["found"]);
+}
