@@ -147,11 +147,12 @@ mod contract;
 mod escape;
 mod parse;
 mod problem;
+mod report;
 mod severity;
 mod tool_error;
 mod validation;
 
-pub use call_result::CallResult;
+pub use call_result::{CallResult, NotAResult, ParsedResult, parse_call_result};
 pub use code::ErrorCode;
 pub use contract::{CONTRACT_INSTRUCTIONS, ChangeSeverity, ContractAwareness, ContractChange, UnknownChangeSeverity};
 pub use escape::{escape_attr, escape_text, unescape};

@@ -1,0 +1,80 @@
+//! The parsed envelope as one JSON object: the output of `fusion parse --json` (SPEC §4).
+
+use serde_json::{Value, json};
+
+use crate::contract::ContractChange;
+use crate::parse::Envelope;
+
+impl Envelope {
+    /// The envelope as the JSON object of SPEC §4: `is_error`, `code`, `severity`,
+    /// `message`, `recovery`, `available_actions`, `details` (`[[key, value]]`),
+    /// `retry_after`, `fields`, `contract_changes`, `action`. `is_error` is the result's
+    /// flag when known, else `severity != "warning"`.
+    ///
+    /// ```
+    /// let envelope = mcp_fusion_wire::parse("<tool_error code=\"RATE_LIMITED\">\n<message>slow</message>\n<retry_after>3 seconds</retry_after>\n</tool_error>");
+    /// let json = envelope.to_json(None);
+    /// assert_eq!(json["code"], "RATE_LIMITED");
+    /// assert_eq!(json["retry_after"], 3);
+    /// assert_eq!(json["is_error"], true);
+    /// ```
+    pub fn to_json(&self, is_error: Option<bool>) -> Value {
+        let error = &self.error;
+        let changes: &[ContractChange] = self.contract_awareness.as_ref().map_or(&[], |a| &a.changes);
+        json!({
+            "is_error": is_error.unwrap_or_else(|| self.is_error()),
+            "code": error.code.as_str(),
+            "severity": error.severity.as_str(),
+            "message": error.message,
+            "recovery": error.recovery,
+            "available_actions": error.available_actions,
+            "details": error.details.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+            "retry_after": error.retry_after,
+            "fields": self.fields.iter().map(|f| json!({"name": f.name, "text": f.text})).collect::<Vec<_>>(),
+            "contract_changes": changes.iter().map(|c| json!({
+                "severity": c.severity.as_str(),
+                "field": c.field,
+                "description": c.description,
+                "before": c.before,
+                "after": c.after,
+            })).collect::<Vec<_>>(),
+            "action": self.action,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ChangeSeverity, ContractAwareness, ContractChange, Envelope, FieldProblem, ValidationError, parse};
+    use serde_json::json;
+
+    #[test]
+    fn validation_error_with_contract_changes() {
+        let error = ValidationError::new("billing.get_invoice")
+            .field(FieldProblem { name: "id".into(), text: "bad.".into() })
+            .with_contract_awareness(ContractAwareness {
+                tool: "billing".into(),
+                action: "billing.get_invoice".into(),
+                changes: vec![ContractChange {
+                    severity: ChangeSeverity::Breaking,
+                    field: "f".into(),
+                    description: "d".into(),
+                    before: None,
+                    after: Some("[]".into()),
+                }],
+            });
+        assert_eq!(
+            parse(&error.render()).to_json(None),
+            json!({
+                "is_error": true, "code": "VALIDATION_ERROR", "severity": "error",
+                "message": "Invalid arguments for billing.get_invoice.",
+                "recovery": "Fix the fields above and call the tool again. Do not explain the error.",
+                "available_actions": [], "details": [], "retry_after": null,
+                "fields": [{"name": "id", "text": "bad."}],
+                "contract_changes": [{"severity": "BREAKING", "field": "f", "description": "d", "before": null, "after": "[]"}],
+                "action": "billing.get_invoice",
+            })
+        );
+        let _ = Envelope::from(error);
+    }
+}
