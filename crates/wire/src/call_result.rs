@@ -52,7 +52,8 @@ impl std::error::Error for NotAResult {}
 /// assert_eq!(parsed.envelope.error.message, "gone");
 /// ```
 pub fn parse_call_result(result: &Value) -> Result<ParsedResult, NotAResult> {
-    let object = result.as_object().ok_or_else(|| NotAResult(format!("expected a JSON object, found {}", kind(result))))?;
+    let object =
+        result.as_object().ok_or_else(|| NotAResult(format!("expected a JSON object, found {}", kind(result))))?;
     let content = match object.get("content") {
         Some(Value::Array(content)) => content,
         Some(other) => return Err(NotAResult(format!("\"content\" is {}, expected an array of blocks", kind(other)))),
