@@ -1,0 +1,37 @@
+//! Envelopes as a person reads them.
+
+use std::fmt::Write as _;
+
+use mcp_fusion_wire::Envelope;
+
+/// The error as readable text: code and message, then recovery, actions, details, fields
+/// and contract changes, each on its own lines.
+pub fn envelope(envelope: &Envelope) -> String {
+    let error = &envelope.error;
+    let mut out = format!("{} ({}): {}\n", error.code, error.severity, error.message.trim());
+    if let Some(recovery) = &error.recovery {
+        let _ = writeln!(out, "  recovery: {}", recovery.trim());
+    }
+    if !error.available_actions.is_empty() {
+        let _ = writeln!(out, "  available actions: {}", error.available_actions.join(", "));
+    }
+    for (key, value) in &error.details {
+        let _ = writeln!(out, "  detail {key}: {value}");
+    }
+    if let Some(seconds) = error.retry_after {
+        let _ = writeln!(out, "  retry after: {seconds} s");
+    }
+    if !envelope.fields.is_empty() {
+        out.push_str("  fields:\n");
+        for field in &envelope.fields {
+            let _ = writeln!(out, "    {}: {}", field.name, field.text);
+        }
+    }
+    if let Some(awareness) = &envelope.contract_awareness {
+        let _ = writeln!(out, "  contract changes of {}:", awareness.action);
+        for change in &awareness.changes {
+            let _ = writeln!(out, "    {} {}: {}", change.severity, change.field, change.description);
+        }
+    }
+    out
+}

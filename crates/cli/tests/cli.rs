@@ -1,0 +1,181 @@
+//! `fusion call` and `fusion parse`, run as a user runs them.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+const FUSION: &str = env!("CARGO_BIN_EXE_fusion");
+
+fn fusion(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(FUSION)
+        .args(args)
+        .env_remove("FUSION_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fusion");
+    child.stdin.take().unwrap().write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The demo binary, built into the same target directory as `fusion`.
+fn billing_server() -> PathBuf {
+    let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "billing-server"]).status().unwrap();
+    assert!(built.success(), "cargo build -p billing-server");
+    Path::new(FUSION).with_file_name("billing-server")
+}
+
+#[test]
+fn parse_prints_the_envelope_as_json() {
+    let text = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>No invoice.</message>\n\
+                <recovery>List first.</recovery>\n<available_actions>\n  <action>billing.list_invoices</action>\n</available_actions>\n\
+                <details>\n  <detail key=\"requestedId\">inv_9</detail>\n</details>\n<retry_after>3 seconds</retry_after>\n</tool_error>";
+    let output = fusion(&["parse"], Some(text));
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        printed,
+        json!({
+            "is_error": true, "code": "NOT_FOUND", "severity": "error", "message": "No invoice.",
+            "recovery": "List first.", "available_actions": ["billing.list_invoices"],
+            "details": [["requestedId", "inv_9"]], "retry_after": 3, "fields": [], "contract_changes": [], "action": null,
+        })
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("envelope.txt");
+    std::fs::write(&file, text).unwrap();
+    let from_file = fusion(&["parse", "--json", file.to_str().unwrap()], None);
+    assert_eq!(serde_json::from_str::<Value>(&stdout(&from_file)).unwrap(), printed);
+}
+
+#[test]
+fn parse_reads_a_call_tool_result() {
+    let result = json!({"content": [
+        {"type": "text", "text": "<tool_error code=\"DEPRECATED\" severity=\"warning\">"},
+        {"type": "text", "text": "<message>old</message>\n</tool_error>"}
+    ], "isError": false});
+    let output = fusion(&["parse"], Some(&result.to_string()));
+    let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        (&printed["is_error"], &printed["code"], &printed["message"]),
+        (&json!(false), &json!("DEPRECATED"), &json!("old"))
+    );
+    let plain = fusion(&["parse"], Some("connection refused"));
+    let printed: Value = serde_json::from_str(&stdout(&plain)).unwrap();
+    assert_eq!((&printed["code"], &printed["message"]), (&json!("UNKNOWN"), &json!("connection refused")));
+}
+
+#[test]
+fn parse_garbage_is_a_clear_error() {
+    let not_a_result = fusion(&["parse"], Some("{\"jsonrpc\": \"2.0\"}"));
+    assert_eq!(not_a_result.status.code(), Some(2));
+    assert_eq!(stderr(&not_a_result), "fusion: error: not an MCP CallToolResult: it has no \"content\" array\n");
+    let missing = fusion(&["parse", "/no/such/file"], None);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).starts_with("fusion: error: reading /no/such/file: "), "{}", stderr(&missing));
+}
+
+#[test]
+fn call_over_stdio_prints_results_and_errors() {
+    let server = billing_server();
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("'{}' --db '{}'", server.display(), dir.path().join("billing.db").display());
+
+    let found = fusion(&["call", "--stdio", &command, "billing.get_invoice", r#"{"id": "inv_2026_0001"}"#], None);
+    assert!(found.status.success(), "{}", stderr(&found));
+    let invoice: Value = serde_json::from_str(&stdout(&found)).unwrap();
+    assert_eq!(invoice["id"], "inv_2026_0001");
+
+    let missing = fusion(&["call", "--stdio", &command, "billing.get_invoice", r#"{"id": "inv_2026_9999"}"#], None);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        stdout(&missing),
+        "error: NOT_FOUND (error): No invoice with id \"inv_2026_9999\".\n  recovery: List invoices first, then retry with a real ID.\n  \
+         available actions: billing.list_invoices\n  detail requestedId: inv_2026_9999\n"
+    );
+
+    let invalid = fusion(
+        &[
+            "call",
+            "--stdio",
+            &command,
+            "--json",
+            "billing.create_invoice",
+            r#"{"customer_email": "x", "amount_cents": 5, "currency": "EUR"}"#,
+        ],
+        None,
+    );
+    assert_eq!(invalid.status.code(), Some(1));
+    let printed: Value = serde_json::from_str(&stdout(&invalid)).unwrap();
+    assert_eq!(printed["code"], "VALIDATION_ERROR");
+    assert_eq!(printed["action"], "billing.create_invoice");
+    assert_eq!(printed["fields"][0]["name"], "customer_email");
+
+    let warned =
+        fusion(&["call", "--stdio", &command, "--json", "billing.get_invoice", r#"{"id": "inv_2026_0004"}"#], None);
+    assert!(warned.status.success());
+    let printed: Value = serde_json::from_str(&stdout(&warned)).unwrap();
+    assert_eq!(printed["is_error"], false);
+    assert_eq!(printed["value"]["status"], "void");
+    assert_eq!(printed["warnings"][0]["code"], "INVOICE_VOID");
+}
+
+#[tokio::test]
+async fn call_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = billing_server::Store::open(&dir.path().join("billing.db")).unwrap();
+    let server = billing_server::server(store, &billing_server::Options::default()).unwrap();
+    let config = mcp_fusion::http::HttpConfig::new("127.0.0.1:0".parse().unwrap());
+    let http = mcp_fusion::http::HttpServer::bind(server, config).await.unwrap();
+    let url = format!("http://{}/mcp", http.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(http.serve(async move {
+        let _ = stopped.await;
+    }));
+    let output = tokio::task::spawn_blocking(move || {
+        fusion(&["call", "--url", &url, "--json", "billing.list_invoices", r#"{"limit": 2}"#], None)
+    })
+    .await
+    .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(printed["value"]["invoices"].as_array().unwrap().len(), 2);
+    let _ = stop.send(());
+    serving.await.unwrap().unwrap();
+}
+
+#[test]
+fn bad_invocations_say_what_to_do() {
+    let both = fusion(&["call", "--stdio", "x", "--url", "http://y", "a.b"], None);
+    assert_eq!(both.status.code(), Some(2));
+    assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
+    let neither = fusion(&["call", "a.b"], None);
+    assert_eq!(neither.status.code(), Some(2));
+    let not_json = fusion(&["call", "--url", "http://127.0.0.1:9/mcp", "a.b", "{id: 1}"], None);
+    assert_eq!(not_json.status.code(), Some(2));
+    assert!(
+        stderr(&not_json).starts_with("fusion: error: the arguments are not JSON: {id: 1}"),
+        "{}",
+        stderr(&not_json)
+    );
+    let not_object = fusion(&["call", "--url", "http://127.0.0.1:9/mcp", "a.b", "[1]"], None);
+    assert!(stderr(&not_object).contains("must be a JSON object"), "{}", stderr(&not_object));
+    let unreachable = fusion(&["call", "--url", "http://127.0.0.1:9/mcp", "a.b"], None);
+    assert_eq!(unreachable.status.code(), Some(2));
+    assert!(
+        stderr(&unreachable).starts_with("fusion: error: connecting to http://127.0.0.1:9/mcp"),
+        "{}",
+        stderr(&unreachable)
+    );
+}
