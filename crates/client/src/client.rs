@@ -134,13 +134,7 @@ impl FusionClient {
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Map::new(),
-            other => {
-                return Err(FusionClientError::Protocol {
-                    code: -32602,
-                    message: format!("the arguments of {action} must be a JSON object, not {other}"),
-                    data: None,
-                });
-            }
+            found => return Err(FusionClientError::Arguments { action: action.to_owned(), found }),
         };
         let route = self.routes.resolve(action).ok_or_else(|| FusionClientError::NoSuchAction {
             action: action.to_owned(),

@@ -26,6 +26,14 @@ pub enum FusionClientError {
     /// The connection failed or closed.
     #[error("transport failure: {0}")]
     Transport(String),
+    /// The arguments given are not a JSON object.
+    #[error("the arguments of {action} must be a JSON object, not {found}")]
+    Arguments {
+        /// The action called.
+        action: String,
+        /// What was given.
+        found: Value,
+    },
     /// No tool of the server serves the action.
     #[error("no tool serves {action:?}; the server has: {}", tools.join(", "))]
     NoSuchAction {

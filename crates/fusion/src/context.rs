@@ -19,6 +19,7 @@ pub struct CallInfo {
     pub(crate) cancellation: CancellationToken,
     pub(crate) extensions: Extensions,
     pub(crate) peer: Option<Peer<RoleServer>>,
+    pub(crate) peer_accepts_requests: bool,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) caller: Caller,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
@@ -32,6 +33,7 @@ impl CallInfo {
             client: request.client,
             cancellation: request.cancellation,
             extensions: request.extensions,
+            peer_accepts_requests: request.peer_accepts_requests,
             peer: request.peer,
             progress_token: request.progress_token,
             caller: request.caller,
@@ -73,9 +75,11 @@ impl CallInfo {
     }
 
     /// The client connection, to send it requests of its own (sampling, elicitation, roots) or
-    /// notifications. Absent when the call did not come through a transport.
+    /// notifications. Absent when the call did not come through a transport, and over
+    /// stateless HTTP, where a request to the client has no way to reach it (it would wait
+    /// forever). Check the client's capabilities before asking it for something.
     pub fn peer(&self) -> Option<&Peer<RoleServer>> {
-        self.peer.as_ref()
+        self.peer.as_ref().filter(|_| self.peer_accepts_requests)
     }
 
     /// Reports progress, when the client asked for it (a `progressToken` in the request's
@@ -114,6 +118,8 @@ pub struct RequestInfo {
     pub extensions: Extensions,
     /// The client connection.
     pub peer: Option<Peer<RoleServer>>,
+    /// Whether requests sent to the peer can reach the client (not over stateless HTTP).
+    pub peer_accepts_requests: bool,
     /// The `progressToken` of the request's `_meta`, if the client wants progress.
     pub progress_token: Option<ProgressToken>,
     /// Who is calling, as the transport's authenticator found.
@@ -128,6 +134,7 @@ impl Default for RequestInfo {
             cancellation: CancellationToken::new(),
             extensions: Extensions::default(),
             peer: None,
+            peer_accepts_requests: false,
             progress_token: None,
             caller: Caller::Anonymous,
         }

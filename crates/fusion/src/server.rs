@@ -573,10 +573,12 @@ fn request_info(context: RequestContext<RoleServer>) -> RequestInfo {
         .cloned()
         .unwrap_or(Caller::Anonymous);
     RequestInfo {
-        session_id,
+        session_id: session_id.clone(),
         client: context.client_info(),
         cancellation: context.ct.clone(),
         progress_token: context.meta.get_progress_token(),
+        // Over HTTP without a session (stateless), nothing carries a request to the client.
+        peer_accepts_requests: context.extensions.get::<http::request::Parts>().is_none() || session_id.is_some(),
         peer: Some(context.peer.clone()),
         caller,
         extensions: context.extensions,

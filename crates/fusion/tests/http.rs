@@ -40,7 +40,9 @@ async fn slow(_ctx: Ctx<()>, input: Slow) -> Result<String, ToolError> {
 }
 
 async fn session(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
-    Ok(ctx.call().session_id().unwrap_or("none").to_owned())
+    // Requests to the client reach it only where there is a session to carry them.
+    let peer = if ctx.call().peer().is_some() { "peer" } else { "no peer" };
+    Ok(format!("{} {peer}", ctx.call().session_id().unwrap_or("none")))
 }
 
 async fn whoami(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
@@ -121,14 +123,15 @@ async fn drive_a_client(url: String) -> String {
 async fn stateful_sessions() {
     let running = Running::start(loopback()).await;
     let session = drive_a_client(running.url()).await;
-    assert_eq!(session.len(), 36, "a session id: {session}");
+    let (id, peer) = session.split_once(' ').unwrap();
+    assert_eq!((id.len(), peer), (36, "peer"), "a session id and a peer: {session}");
     running.shutdown().await.unwrap();
 }
 
 #[tokio::test]
 async fn stateless_mode_needs_no_session() {
     let running = Running::start(loopback().stateless(true)).await;
-    assert_eq!(drive_a_client(running.url()).await, "none");
+    assert_eq!(drive_a_client(running.url()).await, "none no peer");
     // Any request stands alone: a tools/call with no initialize and no session header.
     let response = post(&running.url(), None, &call_frame(1, "echo", json!({"text": "alone"}))).await;
     assert_eq!(response.status(), 200);

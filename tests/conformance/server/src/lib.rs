@@ -6,15 +6,24 @@
 //! the flat exposition with the separator `_`, so the action `simple_text` of the group `test` is
 //! the tool `test_simple_text`.
 //!
-//! Only the fixtures this framework can serve are here. The scenarios whose fixtures need what
-//! the framework does not have (image/audio/resource content blocks, log and progress
-//! notifications from a handler, sampling, elicitation, resources, prompts, completions) are
-//! listed in `tests/conformance/baseline.json` or in `tests/conformance/README.md`.
+//! Every tool scenario of the suite has its fixture here: text, error, image, audio, embedded
+//! resource and mixed content blocks, progress notifications, and requests to the client
+//! (sampling, elicitation, with the SEP-1034 defaults and the SEP-1330 enum shapes). What the
+//! framework does not offer (resources, prompts, completions, logging) is listed in
+//! `tests/conformance/baseline.json`.
 
 use std::borrow::Cow;
+use std::fmt::Display;
+use std::time::Duration;
 
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, BuildError, Ctx, Exposition, FusionServer, Group};
+use rmcp::model::{
+    ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema, EnumSchema, LegacyEnumSchema,
+    PrimitiveSchemaDefinition, ResourceContents, ServerRequest,
+};
+use rmcp::service::ServiceError;
+use rmcp::{Peer, RoleServer};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 
@@ -24,8 +33,50 @@ pub const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
 /// The message of `test_error_handling`'s error (scenario `tools-call-error`).
 pub const ERROR_MESSAGE: &str = "This tool intentionally returns an error for testing";
 
+/// A 1x1 red pixel, PNG, base64 (69 bytes decoded).
+pub const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
+
+/// Eight samples of silence: WAV, PCM 8-bit mono 8 kHz, base64 (52 bytes decoded).
+pub const SILENT_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+/// The URI of `test_embedded_resource`'s resource (scenario `tools-call-embedded-resource`).
+pub const EMBEDDED_URI: &str = "test://embedded-resource";
+
+/// The text of `test_embedded_resource`'s resource.
+pub const EMBEDDED_TEXT: &str = "This is an embedded resource content.";
+
+/// The URI of the resource in `test_multiple_content_types` (scenario `tools-call-mixed-content`).
+pub const MIXED_URI: &str = "test://mixed-content-resource";
+
+/// The progress values `test_tool_with_progress` reports, of [`PROGRESS_TOTAL`].
+pub const PROGRESS_STEPS: [f64; 3] = [0.0, 50.0, 100.0];
+
+/// The total of `test_tool_with_progress`'s progress notifications.
+pub const PROGRESS_TOTAL: f64 = 100.0;
+
+/// How long a call may take: it bounds the wait for a client that never answers a sampling or
+/// elicitation request (the suite's client gives up after 60 s).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The `maxTokens` of `test_sampling`'s `sampling/createMessage`.
+pub const SAMPLING_MAX_TOKENS: u32 = 100;
+
 /// The tool names the suite calls, in `tools/list` order.
-pub const TOOL_NAMES: &[&str] = &["test_simple_text", "test_error_handling", "json_schema_2020_12_tool"];
+pub const TOOL_NAMES: &[&str] = &[
+    "test_simple_text",
+    "test_error_handling",
+    "test_image_content",
+    "test_audio_content",
+    "test_embedded_resource",
+    "test_multiple_content_types",
+    "test_tool_with_progress",
+    "test_sampling",
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
+    "json_schema_2020_12_tool",
+];
 
 /// No arguments: the suite calls these tools with `{}` or with no `arguments` at all.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -41,6 +92,215 @@ async fn simple_text(_ctx: Ctx<()>, _input: NoArgs) -> Result<&'static str, Tool
 async fn error_handling(_ctx: Ctx<()>, _input: NoArgs) -> Result<&'static str, ToolError> {
     Err(ToolError::new("TEST_ERROR", ERROR_MESSAGE)
         .suggest("Nothing to fix: this conformance fixture fails on purpose; do not retry."))
+}
+
+/// `test_image_content`: one `image` block (`image/png`).
+async fn image_content(_ctx: Ctx<()>, _input: NoArgs) -> Result<ContentBlock, ToolError> {
+    Ok(ContentBlock::image(RED_PIXEL_PNG, "image/png"))
+}
+
+/// `test_audio_content`: one `audio` block (`audio/wav`).
+async fn audio_content(_ctx: Ctx<()>, _input: NoArgs) -> Result<ContentBlock, ToolError> {
+    Ok(ContentBlock::audio(SILENT_WAV, "audio/wav"))
+}
+
+/// `test_embedded_resource`: one `resource` block with a `text/plain` resource.
+async fn embedded_resource(_ctx: Ctx<()>, _input: NoArgs) -> Result<ContentBlock, ToolError> {
+    Ok(ContentBlock::resource(ResourceContents::text(EMBEDDED_TEXT, EMBEDDED_URI).with_mime_type("text/plain")))
+}
+
+/// `test_multiple_content_types`: a text, an image and a resource block, in that order.
+async fn multiple_content_types(_ctx: Ctx<()>, _input: NoArgs) -> Result<Vec<ContentBlock>, ToolError> {
+    Ok(vec![
+        ContentBlock::text("Multiple content types test:"),
+        ContentBlock::image(RED_PIXEL_PNG, "image/png"),
+        ContentBlock::resource(
+            ResourceContents::text(r#"{"test":"data","value":123}"#, MIXED_URI).with_mime_type("application/json"),
+        ),
+    ])
+}
+
+/// `test_tool_with_progress`: reports 0, 50 and 100 of 100, about 50 ms apart (only when the
+/// request carried a `progressToken`; the delays happen either way).
+async fn tool_with_progress(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    for (i, progress) in PROGRESS_STEPS.into_iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ctx.progress(progress, Some(PROGRESS_TOTAL), None).await;
+    }
+    Ok(format!("Progress test completed: {} steps reported", PROGRESS_STEPS.len()))
+}
+
+/// The client connection, if the call came through a transport and the client declared
+/// `capability` (checked by `declared`).
+fn client_peer<'a>(
+    ctx: &'a Ctx<()>,
+    capability: &str,
+    declared: impl FnOnce(&rmcp::model::ClientCapabilities) -> bool,
+) -> Result<&'a Peer<RoleServer>, ToolError> {
+    let peer = ctx.call().peer().ok_or_else(|| {
+        ToolError::new("CLIENT_UNREACHABLE", format!("This call has no client connection to send {capability} to."))
+            .suggest("Call this tool over an MCP transport (stdio or HTTP).")
+    })?;
+    if !peer.peer_info().is_some_and(|info| declared(&info.capabilities)) {
+        // Stateless HTTP has no session: rmcp gives every request empty client capabilities, and
+        // a request to the client could not be answered anyway.
+        return Err(ToolError::new(
+            "CLIENT_CAPABILITY_MISSING",
+            format!("The client did not declare the {capability} capability on this session."),
+        )
+        .suggest(format!(
+            "Use a client that declares `{capability}` at initialize, over a session (stdio or stateful HTTP)."
+        )));
+    }
+    Ok(peer)
+}
+
+/// A failed request to the client, as a tool error.
+fn client_request_failed(what: &str, error: ServiceError) -> ToolError {
+    ToolError::new("CLIENT_REQUEST_FAILED", format!("The client did not answer {what}: {error}"))
+}
+
+/// A schema the fixture could not build (a bug of the fixture).
+fn schema_bug(error: impl Display) -> ToolError {
+    ToolError::new("INTERNAL_ERROR", format!("The fixture built an invalid elicitation schema: {error}"))
+}
+
+/// The input of `test_sampling`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingArgs {
+    /// The prompt to send to the client's LLM.
+    pub prompt: String,
+}
+
+/// `test_sampling`: asks the client's LLM (`sampling/createMessage`, the prompt as one user
+/// message, `maxTokens` 100) and returns its text.
+#[expect(deprecated, reason = "rmcp 3.11 deprecates sampling (SEP-2577); the suite still tests it")]
+async fn sampling(ctx: Ctx<()>, input: SamplingArgs) -> Result<String, ToolError> {
+    use rmcp::model::{CreateMessageRequestParams, SamplingMessage};
+
+    let peer = client_peer(&ctx, "sampling", |capabilities| capabilities.sampling.is_some())?;
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(input.prompt)], SAMPLING_MAX_TOKENS);
+    let result = peer.create_message(params).await.map_err(|error| client_request_failed("sampling", error))?;
+    let text: Vec<String> = result
+        .message
+        .content
+        .into_vec()
+        .into_iter()
+        .map(|block| block.as_text().map_or_else(|| "[non-text content]".to_owned(), |t| t.text.clone()))
+        .collect();
+    Ok(format!("LLM response: {}", text.join(" ")))
+}
+
+/// Sends `elicitation/create` with a form and returns the client's answer.
+async fn elicit(
+    ctx: &Ctx<()>,
+    message: impl Into<String>,
+    requested_schema: ElicitationSchema,
+) -> Result<ElicitResult, ToolError> {
+    let peer = client_peer(ctx, "elicitation", |capabilities| capabilities.elicitation.is_some())?;
+    let params = ElicitRequestParams::FormElicitationParams { meta: None, message: message.into(), requested_schema };
+    // `Peer::create_elicitation` exists only with rmcp's `elicitation` feature (it pulls in the
+    // `url` crate, which would change Cargo.lock); the request and its types do not need it.
+    let request = ServerRequest::ElicitRequest(ElicitRequest::new(params));
+    match peer.send_request(request).await.map_err(|error| client_request_failed("elicitation", error))? {
+        rmcp::model::ClientResult::ElicitResult(result) => Ok(result),
+        other => Err(ToolError::new(
+            "CLIENT_REQUEST_FAILED",
+            format!("The client answered elicitation/create with something else: {other:?}"),
+        )),
+    }
+}
+
+/// `action=accept, content={...}` of an elicitation result.
+fn describe(result: &ElicitResult) -> String {
+    let action = serde_json::to_value(&result.action).unwrap_or_default();
+    let action = action.as_str().unwrap_or("unknown");
+    let content = result.content.as_ref().map_or_else(|| "null".to_owned(), ToString::to_string);
+    format!("action={action}, content={content}")
+}
+
+/// The input of `test_elicitation`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ElicitationArgs {
+    /// The message to show the user.
+    pub message: String,
+}
+
+/// The form of `test_elicitation`: required strings `username` and `email`.
+pub fn user_form() -> Result<ElicitationSchema, &'static str> {
+    ElicitationSchema::builder()
+        .required_string_property("username", |s| s.description("User's response"))
+        .required_string_property("email", |s| s.description("User's email address"))
+        .build()
+}
+
+/// `test_elicitation`: asks the user for a username and an email.
+async fn elicitation(ctx: Ctx<()>, input: ElicitationArgs) -> Result<String, ToolError> {
+    let result = elicit(&ctx, input.message, user_form().map_err(schema_bug)?).await?;
+    Ok(format!("User response: {}", describe(&result)))
+}
+
+/// The form of `test_elicitation_sep1034_defaults`: a default for every primitive type
+/// (SEP-1034).
+pub fn defaults_form() -> Result<ElicitationSchema, String> {
+    let status = EnumSchema::builder(vec!["active".into(), "inactive".into(), "pending".into()])
+        .description("Account status")
+        .with_default("active")?
+        .build();
+    Ok(ElicitationSchema::builder()
+        .string_property("name", |s| s.description("User name").with_default("John Doe"))
+        .integer_property("age", |s| s.description("User age").with_default(30))
+        .number_property("score", |s| s.description("User score").with_default(95.5))
+        .optional_enum_schema("status", status)
+        .bool_property("verified", |s| s.description("Verification status").with_default(true))
+        .build()?)
+}
+
+/// `test_elicitation_sep1034_defaults`: a form whose fields all have defaults.
+async fn elicitation_sep1034_defaults(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    let form = defaults_form().map_err(schema_bug)?;
+    let result = elicit(&ctx, "Please review and update the form fields with defaults", form).await?;
+    Ok(format!("Elicitation completed: {}", describe(&result)))
+}
+
+/// The form of `test_elicitation_sep1330_enums`: the five enum shapes of SEP-1330.
+pub fn enums_form() -> Result<ElicitationSchema, String> {
+    let strings = |values: &[&str]| values.iter().map(|v| (*v).to_owned()).collect::<Vec<String>>();
+    let options = strings(&["option1", "option2", "option3"]);
+    let untitled_single = EnumSchema::builder(options.clone()).description("Untitled single-select").build();
+    let titled_single = EnumSchema::builder(strings(&["value1", "value2", "value3"]))
+        .description("Titled single-select")
+        .enum_titles(strings(&["First Option", "Second Option", "Third Option"]))?
+        .build();
+    // The deprecated `enumNames` form: rmcp models it (`LegacyEnumSchema`) but has no builder
+    // for it, so its public fields are set directly.
+    let mut legacy = LegacyEnumSchema::new(strings(&["opt1", "opt2", "opt3"]));
+    legacy.description = Some(Cow::Borrowed("Legacy titled enum (enumNames)"));
+    legacy.enum_names = Some(strings(&["Option One", "Option Two", "Option Three"]));
+    let untitled_multi = EnumSchema::builder(options).description("Untitled multi-select").multiselect().build();
+    let titled_multi = EnumSchema::builder(strings(&["value1", "value2", "value3"]))
+        .description("Titled multi-select")
+        .multiselect()
+        .enum_titles(strings(&["First Choice", "Second Choice", "Third Choice"]))?
+        .build();
+    Ok(ElicitationSchema::builder()
+        .optional_enum_schema("untitledSingle", untitled_single)
+        .optional_enum_schema("titledSingle", titled_single)
+        .property("legacyEnum", PrimitiveSchemaDefinition::Enum(EnumSchema::Legacy(legacy)))
+        .optional_enum_schema("untitledMulti", untitled_multi)
+        .optional_enum_schema("titledMulti", titled_multi)
+        .build()?)
+}
+
+/// `test_elicitation_sep1330_enums`: a form with every enum shape.
+async fn elicitation_sep1330_enums(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    let form = enums_form().map_err(schema_bug)?;
+    let result = elicit(&ctx, "Please select options from the enum fields", form).await?;
+    Ok(format!("Elicitation completed: {}", describe(&result)))
 }
 
 /// The input of `json_schema_2020_12_tool` (scenario `json-schema-2020-12`, SEP-1613, in the
@@ -109,6 +369,73 @@ pub fn server() -> Result<FusionServer, BuildError> {
             Action::new("error_handling", "Always fails with isError: true (conformance scenario tools-call-error).")
                 .read_only()
                 .handler(error_handling),
+        )
+        .action(
+            Action::new("image_content", "Returns one PNG image block (conformance scenario tools-call-image).")
+                .read_only()
+                .handler(image_content),
+        )
+        .action(
+            Action::new("audio_content", "Returns one WAV audio block (conformance scenario tools-call-audio).")
+                .read_only()
+                .handler(audio_content),
+        )
+        .action(
+            Action::new(
+                "embedded_resource",
+                "Returns one embedded text resource (conformance scenario tools-call-embedded-resource).",
+            )
+            .read_only()
+            .handler(embedded_resource),
+        )
+        .action(
+            Action::new(
+                "multiple_content_types",
+                "Returns a text, an image and a resource block (conformance scenario tools-call-mixed-content).",
+            )
+            .read_only()
+            .handler(multiple_content_types),
+        )
+        .action(
+            Action::new(
+                "tool_with_progress",
+                "Reports progress 0, 50, 100 of 100 (conformance scenario tools-call-with-progress).",
+            )
+            .read_only()
+            .handler(tool_with_progress),
+        )
+        .action(
+            Action::new(
+                "sampling",
+                "Asks the client's LLM to answer the prompt (conformance scenario tools-call-sampling).",
+            )
+            .read_only()
+            .handler(sampling),
+        )
+        .action(
+            Action::new(
+                "elicitation",
+                "Asks the user for a username and an email (conformance scenario tools-call-elicitation).",
+            )
+            .read_only()
+            .handler(elicitation),
+        )
+        .action(
+            Action::new(
+                "elicitation_sep1034_defaults",
+                "Asks the user to confirm a form whose fields have defaults (conformance scenario \
+                 elicitation-sep1034-defaults).",
+            )
+            .read_only()
+            .handler(elicitation_sep1034_defaults),
+        )
+        .action(
+            Action::new(
+                "elicitation_sep1330_enums",
+                "Asks the user to pick from the five enum shapes (conformance scenario elicitation-sep1330-enums).",
+            )
+            .read_only()
+            .handler(elicitation_sep1330_enums),
         );
     let json = Group::new("json", "JSON Schema 2020-12 fixtures of the MCP conformance suite.").action(
         Action::new(
@@ -121,48 +448,11 @@ pub fn server() -> Result<FusionServer, BuildError> {
     FusionServer::builder("fusion-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server of the MCP conformance suite; its tools exist only for the suite.")
         .exposition(Exposition::Flat { separator: "_".into() })
+        .timeout(CALL_TIMEOUT)
         .group(test)
         .group(json)
         .build(())
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use mcp_fusion::RequestInfo;
-    use serde_json::{Value, json};
-
-    #[test]
-    fn exposes_exactly_the_names_the_suite_calls() {
-        let server = server().unwrap();
-        let names: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(names, TOOL_NAMES);
-        assert!(server.tools().iter().all(|t| t.description.as_deref().is_some_and(|d| !d.is_empty())));
-    }
-
-    #[test]
-    fn keeps_the_2020_12_keywords() {
-        let server = server().unwrap();
-        let tool = server.tools().iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap();
-        let schema = Value::Object((*tool.input_schema).clone());
-        assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
-        assert!(schema["$defs"]["address"].is_object());
-        assert_eq!(schema["additionalProperties"], false);
-    }
-
-    #[tokio::test]
-    async fn fixtures_answer_as_the_suite_expects() {
-        let server = server().unwrap();
-        let ok = server.call("test_simple_text", None, RequestInfo::default()).await;
-        assert_eq!(ok.is_error, Some(false));
-        assert_eq!(ok.content[0].as_text().unwrap().text, SIMPLE_TEXT);
-
-        let err = server.call("test_error_handling", Some(Default::default()), RequestInfo::default()).await;
-        assert_eq!(err.is_error, Some(true));
-        assert!(err.content[0].as_text().unwrap().text.contains(ERROR_MESSAGE));
-
-        let args = json!({"name": "Ada", "address": {"street": "1 Loop", "city": "Paris"}});
-        let echo = server.call("json_schema_2020_12_tool", args.as_object().cloned(), RequestInfo::default()).await;
-        assert_eq!(echo.is_error, Some(false), "{:?}", echo.content);
-    }
-}
+mod tests;
