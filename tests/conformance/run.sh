@@ -128,6 +128,10 @@ for version in "${VERSIONS[@]}"; do
 done
 
 CONFORMANCE_PARTIAL=$PARTIAL node "$HERE/compare.mjs" summarize "$HERE/baseline.json" "$OUT" "${VERSIONS[@]}" || FAILED=1
+if ((PARTIAL == 0)); then
+  node "$HERE/report.mjs" "$OUT/summary.json" "$HERE/baseline.json" "$SUITE_VERSION" "$ROOT/docs/conformance.md"
+  say "wrote docs/conformance.md"
+fi
 echo "results: $OUT ($((SECONDS - START)) s)"
 if ((FAILED)); then
   echo "conformance: FAILED" >&2
