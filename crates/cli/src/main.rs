@@ -1,10 +1,12 @@
 //! `fusion`: call actions of an MCP server and read their envelopes, parse envelopes, and
-//! (soon) lock and check tool contracts.
+//! lock, check and diff tool contracts.
 
 mod call;
 mod connect;
+mod governance;
 mod parse;
 mod report;
+mod source;
 
 use std::process::ExitCode;
 
@@ -25,6 +27,12 @@ enum Command {
     Call(call::CallArgs),
     /// Parse an envelope (or an MCP CallToolResult JSON) and print it as JSON.
     Parse(parse::ParseArgs),
+    /// Write the server's tool contracts to the lockfile (`fusion.lock`).
+    Lock(governance::LockArgs),
+    /// Compare the server's contracts with the lockfile: exit 0 up to date, 1 on drift.
+    Check(governance::CheckArgs),
+    /// Show the changes between the lockfile and the server, field by field.
+    Diff(governance::DiffArgs),
 }
 
 fn main() -> ExitCode {
@@ -32,6 +40,9 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Call(args) => call::run(args),
         Command::Parse(args) => parse::run(args),
+        Command::Lock(args) => governance::lock(args),
+        Command::Check(args) => governance::check(args),
+        Command::Diff(args) => governance::diff(args),
     };
     match outcome {
         Ok(code) => code,

@@ -86,6 +86,16 @@ pub(crate) struct Catalog {
     pub discriminator: Option<String>,
 }
 
+impl Catalog {
+    /// The flat tool that exposes action `index`, when the exposition is flat.
+    pub(crate) fn tool_of_action(&self, index: usize) -> Option<&str> {
+        self.routes
+            .iter()
+            .find(|(_, route)| matches!(route, Route::Action(i) if *i == index))
+            .map(|(name, _)| name.as_str())
+    }
+}
+
 /// A group's action names, for routing and for the errors that list them.
 pub(crate) struct GroupRoutes {
     pub name: String,

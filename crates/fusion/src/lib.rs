@@ -13,6 +13,7 @@ mod concurrency;
 mod context;
 mod error;
 mod exposition;
+pub mod governance;
 mod group;
 mod guards;
 mod handler;
@@ -22,6 +23,8 @@ mod in_flight;
 mod input;
 mod middleware;
 pub mod rate_limit;
+#[cfg(feature = "redis")]
+pub mod redis_store;
 mod response;
 mod routing;
 mod schema;
@@ -40,6 +43,8 @@ pub use group::Group;
 pub use input::{ActionInput, DecodeError, FieldIssue, Validate, Validated};
 pub use middleware::{BoxFuture, Call, FromFn, Middleware, Next, from_fn};
 pub use rate_limit::{FailurePolicy, RateLimit};
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisStore, RedisStoreBuilder};
 pub use response::{IntoOutput, Output};
 pub use server::{FusionServer, ServerBuilder, serve_stdio};
 

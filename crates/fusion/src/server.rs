@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use mcp_fusion_wire::{FieldProblem, ToolError, ValidationError};
+use mcp_fusion_wire::{ChangeSeverity, ContractAwareness, FieldProblem, ToolError, ValidationError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -21,6 +21,7 @@ use crate::concurrency::{Concurrency, ConcurrencyGuard};
 use crate::context::{CallInfo, RequestInfo};
 use crate::error::{BuildError, Failure};
 use crate::exposition::{ActionSpec, Catalog, Exposition, GroupSpec};
+use crate::governance::{Lockfile, contracts_of, diff_contracts};
 use crate::group::Group;
 use crate::guards::{ActionGuards, ServerGuards, action_deprecation, cancelled, field_deprecation};
 use crate::handler::Decoder;
@@ -66,9 +67,27 @@ pub struct ServerBuilder<S> {
     timeout: Option<Duration>,
     max_result_bytes: Option<usize>,
     require_identity: bool,
+    lockfile: Option<Lockfile>,
+    awareness_min: ChangeSeverity,
+    awareness_cap: usize,
 }
 
 impl<S: Send + Sync + 'static> ServerBuilder<S> {
+    /// Self-healing: compares the server's contracts with this known-good lockfile when it is
+    /// built, logs the changes, and embeds the changes of an action (BREAKING and RISKY, at
+    /// most five, by default) in the validation errors of that action, so a model calibrated
+    /// on the old contract learns what changed in the same turn.
+    pub fn contract_lockfile(mut self, lockfile: Lockfile) -> ServerBuilder<S> {
+        self.lockfile = Some(lockfile);
+        self
+    }
+
+    /// Which changes the validation errors tell (`min` and more severe), and how many at most.
+    pub fn contract_awareness(mut self, min: ChangeSeverity, cap: usize) -> ServerBuilder<S> {
+        self.awareness_min = min;
+        self.awareness_cap = cap;
+        self
+    }
     /// Limits the calls running at once across the whole server (each tool's own limit
     /// applies first).
     pub fn concurrency(mut self, limits: Concurrency) -> ServerBuilder<S> {
@@ -234,6 +253,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 actions.push(CompiledAction {
                     qualified: Arc::clone(&qualified),
                     guards,
+                    awareness: None,
                     checker,
                     endpoint: handler.endpoint(Arc::clone(&state)),
                     decode: handler.decoder(),
@@ -258,6 +278,29 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             });
         }
         let catalog = Catalog::new(&self.exposition, &groups, &specs)?;
+        if let Some(lockfile) = &self.lockfile {
+            let diff = diff_contracts(&lockfile.contracts, &contracts_of(&catalog.tools));
+            for tool in &diff.tools {
+                for delta in &tool.deltas {
+                    tracing::warn!(tool = %tool.tool, severity = %delta.severity, field = %delta.field, "contract changed: {}", delta.description);
+                }
+            }
+            for (index, action) in actions.iter_mut().enumerate() {
+                let spec = &specs[index];
+                let group = &groups[spec.group].name;
+                let (tool, name) = match catalog.tool_of_action(index) {
+                    Some(flat) => (flat.to_owned(), None),
+                    None => (group.clone(), Some(spec.name.as_str())),
+                };
+                let mut changes: Vec<_> =
+                    diff.action_changes(&tool, name).into_iter().filter(|c| c.severity >= self.awareness_min).collect();
+                changes.sort_by_key(|change| std::cmp::Reverse(change.severity));
+                changes.truncate(self.awareness_cap);
+                if !changes.is_empty() {
+                    action.awareness = Some(ContractAwareness { tool, action: spec.qualified.to_string(), changes });
+                }
+            }
+        }
         Ok(FusionServer {
             inner: Arc::new(Inner {
                 in_flight: InFlight::default(),
@@ -311,6 +354,7 @@ fn deprecated_fields(
 struct CompiledAction {
     qualified: Arc<str>,
     guards: ActionGuards,
+    awareness: Option<ContractAwareness>,
     checker: Checker,
     decode: Decoder,
     endpoint: Endpoint,
@@ -362,6 +406,9 @@ impl FusionServer {
             timeout: None,
             max_result_bytes: None,
             require_identity: false,
+            lockfile: None,
+            awareness_min: ChangeSeverity::Risky,
+            awareness_cap: 5,
         }
     }
 
@@ -413,16 +460,12 @@ impl FusionServer {
         let arguments = Value::Object(arguments);
         let problems = action.checker.check(&arguments);
         if !problems.is_empty() {
-            return validation_result(&action.qualified, problems);
+            return validation_result(action, problems);
         }
         let input = match (action.decode)(&arguments) {
             Ok((input, issues)) if issues.is_empty() => input,
-            Ok((_, issues)) => {
-                return validation_result(&action.qualified, action.checker.rule_problems(issues, &arguments));
-            }
-            Err(error) => {
-                return validation_result(&action.qualified, action.checker.decode_problem(&error, &arguments));
-            }
+            Ok((_, issues)) => return validation_result(action, action.checker.rule_problems(issues, &arguments)),
+            Err(error) => return validation_result(action, action.checker.decode_problem(&error, &arguments)),
         };
         let info = Arc::new(CallInfo::new(Arc::clone(&action.qualified), request));
         let outcome = self.run_guarded(action, &info, arguments, input).await;
@@ -475,8 +518,12 @@ impl FusionServer {
     }
 }
 
-fn validation_result(action: &str, problems: Vec<FieldProblem>) -> CallToolResult {
-    let error = ValidationError { action: action.to_owned(), fields: problems, contract_awareness: None };
+fn validation_result(action: &CompiledAction, problems: Vec<FieldProblem>) -> CallToolResult {
+    let error = ValidationError {
+        action: action.qualified.to_string(),
+        fields: problems,
+        contract_awareness: action.awareness.clone(),
+    };
     envelope_result(error.render(), true, &[])
 }
 

@@ -12,7 +12,8 @@ pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
 
 use std::time::Duration;
 
-use mcp_fusion::{Action, BuildError, Concurrency, FusionServer, Group, RateLimit};
+use mcp_fusion::governance::Lockfile;
+use mcp_fusion::{Action, BuildError, Concurrency, FailurePolicy, FusionServer, Group, RateLimit, RedisStore};
 
 /// How the server behaves beyond its data; one field per command-line switch.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +28,12 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Refuse anonymous calls (set when HTTP requires a bearer token).
     pub require_identity: bool,
+    /// Count the rate limit in this Redis, shared by every replica using it (default: memory).
+    pub rate_limit_store: Option<RedisStore>,
+    /// When the store cannot answer: admit or refuse, and how long to wait for it.
+    pub rate_limit_failure: Option<(FailurePolicy, Duration)>,
+    /// The known-good contracts: changes since are told to the model in validation errors.
+    pub lockfile: Option<Lockfile>,
 }
 
 /// Builds the `billing` server over `store`.
@@ -70,6 +77,15 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     let mut builder = FusionServer::builder("billing-server", env!("CARGO_PKG_VERSION"));
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
+    }
+    if let Some(store) = &options.rate_limit_store {
+        builder = builder.rate_limit_store(store.clone());
+    }
+    if let Some((policy, timeout)) = options.rate_limit_failure {
+        builder = builder.rate_limit_failure(policy, timeout);
+    }
+    if let Some(lockfile) = &options.lockfile {
+        builder = builder.contract_lockfile(lockfile.clone());
     }
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);

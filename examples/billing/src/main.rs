@@ -10,8 +10,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use billing_server::{Options, Store};
 use clap::Parser;
+use mcp_fusion::governance::Lockfile;
 use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
-use mcp_fusion::{Concurrency, Identity, RateLimit, StaticTokens};
+use mcp_fusion::{Concurrency, FailurePolicy, Identity, RateLimit, RedisStore, StaticTokens};
 use tracing_subscriber::EnvFilter;
 
 /// The MCP Fusion demo: invoices in SQLite, every failure an envelope.
@@ -58,6 +59,30 @@ struct Cli {
     /// flag shows in `ps`.
     #[arg(long, env = "BILLING_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Count --rate-limit in this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every
+    /// replica using it, instead of in this process. Redis down (at start too) never blocks a
+    /// call: --redis-failure decides.
+    #[arg(long, env = "BILLING_REDIS_URL", value_name = "URL", hide_env_values = true, requires = "rate_limit")]
+    redis: Option<String>,
+    /// The known-good contracts (`fusion lock`): what changed since is logged at start-up and
+    /// told to the model in the validation errors of the changed actions.
+    #[arg(long, value_name = "PATH")]
+    lockfile: Option<PathBuf>,
+    /// When Redis cannot answer: `open` admits the call, `closed` refuses it with RATE_LIMITED.
+    #[arg(long, value_name = "POLICY", value_enum, default_value_t = RedisFailure::Open, requires = "redis")]
+    redis_failure: RedisFailure,
+    /// How long a call waits for Redis before --redis-failure applies.
+    #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..), requires = "redis")]
+    redis_timeout_ms: u64,
+}
+
+/// What `--redis-failure` chooses.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum RedisFailure {
+    /// Admit the call unchecked: availability first.
+    Open,
+    /// Refuse the call with RATE_LIMITED: the limit first.
+    Closed,
 }
 
 /// `N/SECS`, like `10/60`.
@@ -80,6 +105,16 @@ impl Cli {
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),
             require_identity: self.token.is_some() && self.http.is_some(),
+            // The store is connected and the lockfile read in `run`.
+            rate_limit_store: None,
+            lockfile: None,
+            rate_limit_failure: self.redis.as_ref().map(|_| {
+                let policy = match self.redis_failure {
+                    RedisFailure::Open => FailurePolicy::Open,
+                    RedisFailure::Closed => FailurePolicy::Closed,
+                };
+                (policy, Duration::from_millis(self.redis_timeout_ms))
+            }),
         }
     }
 
@@ -118,8 +153,16 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
     let store = Store::open(&cli.db)?;
-    let server = billing_server::server(store, &cli.options()).context("building the billing server")?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let mut options = cli.options();
+    if let Some(path) = &cli.lockfile {
+        options.lockfile = Some(Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?);
+    }
+    if let Some(url) = &cli.redis {
+        // Fails only on a malformed URL; an unreachable Redis is logged and --redis-failure applies.
+        options.rate_limit_store = Some(runtime.block_on(RedisStore::connect(url.as_str())).context("--redis")?);
+    }
+    let server = billing_server::server(store, &options).context("building the billing server")?;
     match cli.http {
         Some(addr) => runtime.block_on(serve_http(server, cli.http_config(addr))),
         None => {

@@ -1,0 +1,158 @@
+//! `fusion lock`, `fusion check`, `fusion diff`: tool contracts locked in `fusion.lock` and
+//! compared with what a server states now.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use mcp_fusion::governance::{ContractDiff, Lockfile, contracts_of, diff_contracts};
+use mcp_fusion_wire::ChangeSeverity;
+
+use crate::connect::Token;
+use crate::source::ToolSource;
+
+/// The server and the lockfile.
+#[derive(Debug, Args)]
+pub struct Target {
+    #[command(flatten)]
+    source: ToolSource,
+    #[command(flatten)]
+    token: Token,
+    /// The lockfile.
+    #[arg(long, value_name = "PATH", default_value = "fusion.lock")]
+    lockfile: PathBuf,
+}
+
+/// Arguments of `fusion lock`.
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    #[command(flatten)]
+    target: Target,
+}
+
+/// Arguments of `fusion check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Fail only on changes at least this severe (default: any change is drift).
+    #[arg(long, value_enum, value_name = "SEVERITY")]
+    fail_on: Option<FailOn>,
+}
+
+/// Arguments of `fusion diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    target: Target,
+    /// Print the diff as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The least severe change that fails `fusion check`.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum FailOn {
+    /// RISKY or BREAKING.
+    Risky,
+    /// BREAKING only.
+    Breaking,
+}
+
+impl Target {
+    fn current(&self, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Lockfile> {
+        let tools = runtime.block_on(self.source.read(&self.token))?;
+        Ok(Lockfile::new(contracts_of(&tools)))
+    }
+
+    fn locked(&self) -> anyhow::Result<Lockfile> {
+        if !self.lockfile.exists() {
+            anyhow::bail!("no lockfile at {}: create it with `fusion lock`", self.lockfile.display());
+        }
+        Lockfile::read(&self.lockfile).with_context(|| format!("reading {}", self.lockfile.display()))
+    }
+
+    fn diff(&self) -> anyhow::Result<ContractDiff> {
+        let locked = self.locked()?;
+        let current = self.current(&runtime()?)?;
+        Ok(diff_contracts(&locked.contracts, &current.contracts))
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Runtime::new().context("starting the async runtime")
+}
+
+/// Writes the lockfile of the server's current contracts.
+pub fn lock(args: LockArgs) -> anyhow::Result<ExitCode> {
+    let lockfile = args.target.current(&runtime()?)?;
+    lockfile.write(&args.target.lockfile).with_context(|| format!("writing {}", args.target.lockfile.display()))?;
+    println!(
+        "wrote {}: {} tool(s), {}",
+        args.target.lockfile.display(),
+        lockfile.contracts.len(),
+        lockfile.server_digest()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Exit 0 when the server matches the lockfile (or changed below `--fail-on`), 1 otherwise.
+pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let diff = args.target.diff()?;
+    let Some(max) = diff.max_severity() else {
+        println!("{} is up to date", args.target.lockfile.display());
+        return Ok(ExitCode::SUCCESS);
+    };
+    print!("{}", report(&diff));
+    let threshold = match args.fail_on {
+        None => ChangeSeverity::Cosmetic,
+        Some(FailOn::Risky) => ChangeSeverity::Risky,
+        Some(FailOn::Breaking) => ChangeSeverity::Breaking,
+    };
+    if max >= threshold {
+        println!(
+            "drift: the contracts changed since {} was written (max severity {max})",
+            args.target.lockfile.display()
+        );
+        Ok(ExitCode::from(1))
+    } else {
+        println!("changes below the --fail-on threshold (max severity {max}): passing");
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Prints the changes between the lockfile and the server.
+pub fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
+    let diff = args.target.diff()?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&diff.to_json())?);
+    } else if diff.is_empty() {
+        println!("no changes");
+    } else {
+        print!("{}", report(&diff));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The deltas as a person reads them, tool by tool.
+fn report(diff: &ContractDiff) -> String {
+    let mut out = String::new();
+    for tool in &diff.tools {
+        let _ = writeln!(out, "{}", tool.tool);
+        for delta in &tool.deltas {
+            let _ = writeln!(out, "  {:<8} {}: {}", delta.severity.as_str(), delta.field, delta.description);
+            if let Some(before) = &delta.before {
+                let _ = writeln!(out, "           before: {before}");
+            }
+            if let Some(after) = &delta.after {
+                let _ = writeln!(out, "           after:  {after}");
+            }
+        }
+    }
+    if let Some(max) = diff.max_severity() {
+        let _ = writeln!(out, "max severity: {max}");
+    }
+    out
+}

@@ -1,0 +1,50 @@
+//! Where a server's tools come from: a live server (stdio or HTTP) or a saved `tools/list`.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Args;
+use rmcp::model::Tool;
+use serde_json::Value;
+
+use crate::connect::Token;
+
+/// The server whose contracts to read.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub struct ToolSource {
+    /// Spawn this command and read its tools over stdio (run by `sh -c`).
+    #[arg(long, value_name = "CMD")]
+    pub stdio: Option<String>,
+    /// Read the tools of this Streamable HTTP endpoint.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Read a saved `tools/list` result: `{"tools": [...]}`.
+    #[arg(long, value_name = "FILE")]
+    pub tools: Option<PathBuf>,
+}
+
+impl ToolSource {
+    /// The tools, from wherever they are.
+    pub async fn read(&self, token: &Token) -> anyhow::Result<Vec<Tool>> {
+        if let Some(path) = &self.tools {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            return tools_from_json(&text).with_context(|| format!("reading the tools of {}", path.display()));
+        }
+        let server = crate::connect::Server { stdio: self.stdio.clone(), url: self.url.clone() };
+        let client = server.connect(token).await?;
+        let tools = client.tools().to_vec();
+        let _ = client.close().await;
+        Ok(tools)
+    }
+}
+
+/// The tools of a saved `tools/list` result.
+fn tools_from_json(text: &str) -> anyhow::Result<Vec<Tool>> {
+    let value: Value = serde_json::from_str(text).context("the file is not JSON")?;
+    let tools = value
+        .get("tools")
+        .filter(|tools| tools.is_array())
+        .context("expected a tools/list result: an object with a \"tools\" array")?;
+    serde_json::from_value(tools.clone()).context("a tool does not match the MCP Tool shape (name, inputSchema, …)")
+}

@@ -1,0 +1,220 @@
+//! Governance end to end: lock a server's contracts, change its schema, and see `fusion check`
+//! fail on the BREAKING change while the changed server tells the model what changed, in the
+//! validation error of that action only.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mcp_fusion::governance::Lockfile;
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group, RequestInfo};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+const FUSION: &str = env!("CARGO_BIN_EXE_fusion");
+
+fn fusion(args: &[&str]) -> Output {
+    Command::new(FUSION).args(args).env_remove("FUSION_TOKEN").output().expect("run fusion")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct GetInvoiceV1 {
+    /// The invoice id.
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct GetInvoiceV2 {
+    /// The invoice id.
+    id: String,
+    /// The customer the invoice belongs to.
+    customer_id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct ListInvoices {
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u32>,
+}
+
+async fn get_v1(_ctx: Ctx<()>, input: GetInvoiceV1) -> Result<String, ToolError> {
+    Ok(input.id)
+}
+
+async fn get_v2(_ctx: Ctx<()>, input: GetInvoiceV2) -> Result<String, ToolError> {
+    Ok(input.id)
+}
+
+async fn list(_ctx: Ctx<()>, _input: ListInvoices) -> Result<String, ToolError> {
+    Ok("[]".into())
+}
+
+/// Version 1, version 2 (get_invoice now requires customer_id), or version 1 with a reworded
+/// description (a cosmetic change).
+fn server(version: u8, lockfile: Option<Lockfile>) -> FusionServer {
+    let get = match version {
+        2 => Action::new("get_invoice", "Read one invoice.").read_only().handler(get_v2),
+        3 => Action::new("get_invoice", "Read one invoice by its id.").read_only().handler(get_v1),
+        _ => Action::new("get_invoice", "Read one invoice.").read_only().handler(get_v1),
+    };
+    let mut builder = FusionServer::builder("billing-server", "1.0.0").group(
+        Group::new("billing", "Invoices.")
+            .action(get)
+            .action(Action::new("list_invoices", "List.").read_only().handler(list)),
+    );
+    if let Some(lockfile) = lockfile {
+        builder = builder.contract_lockfile(lockfile);
+    }
+    builder.build(()).unwrap()
+}
+
+fn save_tools(dir: &Path, version: u8) -> PathBuf {
+    let path = dir.join(format!("tools-v{version}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&json!({"tools": server(version, None).tools()})).unwrap())
+        .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn a_breaking_change_fails_check_and_heals_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (v1, v2, v3) = (save_tools(dir.path(), 1), save_tools(dir.path(), 2), save_tools(dir.path(), 3));
+    let lock = dir.path().join("fusion.lock");
+    let (v1, v2, v3, lock_arg) =
+        (v1.to_str().unwrap(), v2.to_str().unwrap(), v3.to_str().unwrap(), lock.to_str().unwrap());
+
+    let locked = fusion(&["lock", "--tools", v1, "--lockfile", lock_arg]);
+    assert!(locked.status.success(), "{}", String::from_utf8_lossy(&locked.stderr));
+    assert!(stdout(&locked).starts_with(&format!("wrote {lock_arg}: 1 tool(s), sha256:")));
+
+    let same = fusion(&["check", "--tools", v1, "--lockfile", lock_arg]);
+    assert_eq!((same.status.code(), stdout(&same)), (Some(0), format!("{lock_arg} is up to date\n")));
+
+    let drift = fusion(&["check", "--tools", v2, "--lockfile", lock_arg]);
+    assert_eq!(drift.status.code(), Some(1));
+    assert_eq!(
+        stdout(&drift),
+        format!(
+            "billing\n  BREAKING actions.get_invoice.required: Action \"get_invoice\" now requires new fields: [customer_id]\n\
+             \x20          before: [\"id\"]\n           after:  [\"customer_id\",\"id\"]\n\
+             max severity: BREAKING\n\
+             drift: the contracts changed since {lock_arg} was written (max severity BREAKING)\n"
+        )
+    );
+    assert_eq!(
+        fusion(&["check", "--tools", v2, "--lockfile", lock_arg, "--fail-on", "breaking"]).status.code(),
+        Some(1)
+    );
+    // A reworded description is drift, but below --fail-on risky.
+    assert_eq!(fusion(&["check", "--tools", v3, "--lockfile", lock_arg]).status.code(), Some(1));
+    assert_eq!(fusion(&["check", "--tools", v3, "--lockfile", lock_arg, "--fail-on", "risky"]).status.code(), Some(0));
+
+    let diff = fusion(&["diff", "--tools", v2, "--lockfile", lock_arg, "--json"]);
+    assert!(diff.status.success());
+    let printed: Value = serde_json::from_str(&stdout(&diff)).unwrap();
+    assert_eq!(
+        printed,
+        json!({"max_severity": "BREAKING", "tools": [{"tool": "billing", "deltas": [{
+            "severity": "BREAKING", "field": "actions.get_invoice.required",
+            "description": "Action \"get_invoice\" now requires new fields: [customer_id]",
+            "before": "[\"id\"]", "after": "[\"customer_id\",\"id\"]",
+        }]}]})
+    );
+
+    // The changed server, given the known-good lockfile, tells the model what changed —
+    // in the validation errors of get_invoice only.
+    let healing = server(2, Some(Lockfile::read(&lock).unwrap()));
+    let call = |arguments: Value| healing.call("billing", arguments.as_object().cloned(), RequestInfo::default());
+    let old_arguments = call(json!({"action": "get_invoice", "id": "inv_1"})).await;
+    assert_eq!(old_arguments.is_error, Some(true));
+    assert_eq!(
+        old_arguments.content[0].as_text().unwrap().text,
+        "<validation_error action=\"billing.get_invoice\">\n\
+         <field name=\"customer_id\">Missing required field. You sent: (missing). Expected a string.</field>\n\
+         <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n\
+         <contract_awareness>\n\
+         \x20 <system_note>IMPORTANT: The behavioral contract for tool \"billing\" has changed since your last calibration.</system_note>\n\
+         \x20 <action>billing.get_invoice</action>\n\
+         \x20 <change_count>1</change_count>\n\
+         \x20 <max_severity>BREAKING</max_severity>\n\
+         \x20 <instructions>Review the contract changes below and adjust your next invocation accordingly. These changes may explain why your previous arguments were rejected.</instructions>\n\
+         \x20 <contract_changes>\n\
+         \x20   <change severity=\"BREAKING\" field=\"actions.get_invoice.required\">\n\
+         \x20     <description>Action \"get_invoice\" now requires new fields: [customer_id]</description>\n\
+         \x20     <before>[\"id\"]</before>\n\
+         \x20     <after>[\"customer_id\",\"id\"]</after>\n\
+         \x20   </change>\n\
+         \x20 </contract_changes>\n\
+         </contract_awareness>\n\
+         </validation_error>"
+    );
+    let other_action = call(json!({"action": "list_invoices", "limit": 0})).await;
+    let text = &other_action.content[0].as_text().unwrap().text;
+    assert!(text.starts_with("<validation_error action=\"billing.list_invoices\">"));
+    assert!(!text.contains("contract_awareness"), "{text}");
+    let valid = call(json!({"action": "get_invoice", "id": "inv_1", "customer_id": "c_1"})).await;
+    assert_eq!(valid.is_error, Some(false), "only validation errors carry the block");
+    assert_eq!(valid.content.len(), 1);
+}
+
+#[test]
+fn locking_the_demo_twice_gives_identical_files() {
+    let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "billing-server"]).status().unwrap();
+    assert!(built.success());
+    let server = Path::new(FUSION).with_file_name("billing-server");
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("'{}' --db '{}'", server.display(), dir.path().join("billing.db").display());
+    let (first, second) = (dir.path().join("first.lock"), dir.path().join("second.lock"));
+    for lock in [&first, &second] {
+        let output = fusion(&["lock", "--stdio", &command, "--lockfile", lock.to_str().unwrap()]);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    }
+    let (first, second) = (std::fs::read(&first).unwrap(), std::fs::read(&second).unwrap());
+    assert_eq!(first, second);
+    let text = String::from_utf8(first).unwrap();
+    assert!(text.ends_with("}\n") && text.contains("\n  \"lockfileVersion\": 1,\n"), "{text}");
+    let up_to_date =
+        fusion(&["check", "--stdio", &command, "--lockfile", dir.path().join("first.lock").to_str().unwrap()]);
+    assert_eq!(up_to_date.status.code(), Some(0));
+}
+
+#[test]
+fn bad_lockfiles_and_tool_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = save_tools(dir.path(), 1);
+    let tools = tools.to_str().unwrap();
+    let missing = fusion(&["check", "--tools", tools, "--lockfile", "/no/such.lock"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stderr),
+        "fusion: error: no lockfile at /no/such.lock: create it with `fusion lock`\n"
+    );
+    let corrupt = dir.path().join("corrupt.lock");
+    std::fs::write(&corrupt, "{\"lockfileVersion\": 1, \"tools\": {\"billing\": {").unwrap();
+    let output = fusion(&["check", "--tools", tools, "--lockfile", corrupt.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("the lockfile is not valid JSON"));
+    let not_tools = dir.path().join("not-tools.json");
+    std::fs::write(&not_tools, "{\"tool\": []}").unwrap();
+    let output = fusion(&[
+        "lock",
+        "--tools",
+        not_tools.to_str().unwrap(),
+        "--lockfile",
+        dir.path().join("x.lock").to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("expected a tools/list result"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
