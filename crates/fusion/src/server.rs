@@ -580,14 +580,7 @@ impl ServerHandler for FusionServer {
 
 /// What is wrong with the params of a `tools/call` that did not decode.
 fn call_params_problem(params: Option<&Value>) -> String {
-    let kind = |v: &Value| match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
+    use mcp_fusion_wire::value_kind as kind;
     let Some(Value::Object(params)) = params else {
         return "Invalid params for tools/call: expected an object with \"name\" and \"arguments\"".to_owned();
     };

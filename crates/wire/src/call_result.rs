@@ -15,6 +15,7 @@ pub struct CallResult {
 use serde_json::Value;
 
 use crate::parse::{Envelope, parse};
+use crate::problem::value_kind as kind;
 
 /// An MCP `CallToolResult` JSON read back: its text and its parsed envelope.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,17 +73,6 @@ pub fn parse_call_result(result: &Value) -> Result<ParsedResult, NotAResult> {
     let text = texts.join("\n");
     let envelope = parse(&text);
     Ok(ParsedResult { text, is_error, envelope })
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

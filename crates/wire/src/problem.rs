@@ -7,6 +7,19 @@ use std::io;
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
+/// What kind of JSON value `value` is, in words: `null`, `a boolean`, `a number`,
+/// `a string`, `an array`, `an object`.
+pub fn value_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// Longest `{sent}` rendering kept whole, in characters.
 const SENT_MAX_CHARS: usize = 50;
 /// Characters kept when a `{sent}` rendering is cut; `...` follows.

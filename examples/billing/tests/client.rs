@@ -2,8 +2,8 @@
 //! comes back as the right `FusionClientError` fields, a typed success decodes, and the retry
 //! policy honours `retry_after`.
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::time::{Duration, Instant};
 
 use mcp_fusion_client::wire::{ErrorCode, Severity};
@@ -11,43 +11,12 @@ use mcp_fusion_client::{Exposition, FusionClient, FusionClientError, RetryPolicy
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
+use support::BIN;
 
 async fn over_stdio(db: &std::path::Path, extra: &[&str]) -> FusionClient {
     let mut command = tokio::process::Command::new(BIN);
     command.arg("--db").arg(db).args(extra).env("RUST_LOG", "warn");
     FusionClient::spawn(command).await.expect("connect over stdio")
-}
-
-/// Starts the server over HTTP; the child is killed when the guard drops.
-struct HttpServer(Child, String);
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn over_http(db: &std::path::Path) -> HttpServer {
-    let mut child = Command::new(BIN)
-        .arg("--db")
-        .arg(db)
-        .args(["--http", "127.0.0.1:0"])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("the server prints its address").unwrap();
-        if let Some(url) = line.strip_prefix("billing-server: listening on ") {
-            break url.to_owned();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    HttpServer(child, url)
 }
 
 #[derive(Serialize)]
@@ -152,8 +121,8 @@ async fn every_demo_error_over_stdio() {
 #[tokio::test]
 async fn every_demo_error_over_http() {
     let dir = tempfile::tempdir().unwrap();
-    let server = over_http(&dir.path().join("billing.db"));
-    let client = FusionClient::connect_http(&server.1, None).await.unwrap();
+    let server = support::spawn_http(&dir.path().join("billing.db"), &[], &[]);
+    let client = FusionClient::connect_http(&server.url, None).await.unwrap();
     exercise(&client).await;
     client.close().await.unwrap();
 }

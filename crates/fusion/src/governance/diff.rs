@@ -259,6 +259,7 @@ fn diff_annotations(
 mod tests {
     use super::*;
     use crate::governance::ToolContract;
+    use crate::governance::testing::check;
     use mcp_fusion_wire::ContractAwareness;
 
     fn tool(contract: Value) -> ToolContract {
@@ -272,20 +273,6 @@ mod tests {
     /// A flat tool `t` with this input schema and annotations.
     fn flat(input: Value, annotations: Value) -> Contracts {
         contracts([tool(json!({"name": "t", "inputSchema": input, "annotations": annotations}))])
-    }
-
-    #[track_caller]
-    fn check(
-        change: &ContractChange,
-        severity: ChangeSeverity,
-        field: &str,
-        before: Option<&str>,
-        after: Option<&str>,
-    ) {
-        assert_eq!(change.severity, severity, "{change:#?}");
-        assert_eq!(change.field, field, "{change:#?}");
-        assert_eq!(change.before.as_deref(), before, "{change:#?}");
-        assert_eq!(change.after.as_deref(), after, "{change:#?}");
     }
 
     /// The only delta of the only tool.

@@ -809,6 +809,7 @@ impl Differ<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::governance::testing::check;
     use serde_json::json;
 
     fn diff(side: Side, old: &Value, new: &Value) -> Vec<ContractChange> {
@@ -827,20 +828,6 @@ mod tests {
         let out = input(old, new);
         assert_eq!(out.len(), 1, "{out:#?}");
         out.into_iter().next().unwrap()
-    }
-
-    #[track_caller]
-    fn check(
-        change: &ContractChange,
-        severity: ChangeSeverity,
-        field: &str,
-        before: Option<&str>,
-        after: Option<&str>,
-    ) {
-        assert_eq!(change.severity, severity, "{change:#?}");
-        assert_eq!(change.field, field, "{change:#?}");
-        assert_eq!(change.before.as_deref(), before, "{change:#?}");
-        assert_eq!(change.after.as_deref(), after, "{change:#?}");
     }
 
     /// An object schema with one property.
