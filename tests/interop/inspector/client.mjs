@@ -21,6 +21,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { SCENARIO, checkCall, checkToolsList, failedCheck, report, writeResult } from "../lib/scenario.mjs";
+import { parseArgs, usage } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/inspector";
 const VERSION = JSON.parse(
@@ -29,29 +30,6 @@ const VERSION = JSON.parse(
 const INSPECTOR = fileURLToPath(new URL("./node_modules/.bin/inspector", import.meta.url));
 const EXIT_TOOL_ERROR = 5;
 
-function usage(message) {
-  console.error(`client.mjs: ${message}`);
-  console.error("usage: node client.mjs [--out FILE] [--label TRANSPORT] (--url URL | --stdio COMMAND [ARG...])");
-  process.exit(2);
-}
-
-function parseArgs(argv) {
-  const options = {};
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    if (flag === "--stdio") {
-      const rest = argv.slice(i + 1);
-      options.stdio = rest.length === 1 ? rest[0].trim().split(/\s+/) : rest;
-      if (options.stdio.length === 0 || options.stdio[0] === "") usage("--stdio needs a command");
-      break;
-    }
-    if (!["--url", "--out", "--label"].includes(flag)) usage(`unknown argument ${JSON.stringify(flag)}`);
-    if (i + 1 >= argv.length) usage(`${flag} needs a value`);
-    options[flag.slice(2)] = argv[++i];
-  }
-  if (!options.stdio === !options.url) usage("give exactly one of --url and --stdio");
-  return options;
-}
 
 /** One `--tool-arg` value that the Inspector turns back into exactly `value`. */
 function toolArg(key, value) {

@@ -13,35 +13,13 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SCENARIO, checkCall, checkToolsList, failedCheck, report, writeResult } from "../lib/scenario.mjs";
+import { parseArgs } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/sdk";
 const VERSION = JSON.parse(
   readFileSync(new URL(`./node_modules/${PACKAGE}/package.json`, import.meta.url), "utf8"),
 ).version;
 
-function usage(message) {
-  console.error(`client.mjs: ${message}`);
-  console.error("usage: node client.mjs [--out FILE] [--label TRANSPORT] (--url URL | --stdio COMMAND [ARG...])");
-  process.exit(2);
-}
-
-function parseArgs(argv) {
-  const options = {};
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    if (flag === "--stdio") {
-      const rest = argv.slice(i + 1);
-      options.stdio = rest.length === 1 ? rest[0].trim().split(/\s+/) : rest;
-      if (options.stdio.length === 0 || options.stdio[0] === "") usage("--stdio needs a command");
-      break;
-    }
-    if (!["--url", "--out", "--label"].includes(flag)) usage(`unknown argument ${JSON.stringify(flag)}`);
-    if (i + 1 >= argv.length) usage(`${flag} needs a value`);
-    options[flag.slice(2)] = argv[++i];
-  }
-  if (!options.stdio === !options.url) usage("give exactly one of --url and --stdio");
-  return options;
-}
 
 const options = parseArgs(process.argv.slice(2));
 let transport;
