@@ -21,7 +21,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { SCENARIO, checkCall, checkToolsList, failedCheck, report, writeResult } from "../lib/scenario.mjs";
-import { parseArgs, usage } from "../lib/args.mjs";
+import { parseArgs } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/inspector";
 const VERSION = JSON.parse(
