@@ -8,7 +8,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcp_fusion::{Action, Ctx, FusionServer, Group, Json, RequestInfo};
+use mcp_fusion::transport::RequestInfo;
+use mcp_fusion::{Action, Ctx, FusionServer, Group, Json};
 use mcp_fusion_wire::ToolError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -6,8 +6,9 @@
 
 use std::time::Duration;
 
+use mcp_fusion::guard::{FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::wire::ToolError;
-use mcp_fusion::{Action, Ctx, FailurePolicy, FusionServer, Group, RateLimit, RedisStore};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Hit {}

@@ -5,12 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::context::Ctx;
-use crate::error::BoxError;
+use crate::guard::{RateLimit, Stage};
 use crate::handler::{ErasedHandler, TypedHandler};
 use crate::input::ActionInput;
-use crate::middleware::Middleware;
-use crate::rate_limit::RateLimit;
-use crate::response::IntoOutput;
+use crate::middleware::{BoxError, Layers, Middleware, Placement};
+use crate::output::IntoOutput;
 
 /// Behaviour hints a client may show or act on (MCP tool annotations).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,7 +55,7 @@ pub struct Action<S = ()> {
     pub(crate) title: Option<String>,
     pub(crate) annotations: Annotations,
     pub(crate) handler: Option<Arc<dyn ErasedHandler<S>>>,
-    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+    pub(crate) middleware: Layers,
     pub(crate) sensitive: Vec<String>,
     pub(crate) strict: bool,
     pub(crate) timeout: Option<Duration>,
@@ -76,7 +75,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             title: None,
             annotations: Annotations::default(),
             handler: None,
-            middleware: Vec::new(),
+            middleware: Layers::default(),
             sensitive: Vec::new(),
             strict: true,
             timeout: None,
@@ -146,9 +145,24 @@ impl<S: Send + Sync + 'static> Action<S> {
         self
     }
 
-    /// Adds a middleware that wraps this action only (innermost).
+    /// Adds a middleware that wraps this action only, after every guard (inside the server's
+    /// and the group's).
     pub fn middleware(mut self, middleware: impl Middleware) -> Action<S> {
-        self.middleware.push(Arc::new(middleware));
+        self.middleware.push(Placement::Inner, middleware);
+        self
+    }
+
+    /// Adds a middleware of this action just outside a guard stage: it sees every call that
+    /// reaches the stage, including those the stage refuses.
+    pub fn middleware_before(mut self, stage: Stage, middleware: impl Middleware) -> Action<S> {
+        self.middleware.push(Placement::Before(stage), middleware);
+        self
+    }
+
+    /// Adds a middleware of this action just inside a guard stage: it sees only the calls
+    /// the stage lets through.
+    pub fn middleware_after(mut self, stage: Stage, middleware: impl Middleware) -> Action<S> {
+        self.middleware.push(Placement::After(stage), middleware);
         self
     }
 
@@ -177,7 +191,8 @@ impl<S: Send + Sync + 'static> Action<S> {
         self
     }
 
-    /// Limits the calls of this action (besides its group's and the server's limits).
+    /// Limits the calls of this action (besides its group's and the server's limits), counted
+    /// under the action's qualified name and the limit's name.
     pub fn rate_limit(mut self, limit: RateLimit) -> Action<S> {
         self.rate_limits.push(limit);
         self

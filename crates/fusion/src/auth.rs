@@ -1,11 +1,17 @@
 //! Who is calling: identities from bearer tokens, checked by a pluggable authenticator.
+//!
+//! The HTTP transport reads `Authorization: Bearer …` and asks the
+//! [`Authenticator`] configured with
+//! [`HttpConfig::authenticator`](crate::http::HttpConfig::authenticator); the verdict reaches
+//! each call as its [`Caller`], and the auth guard ([`Stage::Auth`](crate::guard::Stage::Auth))
+//! refuses what the action does not allow.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use subtle::ConstantTimeEq as _;
 
-use crate::middleware::BoxFuture;
+use futures_util::future::BoxFuture;
 
 /// An authenticated caller: a subject and the scopes it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +58,7 @@ pub enum AuthError {
 /// Checks bearer tokens. Implement it for your identity provider.
 pub trait Authenticator: Send + Sync + 'static {
     /// The identity `token` stands for.
-    fn authenticate(&self, token: &str) -> BoxFuture<Result<Identity, AuthError>>;
+    fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Identity, AuthError>>;
 }
 
 /// A fixed set of tokens, compared in constant time (for demos, tests and service accounts).
@@ -75,7 +81,7 @@ impl StaticTokens {
 }
 
 impl Authenticator for StaticTokens {
-    fn authenticate(&self, token: &str) -> BoxFuture<Result<Identity, AuthError>> {
+    fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Identity, AuthError>> {
         // Every configured token is compared, in constant time, so the time taken says nothing
         // about which one (or how much of one) matched.
         let mut found = None;

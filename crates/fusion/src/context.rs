@@ -8,6 +8,9 @@ use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Caller, Identity};
+use crate::failure::Failure;
+use crate::middleware::BoxError;
+use crate::transport::RequestInfo;
 
 /// Facts about one tool call: which action, from which session and client, with what
 /// transport extensions, and the warnings collected on the way.
@@ -23,10 +26,11 @@ pub struct CallInfo {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) caller: Caller,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
+    mask_internal_errors: bool,
 }
 
 impl CallInfo {
-    pub(crate) fn new(action: Arc<str>, request: RequestInfo) -> CallInfo {
+    pub(crate) fn new(action: Arc<str>, request: RequestInfo, mask_internal_errors: bool) -> CallInfo {
         CallInfo {
             action,
             session_id: request.session_id,
@@ -38,6 +42,7 @@ impl CallInfo {
             progress_token: request.progress_token,
             caller: request.caller,
             warnings: Mutex::new(Vec::new()),
+            mask_internal_errors,
         }
     }
 
@@ -100,44 +105,19 @@ impl CallInfo {
         self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(warning.warning());
     }
 
+    /// The envelope of a failure of this call: a `ToolError` unchanged, anything else a
+    /// critical `INTERNAL_ERROR` naming the action.
+    pub(crate) fn failure<E: Into<BoxError> + 'static>(&self, error: E) -> ToolError {
+        Failure::from_error(error).into_tool_error(&self.action, self.mask_internal_errors)
+    }
+
+    /// The envelope of a panic caught while serving this call.
+    pub(crate) fn panicked(&self, payload: Box<dyn std::any::Any + Send>) -> ToolError {
+        Failure::from_panic(payload).into_tool_error(&self.action, self.mask_internal_errors)
+    }
+
     pub(crate) fn take_warnings(&self) -> Vec<ToolError> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
-    }
-}
-
-/// What the transport knows about a request, before routing.
-#[derive(Debug, Clone)]
-pub struct RequestInfo {
-    /// The session, when the transport has one.
-    pub session_id: Option<Arc<str>>,
-    /// The client, as it introduced itself.
-    pub client: Option<Implementation>,
-    /// Fires when the client cancels the request.
-    pub cancellation: CancellationToken,
-    /// What the transport attached to the request.
-    pub extensions: Extensions,
-    /// The client connection.
-    pub peer: Option<Peer<RoleServer>>,
-    /// Whether requests sent to the peer can reach the client (not over stateless HTTP).
-    pub peer_accepts_requests: bool,
-    /// The `progressToken` of the request's `_meta`, if the client wants progress.
-    pub progress_token: Option<ProgressToken>,
-    /// Who is calling, as the transport's authenticator found.
-    pub caller: Caller,
-}
-
-impl Default for RequestInfo {
-    fn default() -> RequestInfo {
-        RequestInfo {
-            session_id: None,
-            client: None,
-            cancellation: CancellationToken::new(),
-            extensions: Extensions::default(),
-            peer: None,
-            peer_accepts_requests: false,
-            progress_token: None,
-            caller: Caller::Anonymous,
-        }
     }
 }
 

@@ -1,11 +1,8 @@
 //! Groups: a tool made of actions.
 
-use std::sync::Arc;
-
 use crate::action::Action;
-use crate::concurrency::Concurrency;
-use crate::middleware::Middleware;
-use crate::rate_limit::RateLimit;
+use crate::guard::{Concurrency, RateLimit, Stage};
+use crate::middleware::{Layers, Middleware, Placement};
 
 /// A group of actions, exposed as one MCP tool (grouped exposition) or as one tool per
 /// action (flat exposition).
@@ -14,7 +11,7 @@ pub struct Group<S = ()> {
     pub(crate) description: String,
     pub(crate) title: Option<String>,
     pub(crate) actions: Vec<Action<S>>,
-    pub(crate) middleware: Vec<Arc<dyn Middleware>>,
+    pub(crate) middleware: Layers,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) rate_limits: Vec<RateLimit>,
 }
@@ -27,7 +24,7 @@ impl<S: Send + Sync + 'static> Group<S> {
             description: description.into(),
             title: None,
             actions: Vec::new(),
-            middleware: Vec::new(),
+            middleware: Layers::default(),
             concurrency: None,
             rate_limits: Vec::new(),
         }
@@ -52,15 +49,29 @@ impl<S: Send + Sync + 'static> Group<S> {
         self
     }
 
-    /// Limits the calls of every action of this group, counted together.
+    /// Limits the calls of every action of this group, counted together under the group's name
+    /// and the limit's name.
     pub fn rate_limit(mut self, limit: RateLimit) -> Group<S> {
         self.rate_limits.push(limit);
         self
     }
 
-    /// Adds a middleware around every action of the group (inside the server's).
+    /// Adds a middleware around every action of the group, after every guard (inside the
+    /// server's, outside the action's).
     pub fn middleware(mut self, middleware: impl Middleware) -> Group<S> {
-        self.middleware.push(Arc::new(middleware));
+        self.middleware.push(Placement::Inner, middleware);
+        self
+    }
+
+    /// Adds a middleware of every action of the group just outside a guard stage.
+    pub fn middleware_before(mut self, stage: Stage, middleware: impl Middleware) -> Group<S> {
+        self.middleware.push(Placement::Before(stage), middleware);
+        self
+    }
+
+    /// Adds a middleware of every action of the group just inside a guard stage.
+    pub fn middleware_after(mut self, stage: Stage, middleware: impl Middleware) -> Group<S> {
+        self.middleware.push(Placement::After(stage), middleware);
         self
     }
 }

@@ -9,11 +9,12 @@ use std::sync::Arc;
 use schemars::{Schema, SchemaGenerator};
 use serde_json::Value;
 
+use futures_util::future::BoxFuture;
+
 use crate::context::Ctx;
-use crate::error::BoxError;
 use crate::input::{ActionInput, DecodeError, FieldIssue};
-use crate::middleware::{BoxFuture, Call, Endpoint, brand_preserving_box};
-use crate::response::{IntoOutput, Output};
+use crate::middleware::{BoxError, Call, Endpoint, Outcome};
+use crate::output::IntoOutput;
 
 /// A decoded input, and the problems its custom rules found.
 pub(crate) type Decoded = (Box<dyn Any + Send + Sync>, Vec<FieldIssue>);
@@ -73,27 +74,23 @@ where
 
     fn endpoint(&self, state: Arc<S>) -> Endpoint {
         let f = Arc::clone(&self.f);
-        Arc::new(move |mut call: Call| -> BoxFuture<Result<Output, BoxError>> {
+        Box::new(move |mut call: Call| -> BoxFuture<'static, Outcome> {
             let input = call.input.take().map(|input| input.downcast::<I>());
-            let ctx = Ctx::new(Arc::clone(&state), Arc::clone(&call.info));
-            match input {
-                Some(Ok(input)) => {
-                    let future = f(ctx, *input);
-                    Box::pin(async move {
-                        match future.await {
-                            Ok(output) => output.into_output(),
-                            Err(error) => Err(brand_preserving_box(error)),
-                        }
-                    })
+            let info = Arc::clone(&call.info);
+            let Some(Ok(input)) = input else {
+                let message = format!(
+                    "a middleware removed the input or replaced it with another type; the handler takes {}",
+                    type_name::<I>()
+                );
+                return Box::pin(std::future::ready(Err(info.failure(message))));
+            };
+            let future = f(Ctx::new(Arc::clone(&state), Arc::clone(&info)), *input);
+            Box::pin(async move {
+                match future.await {
+                    Ok(output) => output.into_output().map_err(|error| info.failure(error)),
+                    Err(error) => Err(info.failure(error)),
                 }
-                _ => {
-                    let message = format!(
-                        "a middleware removed the input or replaced it with another type; the handler takes {}",
-                        type_name::<I>()
-                    );
-                    Box::pin(async move { Err(message.into()) })
-                }
-            }
+            })
         })
     }
 }

@@ -1,12 +1,69 @@
-//! Typed action inputs: their schema, their decoding, and custom rules.
+//! Typed action inputs: their schema, their decoding, and the rules a schema cannot express.
 
 use mcp_fusion_wire::FieldPath;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-/// The error of decoding arguments into an input type, with the path where it happened.
-pub type DecodeError = serde_path_to_error::Error<serde_json::Error>;
+/// Arguments the schema accepted that still did not decode into the input type (a custom
+/// `Deserialize` refused them, say): where, and what the decoder said.
+///
+/// What the decoder said may quote the value sent, so it goes to the log, never to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    path: FieldPath,
+    /// The keys and indices of `path`, as sent (a key may hold a `.`).
+    segments: Vec<String>,
+    message: String,
+}
+
+impl DecodeError {
+    /// Where it failed.
+    pub fn path(&self) -> &FieldPath {
+        &self.path
+    }
+
+    /// The keys and indices on the way to the field, as sent.
+    pub(crate) fn segments(&self) -> &[String] {
+        &self.segments
+    }
+
+    /// What the decoder said.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Decodes `arguments` as a `T`, keeping the path of a failure.
+    pub fn decode<T: DeserializeOwned>(arguments: &Value) -> Result<T, DecodeError> {
+        serde_path_to_error::deserialize(arguments).map_err(|error| {
+            let mut path = FieldPath::root();
+            let mut segments = Vec::new();
+            for segment in error.path().iter() {
+                match segment {
+                    serde_path_to_error::Segment::Seq { index } => {
+                        path.push_index(*index);
+                        segments.push(index.to_string());
+                    }
+                    serde_path_to_error::Segment::Map { key } => {
+                        path.push_key(key.as_str());
+                        segments.push(key.clone());
+                    }
+                    serde_path_to_error::Segment::Enum { variant } => path.push_key(variant.as_str()),
+                    serde_path_to_error::Segment::Unknown => {}
+                }
+            }
+            DecodeError { path, segments, message: error.into_inner().to_string() }
+        })
+    }
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for DecodeError {}
 
 /// A type a handler can take as its input: every `Deserialize + JsonSchema` type, and
 /// [`Validated<T>`] for inputs with custom rules.
@@ -29,7 +86,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> ActionInput for T
     }
 
     fn from_arguments(arguments: &Value) -> Result<Self, DecodeError> {
-        serde_path_to_error::deserialize(arguments)
+        DecodeError::decode(arguments)
     }
 }
 
@@ -72,7 +129,7 @@ impl<T: DeserializeOwned + JsonSchema + Validate + Send + Sync + 'static> Action
     }
 
     fn from_arguments(arguments: &Value) -> Result<Self, DecodeError> {
-        serde_path_to_error::deserialize(arguments).map(Validated)
+        DecodeError::decode(arguments).map(Validated)
     }
 
     fn check(&self) -> Vec<FieldIssue> {

@@ -8,45 +8,35 @@
 //! `INTERNAL_ERROR`.
 
 mod action;
-mod auth;
-mod concurrency;
+pub mod auth;
+mod catalog;
 mod context;
 mod error;
-mod exposition;
+mod failure;
 pub mod governance;
 mod group;
-mod guards;
+pub mod guard;
 mod handler;
-#[cfg(feature = "http")]
-pub mod http;
 mod in_flight;
-mod input;
-mod middleware;
-pub mod rate_limit;
-#[cfg(feature = "redis")]
-pub mod redis_store;
-mod response;
-mod routing;
-mod schema;
+pub mod input;
+pub mod middleware;
+mod output;
 mod server;
-mod suggest;
 pub mod transport;
 mod validation;
 
 pub use action::{Action, Annotations};
-pub use auth::{AuthError, Authenticator, Caller, Identity, StaticTokens};
-pub use concurrency::{Concurrency, ConcurrencyGuard, Slot};
-pub use context::{CallInfo, Ctx, RequestInfo};
-pub use error::{BoxError, BuildError};
-pub use exposition::{ACTIONS_META_KEY, Exposition};
+pub use catalog::Exposition;
+pub use context::{CallInfo, Ctx};
+pub use error::BuildError;
 pub use group::Group;
-pub use input::{ActionInput, DecodeError, FieldIssue, Validate, Validated};
-pub use middleware::{BoxFuture, Call, FromFn, Middleware, Next, from_fn};
-pub use rate_limit::{FailurePolicy, RateLimit};
-#[cfg(feature = "redis")]
-pub use redis_store::{RedisStore, RedisStoreBuilder};
-pub use response::{IntoOutput, Output};
-pub use server::{FusionServer, ServerBuilder, serve_stdio};
+pub use input::{FieldIssue, Validate, Validated};
+pub use middleware::from_fn;
+pub use output::{IntoOutput, Output};
+pub use server::{FusionServer, ServerBuilder};
+#[cfg(feature = "http")]
+pub use transport::http;
+pub use transport::stdio::serve_stdio;
 
 pub use mcp_fusion_wire as wire;
 pub use rmcp::Json;

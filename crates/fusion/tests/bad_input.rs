@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use mcp_fusion::transport::LineTransport;
+use mcp_fusion::transport::stdio::LineTransport;
 use mcp_fusion::wire::{EnvelopeKind, parse};
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::ServiceExt;

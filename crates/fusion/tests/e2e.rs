@@ -3,10 +3,9 @@
 
 mod support;
 
+use mcp_fusion::middleware::{Call, Next};
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
-use mcp_fusion::{
-    Action, Call, Ctx, Exposition, FieldIssue, FusionServer, Group, Json, Next, Validate, Validated, from_fn,
-};
+use mcp_fusion::{Action, Ctx, Exposition, FieldIssue, FusionServer, Group, Json, Validate, Validated, from_fn};
 use mcp_fusion_wire::FieldPath;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

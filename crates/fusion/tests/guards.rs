@@ -7,8 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use mcp_fusion::auth::{AuthError, Caller, Identity};
+use mcp_fusion::guard::{Concurrency, RateLimit};
+use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
-use mcp_fusion::{Action, AuthError, Caller, Concurrency, Ctx, FusionServer, Group, Identity, RateLimit, RequestInfo};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;

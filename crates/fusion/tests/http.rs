@@ -4,9 +4,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::http::{HttpConfig, HttpServer};
 use mcp_fusion::wire::{ToolError, parse};
-use mcp_fusion::{Action, Ctx, FusionServer, Group, Identity, StaticTokens};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;

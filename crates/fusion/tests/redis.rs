@@ -18,9 +18,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_fusion::rate_limit::{Decision, RateLimitStore};
+use mcp_fusion::guard::{Decision, FailurePolicy, RateLimit, RateLimitStore, RedisStore};
+use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
-use mcp_fusion::{Action, Ctx, FailurePolicy, FusionServer, Group, RateLimit, RedisStore, RequestInfo};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt as _};

@@ -7,9 +7,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use fusion_load::{Config, LoadError, Outcome, Stop};
+use mcp_fusion::guard::Concurrency;
 use mcp_fusion::http::{HttpConfig, HttpServer};
 use mcp_fusion::wire::ToolError;
-use mcp_fusion::{Action, Concurrency, Ctx, FusionServer, Group};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

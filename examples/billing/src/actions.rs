@@ -2,8 +2,9 @@
 //! outputs, and the handlers that turn store outcomes into results or envelopes.
 
 use chrono::NaiveDate;
+use mcp_fusion::middleware::BoxError;
 use mcp_fusion::wire::{FieldPath, ToolError};
-use mcp_fusion::{BoxError, Ctx, FieldIssue, Json, Validate, Validated};
+use mcp_fusion::{Ctx, FieldIssue, Json, Validate, Validated};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

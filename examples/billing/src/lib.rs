@@ -13,7 +13,8 @@ pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
 use std::time::Duration;
 
 use mcp_fusion::governance::Lockfile;
-use mcp_fusion::{Action, BuildError, Concurrency, FailurePolicy, FusionServer, Group, RateLimit, RedisStore};
+use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
+use mcp_fusion::{Action, BuildError, FusionServer, Group};
 
 /// How the server behaves beyond its data; one field per command-line switch.
 #[derive(Debug, Clone, Default)]

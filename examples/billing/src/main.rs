@@ -10,9 +10,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use billing_server::{Options, Store};
 use clap::Parser;
+use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::governance::Lockfile;
+use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
-use mcp_fusion::{Concurrency, FailurePolicy, Identity, RateLimit, RedisStore, StaticTokens};
 use tracing_subscriber::EnvFilter;
 
 /// The MCP Fusion demo: invoices in SQLite, every failure an envelope.

@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use billing_server::{Options, Store, server};
-use mcp_fusion::{FusionServer, RequestInfo};
+use mcp_fusion::FusionServer;
+use mcp_fusion::transport::RequestInfo;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
@@ -150,7 +151,7 @@ async fn a_void_invoice_is_returned_with_a_warning() {
 async fn the_rate_limit_flag_limits_each_session() {
     let dir = tempfile::tempdir().unwrap();
     let options = Options {
-        rate_limit: Some(mcp_fusion::RateLimit::new(2, std::time::Duration::from_secs(60))),
+        rate_limit: Some(mcp_fusion::guard::RateLimit::new(2, std::time::Duration::from_secs(60))),
         ..Options::default()
     };
     let server = build(&dir.path().join("billing.db"), &options);

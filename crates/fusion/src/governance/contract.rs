@@ -7,7 +7,7 @@ use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::exposition::ACTIONS_META_KEY;
+use crate::catalog::ACTIONS_META_KEY;
 
 /// The contract of one tool: its words, its schemas, its behaviour hints, and — for a
 /// grouped tool of this framework — the contract of each action.

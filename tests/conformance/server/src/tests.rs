@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_fusion::RequestInfo;
+use mcp_fusion::transport::RequestInfo;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, ErrorData, Implementation, NumberOrString, ProgressNotificationParam, ProgressToken,
@@ -33,16 +33,17 @@ fn text(result: &CallToolResult) -> &str {
 #[test]
 fn exposes_exactly_the_names_the_suite_calls() {
     let server = server().unwrap();
-    let names: Vec<&str> = server.tools().iter().map(|t| t.name.as_ref()).collect();
+    let tools = server.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, TOOL_NAMES);
-    assert!(server.tools().iter().all(|t| t.description.as_deref().is_some_and(|d| !d.is_empty())));
+    assert!(server.tools().into_iter().all(|t| t.description.as_deref().is_some_and(|d| !d.is_empty())));
 }
 
 #[test]
 fn asks_for_the_arguments_the_suite_sends() {
     let server = server().unwrap();
     let schema = |name: &str| {
-        let tool = server.tools().iter().find(|t| t.name == name).unwrap();
+        let tool = server.tools().into_iter().find(|t| t.name == name).unwrap();
         Value::Object((*tool.input_schema).clone())
     };
     assert_eq!(schema("test_sampling")["required"], json!(["prompt"]));
@@ -54,7 +55,7 @@ fn asks_for_the_arguments_the_suite_sends() {
 #[test]
 fn keeps_the_2020_12_keywords() {
     let server = server().unwrap();
-    let tool = server.tools().iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap();
+    let tool = server.tools().into_iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap();
     let schema = Value::Object((*tool.input_schema).clone());
     assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert!(schema["$defs"]["address"].is_object());

@@ -4,8 +4,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// Limits of a concurrency guard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +26,9 @@ impl Concurrency {
     }
 }
 
-/// A guard shared by the calls it limits (one per tool, and optionally one for the server).
+/// The slots and the line of waiting calls shared by the calls it limits (one per group, and
+/// optionally one for the server); [`FusionServer::concurrency_guard`](crate::FusionServer::concurrency_guard)
+/// shows how full it is.
 #[derive(Debug)]
 pub struct ConcurrencyGuard {
     scope: String,
@@ -34,13 +39,13 @@ pub struct ConcurrencyGuard {
 
 /// A running call's slot; freed when dropped, however the call ends.
 #[derive(Debug)]
-pub struct Slot {
+pub(crate) struct Slot {
     _permit: OwnedSemaphorePermit,
 }
 
 impl ConcurrencyGuard {
     /// A guard for `scope` (`Tool "billing"`, `The server`), named in its errors.
-    pub fn new(scope: impl Into<String>, limits: Concurrency) -> ConcurrencyGuard {
+    pub(crate) fn new(scope: impl Into<String>, limits: Concurrency) -> ConcurrencyGuard {
         ConcurrencyGuard {
             scope: scope.into(),
             limits,
@@ -61,7 +66,7 @@ impl ConcurrencyGuard {
 
     /// A slot: at once if one is free, after the calls queued before this one otherwise, or
     /// `SERVER_BUSY` at once when the queue is full. Dropping the future leaves the queue.
-    pub async fn acquire(&self) -> Result<Slot, ToolError> {
+    pub(crate) async fn acquire(&self) -> Result<Slot, ToolError> {
         if let Ok(permit) = Arc::clone(&self.slots).try_acquire_owned() {
             return Ok(Slot { _permit: permit });
         }
@@ -87,6 +92,23 @@ impl ConcurrencyGuard {
         ))
         .suggest("Send fewer calls at once: wait for your pending calls to finish, then retry one at a time.")
         .retry_after(1)
+    }
+}
+
+/// The concurrency stage of the chain: a slot of one guard held while the rest of the chain runs.
+pub(crate) struct ConcurrencyLimit(pub(crate) Arc<ConcurrencyGuard>);
+
+impl Middleware for ConcurrencyLimit {
+    fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
+        let guard = Arc::clone(&self.0);
+        Box::pin(async move {
+            let _slot = guard.acquire().await?;
+            next.run(call).await
+        })
+    }
+
+    fn name(&self) -> String {
+        format!("concurrency ({})", self.0.scope)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Turning what handlers return into MCP results.
+//! What a handler returns on success, and how outcomes become MCP results.
 
 use mcp_fusion_wire::{CallResult, ToolError};
 use rmcp::Json;
@@ -7,7 +7,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::BoxError;
+use crate::middleware::BoxError;
 
 /// The success of an action: its content blocks and, for typed outputs, the structured
 /// content.
@@ -111,15 +111,11 @@ pub(crate) fn success_result(output: Output, warnings: &[ToolError]) -> CallTool
     result
 }
 
-/// The MCP result of a failure (or a standalone warning), with any collected warnings after
-/// it. Never carries `structuredContent`.
-pub(crate) fn error_result(error: &ToolError, warnings: &[ToolError]) -> CallToolResult {
-    let CallResult { text, is_error } = error.to_call_result();
-    envelope_result(text, is_error, warnings)
-}
-
-/// The MCP result of an already rendered envelope.
-pub(crate) fn envelope_result(text: String, is_error: bool, warnings: &[ToolError]) -> CallToolResult {
+/// The MCP result of an envelope as the wire crate lays it out (one text block, and `isError`
+/// false only for a warning), with any collected warnings after it. Never carries
+/// `structuredContent`.
+pub(crate) fn envelope_result(envelope: CallResult, warnings: &[ToolError]) -> CallToolResult {
+    let CallResult { text, is_error } = envelope;
     let mut content = Vec::with_capacity(1 + warnings.len());
     content.push(ContentBlock::text(text));
     content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));

@@ -1,11 +1,14 @@
 //! From a tool name and its arguments to one action, or to the routing error that says how to
-//! get there (SPEC §2.1).
+//! get there: `MISSING_DISCRIMINATOR` when a grouped tool is called without naming an action,
+//! `UNKNOWN_ACTION` with a did-you-mean when the tool or the action does not exist.
+
+use std::sync::Arc;
 
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use serde_json::{Map, Value};
 
-use crate::exposition::{Catalog, GroupRoutes, Route};
-use crate::suggest::closest;
+use super::{Catalog, Route, closest};
+use crate::server::{CompiledAction, CompiledGroup};
 
 impl Catalog {
     /// The action a call addresses, with its arguments (the discriminator removed).
@@ -13,39 +16,45 @@ impl Catalog {
         &self,
         tool: &str,
         mut arguments: Map<String, Value>,
-    ) -> Result<(usize, Map<String, Value>), ToolError> {
+    ) -> Result<(Arc<CompiledAction>, Map<String, Value>), ToolError> {
         match self.routes.get(tool) {
-            Some(Route::Action(action)) => Ok((*action, arguments)),
-            Some(Route::Group(group)) => {
-                let group = &self.groups[*group];
+            Some(&Route::Action { group, action, .. }) => {
+                Ok((Arc::clone(&self.groups[group].actions[action]), arguments))
+            }
+            Some(&Route::Group { group, .. }) => {
+                let group = &self.groups[group];
                 let discriminator = self.discriminator.as_deref().unwrap_or("action");
                 let action = route_in_group(group, discriminator, arguments.remove(discriminator))?;
-                Ok((action, arguments))
+                Ok((Arc::clone(action), arguments))
             }
             None => Err(self.unknown_tool(tool)),
         }
     }
 
     fn unknown_tool(&self, tool: &str) -> ToolError {
-        let recovery = match closest(tool, self.tool_names.iter().map(String::as_str)) {
+        let recovery = match closest(tool, self.tool_names()) {
             Some(name) => format!("Did you mean \"{name}\"? Call one of the available tools."),
             None => "Call one of the available tools; tools/list describes them.".to_owned(),
         };
         ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool \"{tool}\"."))
             .suggest(recovery)
-            .actions(self.tool_names.iter().cloned())
+            .actions(self.tool_names())
     }
 }
 
-fn route_in_group(group: &GroupRoutes, discriminator: &str, sent: Option<Value>) -> Result<usize, ToolError> {
+fn route_in_group<'g>(
+    group: &'g CompiledGroup,
+    discriminator: &str,
+    sent: Option<Value>,
+) -> Result<&'g Arc<CompiledAction>, ToolError> {
     let tool = &group.name;
     let missing = |message: String| {
         ToolError::new(ErrorCode::MissingDiscriminator, message)
             .suggest(format!(
                 "Add \"{discriminator}\" set to one of the available actions without the \"{tool}.\" prefix (like \"{}\") and call again.",
-                group.action_names.first().map(String::as_str).unwrap_or_default()
+                group.action_names().next().unwrap_or_default()
             ))
-            .actions(group.qualified.iter().cloned())
+            .actions(group.qualified_names())
     };
     let name = match sent {
         None | Some(Value::Null) => {
@@ -68,10 +77,10 @@ fn route_in_group(group: &GroupRoutes, discriminator: &str, sent: Option<Value>)
     };
     // A model that sends the qualified name (`billing.get_invoice`) meant the action.
     let bare = name.strip_prefix(tool.as_str()).and_then(|rest| rest.strip_prefix('.')).unwrap_or(&name);
-    if let Some(&action) = group.by_action.get(bare) {
+    if let Some(action) = group.action(bare) {
         return Ok(action);
     }
-    let recovery = match closest(bare, group.action_names.iter().map(String::as_str)) {
+    let recovery = match closest(bare, group.action_names()) {
         Some(close) => {
             format!("Did you mean \"{tool}.{close}\"? Call tool \"{tool}\" with \"{discriminator}\": \"{close}\".")
         }
@@ -79,5 +88,5 @@ fn route_in_group(group: &GroupRoutes, discriminator: &str, sent: Option<Value>)
     };
     Err(ToolError::new(ErrorCode::UnknownAction, format!("Unknown action \"{name}\" for tool \"{tool}\"."))
         .suggest(recovery)
-        .actions(group.qualified.iter().cloned()))
+        .actions(group.qualified_names()))
 }

@@ -1,5 +1,5 @@
-//! Newline-delimited JSON-RPC over any byte stream (stdio, pipes), answering frames the SDK
-//! would drop in silence.
+//! stdio: newline-delimited JSON-RPC over any byte stream (stdin and stdout, pipes),
+//! answering frames the SDK would drop in silence.
 //!
 //! rmcp ignores lines it cannot parse. For text that is not JSON that is deliberate (replying
 //! to garbage can start an error storm with a peer that echoes it), and this transport does
@@ -16,8 +16,25 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
+use crate::server::FusionServer;
+
 /// Longest accepted line; longer ones are discarded with a log line (64 MiB).
 const MAX_LINE: usize = 64 << 20;
+
+/// Serves `server` over stdio until the client closes the connection. Only MCP messages go
+/// to stdout; log to stderr.
+pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
+    use rmcp::ServiceExt as _;
+    use rmcp::service::ServerInitializeError;
+    let running = match server.serve(stdio()).await {
+        Ok(running) => running,
+        // The client went away before initializing: nothing to serve, nothing wrong.
+        Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(std::io::Error::other(error)),
+    };
+    running.waiting().await.map_err(std::io::Error::other)?;
+    Ok(())
+}
 
 /// A server transport over a reader and a writer, one JSON-RPC message per line.
 pub struct LineTransport<R, W> {

@@ -1,11 +1,11 @@
 //! The Redis rate-limit store (cargo feature `redis`): every replica sharing one Redis counts
 //! against one limit.
 //!
-//! Each check is one atomic Lua script ([`GCRA_SCRIPT`], sent as `EVALSHA` and loaded again
-//! when Redis has forgotten it) running the same GCRA as the in-memory store, on Redis' own
+//! Each check is one atomic Lua script (sent as `EVALSHA` and loaded again when Redis has
+//! forgotten it) running the same GCRA as the in-memory store, on Redis' own
 //! clock so replicas with skewed clocks agree. The connection is a `ConnectionManager`: it
 //! reconnects on its own, and while Redis is unreachable every check fails fast with a
-//! [`StoreError`], so the server follows its [`FailurePolicy`](crate::FailurePolicy).
+//! [`StoreError`], so the server follows its [`FailurePolicy`](crate::guard::FailurePolicy).
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -14,8 +14,9 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 
-use crate::middleware::BoxFuture;
-use crate::rate_limit::{Decision, RateLimitStore, StoreError};
+use futures_util::future::BoxFuture;
+
+use super::store::{Decision, RateLimitStore, StoreError};
 
 /// The prefix of every key the store writes, unless [`RedisStoreBuilder::key_prefix`] says
 /// otherwise.
@@ -35,7 +36,7 @@ pub const DEFAULT_KEY_PREFIX: &str = "mcp-fusion:rl:";
 ///
 /// Lua numbers are doubles: microseconds since 1970 (about 2^51) stay exact, and the TAT is
 /// written with `%.0f` (`tostring` would round it to 14 digits).
-pub const GCRA_SCRIPT: &str = r"
+pub(crate) const GCRA_SCRIPT: &str = r"
 local interval = tonumber(ARGV[1])
 local tolerance = tonumber(ARGV[2])
 local clock = redis.call('TIME')
@@ -61,9 +62,10 @@ const MAX_WINDOW_MICROS: u128 = 1 << 45;
 /// prefix. Cloning is cheap and shares the connection.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), mcp_fusion::rate_limit::StoreError> {
+/// # async fn demo() -> Result<(), mcp_fusion::guard::StoreError> {
 /// use std::time::Duration;
-/// use mcp_fusion::{FailurePolicy, FusionServer, RateLimit, RedisStore};
+/// use mcp_fusion::FusionServer;
+/// use mcp_fusion::guard::{FailurePolicy, RateLimit, RedisStore};
 ///
 /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
 /// let builder = FusionServer::builder::<()>("billing", "1.0.0")
@@ -224,7 +226,12 @@ impl RedisStore {
 }
 
 impl RateLimitStore for RedisStore {
-    fn check(&self, key: &str, calls: NonZeroU32, window: Duration) -> BoxFuture<Result<Decision, StoreError>> {
+    fn check(
+        &self,
+        key: &str,
+        calls: NonZeroU32,
+        window: Duration,
+    ) -> BoxFuture<'static, Result<Decision, StoreError>> {
         let store = self.clone();
         let key = format!("{}{key}", self.inner.prefix);
         let (interval, tolerance) = gcra_parameters(calls, window);
@@ -272,7 +279,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::rate_limit::whole_seconds;
+    use crate::guard::rate_limit::store::whole_seconds;
 
     fn n(calls: u32) -> NonZeroU32 {
         NonZeroU32::new(calls).unwrap()

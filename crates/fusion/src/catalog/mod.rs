@@ -1,0 +1,95 @@
+//! The catalog: the tools a server lists and where each tool name leads, as one value. The
+//! server holds it behind an atomic pointer, so groups can come and go while calls run: a
+//! call routes in the catalog of the moment it arrived and keeps its action to the end.
+
+mod exposition;
+mod routing;
+mod suggest;
+mod tools;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+
+pub use exposition::{ACTIONS_META_KEY, Exposition};
+pub(crate) use suggest::closest;
+pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};
+
+use crate::error::BuildError;
+use crate::server::{CompiledAction, CompiledGroup};
+
+/// The tools of a server and how their names route.
+pub(crate) struct Catalog {
+    tools: Vec<Tool>,
+    routes: HashMap<String, Route>,
+    groups: Vec<Arc<CompiledGroup>>,
+    discriminator: Option<String>,
+}
+
+/// Where a tool name leads.
+#[derive(Debug, Clone, Copy)]
+enum Route {
+    /// A grouped tool: the discriminator picks among the group's actions.
+    Group { tool: usize, group: usize },
+    /// A flat tool: one action.
+    Action { tool: usize, group: usize, action: usize },
+}
+
+impl Catalog {
+    /// The catalog of `groups`, each already compiled with its tools; group and tool names
+    /// must be unique.
+    pub(crate) fn new(exposition: &Exposition, groups: Vec<Arc<CompiledGroup>>) -> Result<Catalog, BuildError> {
+        let mut tools = Vec::new();
+        let mut routes = HashMap::new();
+        let mut group_names = HashSet::new();
+        for (g, group) in groups.iter().enumerate() {
+            if !group_names.insert(group.name.as_str()) {
+                return Err(BuildError::Duplicate { what: "group", name: group.name.clone() });
+            }
+            for (t, tool) in group.tools.iter().enumerate() {
+                let route = match exposition {
+                    Exposition::Grouped { .. } => Route::Group { tool: tools.len(), group: g },
+                    Exposition::Flat { .. } => Route::Action { tool: tools.len(), group: g, action: t },
+                };
+                if routes.insert(tool.name.to_string(), route).is_some() {
+                    return Err(BuildError::Duplicate { what: "tool", name: tool.name.to_string() });
+                }
+                tools.push(tool.clone());
+            }
+        }
+        let discriminator = exposition.discriminator().map(str::to_owned);
+        Ok(Catalog { tools, routes, groups, discriminator })
+    }
+
+    /// The tools `tools/list` returns.
+    pub(crate) fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool named `name`.
+    pub(crate) fn tool(&self, name: &str) -> Option<&Tool> {
+        let (Route::Group { tool, .. } | Route::Action { tool, .. }) = self.routes.get(name)?;
+        self.tools.get(*tool)
+    }
+
+    /// The groups, in the order they were added.
+    pub(crate) fn groups(&self) -> &[Arc<CompiledGroup>] {
+        &self.groups
+    }
+
+    /// The group named `name`.
+    pub(crate) fn group(&self, name: &str) -> Option<&Arc<CompiledGroup>> {
+        self.groups.iter().find(|group| group.name == name)
+    }
+
+    /// The action with the qualified name `qualified` (`billing.get_invoice`).
+    pub(crate) fn action(&self, qualified: &str) -> Option<&Arc<CompiledAction>> {
+        let (group, action) = qualified.split_once('.')?;
+        self.group(group)?.action(action)
+    }
+
+    fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|tool| tool.name.as_ref())
+    }
+}

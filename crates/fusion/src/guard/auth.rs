@@ -1,0 +1,72 @@
+//! The auth guard: credentials the transport refused, anonymous calls to actions that need an
+//! identity, and identities short of a scope.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use mcp_fusion_wire::ToolError;
+
+use crate::auth::{AuthError, Caller};
+use crate::context::CallInfo;
+use crate::middleware::{Call, Middleware, Next, Outcome};
+
+/// Refuses calls whose caller may not run the action.
+pub(crate) struct RequireCaller {
+    action: Arc<str>,
+    require_identity: bool,
+    scopes: Vec<String>,
+}
+
+impl RequireCaller {
+    /// The guard of `action`: an identity when `require_identity` or any scope is asked for.
+    /// Refused credentials fail every action, whatever it asks for.
+    pub(crate) fn new(action: Arc<str>, require_identity: bool, scopes: Vec<String>) -> RequireCaller {
+        RequireCaller { action, require_identity, scopes }
+    }
+
+    fn check(&self, call: &CallInfo) -> Result<(), ToolError> {
+        let action = &self.action;
+        let identity = match &call.caller {
+            Caller::Refused(reason) => {
+                let reason = match reason {
+                    AuthError::Invalid => "the bearer token is not valid",
+                    AuthError::Expired => "the bearer token has expired",
+                };
+                return Err(ToolError::unauthorized(format!("The credentials sent with this call were refused: {reason}."))
+                    .suggest("Tell the user to sign in again (the client must send a fresh bearer token); do not retry with the same credentials."));
+            }
+            Caller::Anonymous if self.require_identity || !self.scopes.is_empty() => {
+                return Err(ToolError::auth_required(format!("{action} needs an authenticated caller, and this call came without credentials."))
+                    .suggest("Tell the user this action needs them to sign in (the client must send a bearer token); do not retry until then."));
+            }
+            Caller::Anonymous => return Ok(()),
+            Caller::Authenticated(identity) => identity,
+        };
+        if let Some(missing) = self.scopes.iter().find(|scope| !identity.has_scope(scope)) {
+            return Err(ToolError::forbidden(format!(
+                "{action} needs the scope \"{missing}\", which \"{}\" does not have.",
+                identity.subject
+            ))
+            .suggest("Do not retry: ask the user for access, or use an action you are allowed to call.")
+            .detail("required_scope", missing));
+        }
+        Ok(())
+    }
+}
+
+impl Middleware for RequireCaller {
+    fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
+        match self.check(&call.info) {
+            Ok(()) => next.run(call),
+            Err(refused) => Box::pin(std::future::ready(Err(refused))),
+        }
+    }
+
+    fn name(&self) -> String {
+        match (self.require_identity, self.scopes.as_slice()) {
+            (_, [_, ..]) => format!("auth (scopes {})", self.scopes.join(", ")),
+            (true, []) => "auth (identity required)".to_owned(),
+            (false, []) => "auth".to_owned(),
+        }
+    }
+}

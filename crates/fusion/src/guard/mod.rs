@@ -1,0 +1,63 @@
+//! Guards: what stands between a validated call and its handler, each a [`Middleware`] of
+//! the one chain every call goes through, each failing into its own envelope.
+//!
+//! | stage | guard | configure | envelope |
+//! |---|---|---|---|
+//! | [`Stage::Auth`] | identity and scopes | `require_identity`, `Action::scope` | `AUTH_REQUIRED`, `UNAUTHORIZED`, `FORBIDDEN` |
+//! | [`Stage::RateLimit`] | [`RateLimit`] per action, group, server | `.rate_limit(..)`, `.rate_limit_store(..)` | `RATE_LIMITED` with `retry_after` |
+//! | [`Stage::Concurrency`] | [`Concurrency`] per group, server | `.concurrency(..)` | `SERVER_BUSY` |
+//! | [`Stage::Deprecation`] | deprecated actions and fields | `Action::deprecated`, `deprecated_field` | a `DEPRECATED` warning |
+//! | [`Stage::Timeout`] | a deadline on the rest of the chain | `.timeout(..)` | `TIMEOUT` |
+//! | [`Stage::ResultCap`] | the size of the result's text | `.max_result_bytes(..)` | a `RESULT_TRUNCATED` warning |
+//!
+//! [`Middleware`]: crate::middleware::Middleware
+#![doc = include_str!("../../docs/guards.md")]
+
+mod auth;
+mod concurrency;
+mod deprecation;
+mod rate_limit;
+mod result_cap;
+mod timeout;
+
+pub(crate) use auth::RequireCaller;
+pub(crate) use concurrency::ConcurrencyLimit;
+pub use concurrency::{Concurrency, ConcurrencyGuard};
+pub(crate) use deprecation::Deprecation;
+#[cfg(feature = "redis")]
+pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};
+pub use rate_limit::{Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
+pub(crate) use rate_limit::{RateLimitGuard, StoreSettings};
+pub(crate) use result_cap::ResultCap;
+pub(crate) use timeout::Timeout;
+
+/// The stages of the chain, in the order a call meets them. User middleware can be placed
+/// before or after any of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
+    /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
+    Auth,
+    /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
+    /// so a limited call never waits in line for a slot.
+    RateLimit,
+    /// Concurrency slots: the group's, then the server's, so a call waits in one line only.
+    Concurrency,
+    /// `DEPRECATED` warnings for a deprecated action or a deprecated field that was sent.
+    Deprecation,
+    /// The deadline on everything inside it: user middleware and the handler (`TIMEOUT`).
+    /// Time spent waiting for a slot does not count.
+    Timeout,
+    /// Cuts an oversized result's text and adds a `RESULT_TRUNCATED` warning.
+    ResultCap,
+}
+
+impl Stage {
+    /// Every stage, outermost first.
+    pub const ORDER: [Stage; 6] =
+        [Stage::Auth, Stage::RateLimit, Stage::Concurrency, Stage::Deprecation, Stage::Timeout, Stage::ResultCap];
+
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}

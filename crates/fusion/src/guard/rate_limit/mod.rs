@@ -1,0 +1,265 @@
+//! Rate limits: how many calls a key may make in a window, checked against a shared store.
+//!
+//! The algorithm is GCRA (the generic cell rate algorithm): a limit of `N` calls per `W`
+//! admits a burst of `N`, then one call every `W / N`. A rejected call is not counted, and
+//! the rejection says exactly when the next call would be admitted. The in-memory store uses
+//! `governor`; the Redis store runs the same algorithm in one atomic server-side script, so
+//! every replica sharing the Redis counts against one limit.
+//!
+//! Each limit counts under a key made of its scope (the qualified action, the group, or `*`
+//! for the server), its name ([`RateLimit::named`], or `{calls}/{window}` by default) and what
+//! it counts by (the session, the identity, everyone): `billing.pay_invoice:10/60s:session:…`.
+//! Declaration order plays no part, so reordering limits in code never moves a counter.
+
+mod memory;
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
+mod store;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use mcp_fusion_wire::ToolError;
+
+pub use memory::MemoryStore;
+use store::whole_seconds;
+pub use store::{Decision, RateLimitStore, StoreError};
+
+use crate::context::CallInfo;
+use crate::middleware::{Call, Middleware, Next, Outcome};
+
+/// A limit: `calls` per `window`, counted per key.
+#[derive(Clone)]
+pub struct RateLimit {
+    calls: NonZeroU32,
+    window: Duration,
+    key: RateLimitKey,
+    name: Option<String>,
+}
+
+impl std::fmt::Debug for RateLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimit")
+            .field("name", &self.name())
+            .field("calls", &self.calls)
+            .field("window", &self.window)
+            .field("per", &self.key.kind())
+            .finish()
+    }
+}
+
+impl RateLimit {
+    /// `calls` per `window` for each session (the default key). A zero `calls` is read as one.
+    pub fn new(calls: u32, window: Duration) -> RateLimit {
+        RateLimit {
+            calls: NonZeroU32::new(calls).unwrap_or(NonZeroU32::MIN),
+            window: window.max(Duration::from_millis(1)),
+            key: RateLimitKey::Session,
+            name: None,
+        }
+    }
+
+    /// Names the limit; the name is part of its counter's key (default `{calls}/{window}`,
+    /// like `10/60s`). Two limits of one scope that count by the same key need different
+    /// names. Use 1 to 64 characters from `A-Z a-z 0-9 _ - . /`.
+    pub fn named(mut self, name: impl Into<String>) -> RateLimit {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Counts per session (stdio is one session).
+    pub fn per_session(mut self) -> RateLimit {
+        self.key = RateLimitKey::Session;
+        self
+    }
+
+    /// Counts per authenticated identity (anonymous callers share one count).
+    pub fn per_identity(mut self) -> RateLimit {
+        self.key = RateLimitKey::Identity;
+        self
+    }
+
+    /// One count for everyone.
+    pub fn global(mut self) -> RateLimit {
+        self.key = RateLimitKey::Global;
+        self
+    }
+
+    /// Counts per the key `key` computes from the call.
+    pub fn keyed_by(mut self, key: impl Fn(&CallInfo) -> String + Send + Sync + 'static) -> RateLimit {
+        self.key = RateLimitKey::Custom(Arc::new(key));
+        self
+    }
+
+    /// The limit's name: the one given, or `{calls}/{window}` (`10/60s`).
+    pub fn name(&self) -> String {
+        match &self.name {
+            Some(name) => name.clone(),
+            None => format!("{}/{}", self.calls, describe_window(self.window)),
+        }
+    }
+
+    /// What the limit counts by: `session`, `identity`, `global` or `custom`.
+    pub fn counts_per(&self) -> &'static str {
+        self.key.kind()
+    }
+
+    /// The limit as text: `10 calls per 60s`.
+    pub fn describe(&self) -> String {
+        let unit = if self.calls.get() == 1 { "call" } else { "calls" };
+        format!("{} {unit} per {}", self.calls, describe_window(self.window))
+    }
+
+    /// The time between two calls once the burst is spent.
+    pub fn emission_interval(&self) -> Duration {
+        self.window / self.calls.get()
+    }
+
+    /// The counted key of a call.
+    fn key_of(&self, call: &CallInfo) -> String {
+        match &self.key {
+            RateLimitKey::Session => format!("session:{}", call.session_id().unwrap_or("local")),
+            RateLimitKey::Identity => match call.identity() {
+                Some(identity) => format!("identity:{}", identity.subject),
+                None => "identity:anonymous".to_owned(),
+            },
+            RateLimitKey::Global => "global".to_owned(),
+            RateLimitKey::Custom(key) => format!("custom:{}", key(call)),
+        }
+    }
+}
+
+fn describe_window(window: Duration) -> String {
+    if window.subsec_nanos() == 0 { format!("{}s", window.as_secs()) } else { format!("{}ms", window.as_millis()) }
+}
+
+/// What a limit counts by.
+#[derive(Clone)]
+enum RateLimitKey {
+    Session,
+    Identity,
+    Global,
+    Custom(Arc<dyn Fn(&CallInfo) -> String + Send + Sync>),
+}
+
+impl RateLimitKey {
+    fn kind(&self) -> &'static str {
+        match self {
+            RateLimitKey::Session => "session",
+            RateLimitKey::Identity => "identity",
+            RateLimitKey::Global => "global",
+            RateLimitKey::Custom(_) => "custom",
+        }
+    }
+}
+
+/// What to do with a call when the store cannot decide (Redis down, or too slow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailurePolicy {
+    /// Admit the call (availability first). The default.
+    #[default]
+    Open,
+    /// Reject the call (the limit first).
+    Closed,
+}
+
+/// The store every limit of a server checks, and what to do when it cannot answer in time.
+#[derive(Clone)]
+pub(crate) struct StoreSettings {
+    pub store: Arc<dyn RateLimitStore>,
+    pub failure_policy: FailurePolicy,
+    pub timeout: Duration,
+}
+
+/// The rate-limit stage of the chain for one limit of one action.
+pub(crate) struct RateLimitGuard(Arc<Check>);
+
+struct Check {
+    /// The action the call is for, named in the envelopes.
+    action: Arc<str>,
+    /// `{scope}:{name}`: the counter's key before the counted key.
+    prefix: String,
+    limit: RateLimit,
+    store: StoreSettings,
+}
+
+impl RateLimitGuard {
+    /// `limit`, counted in `scope` (the qualified action, the group, or `*` for the server),
+    /// for calls of `action`.
+    pub(crate) fn new(action: Arc<str>, scope: &str, limit: RateLimit, store: StoreSettings) -> RateLimitGuard {
+        let prefix = format!("{scope}:{}", limit.name());
+        RateLimitGuard(Arc::new(Check { action, prefix, limit, store }))
+    }
+}
+
+impl Middleware for RateLimitGuard {
+    fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
+        let check = Arc::clone(&self.0);
+        Box::pin(async move {
+            check.admit(&call.info).await?;
+            next.run(call).await
+        })
+    }
+
+    fn name(&self) -> String {
+        format!("rate limit ({}, {} per {})", self.0.prefix, self.0.limit.describe(), self.0.limit.counts_per())
+    }
+}
+
+impl Check {
+    async fn admit(&self, call: &CallInfo) -> Result<(), ToolError> {
+        let key = format!("{}:{}", self.prefix, self.limit.key_of(call));
+        let (calls, window) = (self.limit.calls, self.limit.window);
+        let checked = tokio::time::timeout(self.store.timeout, self.store.store.check(&key, calls, window)).await;
+        let failure = match checked {
+            Ok(Ok(Decision::Allowed)) => return Ok(()),
+            Ok(Ok(Decision::Limited { retry_after })) => {
+                let seconds = whole_seconds(retry_after);
+                return Err(ToolError::rate_limited(
+                    format!("Rate limit of {} reached: {}.", self.action, self.limit.describe()),
+                    seconds,
+                )
+                .suggest(format!("Wait {seconds} seconds before calling it again; do not retry sooner."))
+                .detail("limit", calls)
+                .detail("window_seconds", window.as_secs_f64()));
+            }
+            Ok(Err(error)) => error.to_string(),
+            Err(_) => format!("rate-limit store did not answer within {} ms", self.store.timeout.as_millis()),
+        };
+        match self.store.failure_policy {
+            FailurePolicy::Open => {
+                tracing::warn!(action = %self.action, "admitting the call unchecked (fail-open): {failure}");
+                Ok(())
+            }
+            FailurePolicy::Closed => {
+                tracing::warn!(action = %self.action, "refusing the call (fail-closed): {failure}");
+                Err(ToolError::rate_limited(
+                    format!("The rate limit of {} cannot be checked right now, so the call was refused.", self.action),
+                    5,
+                )
+                .suggest("Wait 5 seconds and call again; the limit store is recovering."))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_and_names_itself() {
+        let limit = RateLimit::new(10, Duration::from_secs(60));
+        assert_eq!(
+            (limit.describe(), limit.name(), limit.counts_per()),
+            ("10 calls per 60s".into(), "10/60s".into(), "session")
+        );
+        let odd = RateLimit::new(0, Duration::from_millis(1500)).global().named("burst");
+        assert_eq!(
+            (odd.describe(), odd.name(), odd.counts_per()),
+            ("1 call per 1500ms".into(), "burst".into(), "global")
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Contract awareness: how the server heals a model calibrated on an older contract. The
+//! server compares its tools with a known-good lockfile, logs what drifted, and embeds the
+//! changes of an action in that action's validation errors, so the model learns what changed
+//! in the same turn its old-style call was rejected.
+
+use mcp_fusion_wire::{ChangeSeverity, ContractAwareness};
+use rmcp::model::Tool;
+
+use crate::catalog::{Exposition, GroupSpec};
+use crate::governance::{Contracts, Lockfile, contracts_of, diff_contracts};
+
+/// The lockfile, and which of its changes the validation errors tell.
+pub(crate) struct Awareness {
+    pub lockfile: Lockfile,
+    /// The least severe change told.
+    pub min: ChangeSeverity,
+    /// The most changes told per action.
+    pub cap: usize,
+}
+
+impl Awareness {
+    /// Logs every change between the lockfile and `tools`, once, when the server starts.
+    pub(crate) fn log_drift(&self, tools: &[Tool]) {
+        let diff = diff_contracts(&self.lockfile.contracts, &contracts_of(tools));
+        for tool in &diff.tools {
+            for delta in &tool.deltas {
+                tracing::warn!(tool = %tool.tool, severity = %delta.severity, field = %delta.field, "contract changed: {}", delta.description);
+            }
+        }
+    }
+
+    /// The block each action of a group carries (in the group's order), `None` for an action
+    /// whose contract did not change enough to tell.
+    pub(crate) fn of_group(
+        &self,
+        exposition: &Exposition,
+        group: &GroupSpec<'_>,
+        tools: &[Tool],
+    ) -> Vec<Option<ContractAwareness>> {
+        let locked: Contracts = self
+            .lockfile
+            .contracts
+            .iter()
+            .filter(|(name, _)| tools.iter().any(|tool| tool.name == name.as_str()))
+            .map(|(name, contract)| (name.clone(), contract.clone()))
+            .collect();
+        let diff = diff_contracts(&locked, &contracts_of(tools));
+        group
+            .actions
+            .iter()
+            .enumerate()
+            .map(|(index, action)| {
+                let (tool, name) = match exposition {
+                    Exposition::Grouped { .. } => (group.name.to_owned(), Some(action.name.as_str())),
+                    Exposition::Flat { .. } => (tools[index].name.to_string(), None),
+                };
+                let mut changes: Vec<_> =
+                    diff.action_changes(&tool, name).into_iter().filter(|c| c.severity >= self.min).collect();
+                changes.sort_by_key(|change| std::cmp::Reverse(change.severity));
+                changes.truncate(self.cap);
+                (!changes.is_empty()).then(|| ContractAwareness { tool, action: action.qualified.to_string(), changes })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,244 @@
+//! The builder: what a server serves and how it guards it, frozen by `build`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use mcp_fusion_wire::ChangeSeverity;
+use rmcp::model::Implementation;
+
+use super::awareness::Awareness;
+use super::compile::{Settings, compile_group};
+use super::{FusionServer, Inner};
+use crate::catalog::{Catalog, Exposition};
+use crate::error::BuildError;
+use crate::governance::Lockfile;
+use crate::group::Group;
+use crate::guard::{
+    Concurrency, ConcurrencyGuard, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, Stage, StoreSettings,
+};
+use crate::middleware::{Layers, Middleware, Placement};
+
+/// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
+/// exposition, then [`build`](ServerBuilder::build) it with the application state.
+///
+/// ```
+/// use mcp_fusion::{Action, Ctx, FusionServer, Group};
+/// use mcp_fusion_wire::ToolError;
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo { text: String }
+///
+/// async fn echo(_ctx: Ctx<()>, input: Echo) -> Result<String, ToolError> {
+///     Ok(input.text)
+/// }
+///
+/// let server = FusionServer::builder("echo-server", "1.0.0")
+///     .group(Group::new("echo", "Repeats what it is given.").action(Action::new("say", "Echo the text.").handler(echo)))
+///     .build(())
+///     .unwrap();
+/// assert_eq!(server.tools()[0].name, "echo");
+/// assert_eq!(server.chain("echo.say").unwrap(), ["auth", "handler"]);
+/// ```
+pub struct ServerBuilder<S> {
+    info: Implementation,
+    instructions: Option<String>,
+    groups: Vec<Group<S>>,
+    middleware: Layers,
+    exposition: Exposition,
+    mask_internal_errors: bool,
+    concurrency: Option<Concurrency>,
+    rate_limits: Vec<RateLimit>,
+    store: Arc<dyn RateLimitStore>,
+    failure_policy: FailurePolicy,
+    store_timeout: Duration,
+    timeout: Option<Duration>,
+    max_result_bytes: Option<usize>,
+    require_identity: bool,
+    lockfile: Option<Lockfile>,
+    awareness_min: ChangeSeverity,
+    awareness_cap: usize,
+}
+
+impl<S: Send + Sync + 'static> ServerBuilder<S> {
+    pub(super) fn new(info: Implementation) -> ServerBuilder<S> {
+        ServerBuilder {
+            info,
+            instructions: None,
+            groups: Vec::new(),
+            middleware: Layers::default(),
+            exposition: Exposition::default(),
+            mask_internal_errors: false,
+            concurrency: None,
+            rate_limits: Vec::new(),
+            store: Arc::new(MemoryStore::new()),
+            failure_policy: FailurePolicy::Open,
+            store_timeout: Duration::from_millis(250),
+            timeout: None,
+            max_result_bytes: None,
+            require_identity: false,
+            lockfile: None,
+            awareness_min: ChangeSeverity::Risky,
+            awareness_cap: 5,
+        }
+    }
+
+    /// Adds a group of actions.
+    pub fn group(mut self, group: Group<S>) -> ServerBuilder<S> {
+        self.groups.push(group);
+        self
+    }
+
+    /// Chooses how actions appear as tools (default: grouped, discriminator `action`).
+    pub fn exposition(mut self, exposition: Exposition) -> ServerBuilder<S> {
+        self.exposition = exposition;
+        self
+    }
+
+    /// Instructions sent to the client at `initialize`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> ServerBuilder<S> {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a middleware around every action, after every guard (outside the groups' and the
+    /// actions' own).
+    pub fn middleware(mut self, middleware: impl Middleware) -> ServerBuilder<S> {
+        self.middleware.push(Placement::Inner, middleware);
+        self
+    }
+
+    /// Adds a middleware around every action just outside a guard stage: it sees every call
+    /// that reaches the stage, including those the stage refuses.
+    pub fn middleware_before(mut self, stage: Stage, middleware: impl Middleware) -> ServerBuilder<S> {
+        self.middleware.push(Placement::Before(stage), middleware);
+        self
+    }
+
+    /// Adds a middleware around every action just inside a guard stage: it sees only the
+    /// calls the stage lets through.
+    pub fn middleware_after(mut self, stage: Stage, middleware: impl Middleware) -> ServerBuilder<S> {
+        self.middleware.push(Placement::After(stage), middleware);
+        self
+    }
+
+    /// Refuses anonymous calls to every action with `AUTH_REQUIRED`.
+    pub fn require_identity(mut self, require: bool) -> ServerBuilder<S> {
+        self.require_identity = require;
+        self
+    }
+
+    /// Limits the calls of every action, counted together under `*` and the limit's name.
+    pub fn rate_limit(mut self, limit: RateLimit) -> ServerBuilder<S> {
+        self.rate_limits.push(limit);
+        self
+    }
+
+    /// Where rate limits count (default: this process's memory). A Redis store shares the
+    /// counts between replicas.
+    pub fn rate_limit_store(mut self, store: impl RateLimitStore) -> ServerBuilder<S> {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// What to do when the store cannot answer (default: admit the call), and how long to
+    /// wait for it (default: 250 ms) — a call never hangs on the store.
+    pub fn rate_limit_failure(mut self, policy: FailurePolicy, timeout: Duration) -> ServerBuilder<S> {
+        self.failure_policy = policy;
+        self.store_timeout = timeout;
+        self
+    }
+
+    /// Limits the calls running at once across the whole server (each group's own limit
+    /// applies first).
+    pub fn concurrency(mut self, limits: Concurrency) -> ServerBuilder<S> {
+        self.concurrency = Some(limits);
+        self
+    }
+
+    /// Fails calls that run longer than `timeout` with `TIMEOUT`, unless the action sets its own.
+    pub fn timeout(mut self, timeout: Duration) -> ServerBuilder<S> {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Cuts the text of results longer than `bytes` and adds a `RESULT_TRUNCATED` warning.
+    pub fn max_result_bytes(mut self, bytes: usize) -> ServerBuilder<S> {
+        self.max_result_bytes = Some(bytes);
+        self
+    }
+
+    /// Replaces the message of wrapped internal errors by an incident id; the full error
+    /// chain goes to the log under that id only.
+    pub fn mask_internal_errors(mut self, mask: bool) -> ServerBuilder<S> {
+        self.mask_internal_errors = mask;
+        self
+    }
+
+    /// Self-healing: compares the server's contracts with this known-good lockfile when it is
+    /// built, logs the changes, and embeds the changes of an action (BREAKING and RISKY, at
+    /// most five, by default) in the validation errors of that action, so a model calibrated
+    /// on the old contract learns what changed in the same turn.
+    pub fn contract_lockfile(mut self, lockfile: Lockfile) -> ServerBuilder<S> {
+        self.lockfile = Some(lockfile);
+        self
+    }
+
+    /// Which changes the validation errors tell (`min` and more severe), and how many at most.
+    pub fn contract_awareness(mut self, min: ChangeSeverity, cap: usize) -> ServerBuilder<S> {
+        self.awareness_min = min;
+        self.awareness_cap = cap;
+        self
+    }
+
+    /// Freezes the server: every group compiled (names checked, schemas generated and
+    /// compiled, each action's chain assembled in the order of [`Stage`]), then the catalog
+    /// of tools and routes laid out — once. `state` is what handlers reach with
+    /// [`Ctx::state`](crate::Ctx::state): a value, or an `Arc` of one you share.
+    pub fn build(self, state: impl Into<Arc<S>>) -> Result<FusionServer, BuildError> {
+        let state = state.into();
+        let (info, instructions, groups, settings) = self.into_parts();
+        let groups = groups
+            .into_iter()
+            .map(|group| compile_group(&settings, group, &state).map(Arc::new))
+            .collect::<Result<Vec<_>, BuildError>>()?;
+        let catalog = Catalog::new(&settings.exposition, groups)?;
+        if let Some(awareness) = &settings.awareness {
+            awareness.log_drift(catalog.tools());
+        }
+        Ok(FusionServer {
+            inner: Arc::new(Inner {
+                info,
+                instructions,
+                settings,
+                catalog: ArcSwap::from_pointee(catalog),
+                editing: Default::default(),
+                peers: Default::default(),
+                in_flight: Default::default(),
+            }),
+        })
+    }
+
+    fn into_parts(self) -> (Implementation, Option<String>, Vec<Group<S>>, Settings) {
+        let concurrency = self.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new("The server", limits)));
+        let awareness =
+            self.lockfile.map(|lockfile| Awareness { lockfile, min: self.awareness_min, cap: self.awareness_cap });
+        let settings = Settings {
+            exposition: self.exposition,
+            mask_internal_errors: self.mask_internal_errors,
+            require_identity: self.require_identity,
+            rate_limits: self.rate_limits,
+            concurrency,
+            store: StoreSettings {
+                store: self.store,
+                failure_policy: self.failure_policy,
+                timeout: self.store_timeout,
+            },
+            timeout: self.timeout,
+            max_result_bytes: self.max_result_bytes,
+            middleware: self.middleware,
+            awareness,
+        };
+        (self.info, self.instructions, self.groups, settings)
+    }
+}

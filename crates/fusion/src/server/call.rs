@@ -1,0 +1,88 @@
+//! The path of one `tools/call`: routed in the catalog, then, inside one panic catch raced
+//! against the client's cancellation, validated, decoded and run through the action's chain.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt as _;
+use mcp_fusion_wire::{FieldProblem, ToolError, ValidationError};
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::Value;
+
+use super::{CompiledAction, FusionServer};
+use crate::context::CallInfo;
+use crate::middleware::{Call, Next};
+use crate::output::{Output, envelope_result, success_result};
+use crate::transport::RequestInfo;
+
+/// Why a call did not reach its handler or did not succeed.
+enum Refusal {
+    /// The arguments do not fit the action's input.
+    Invalid(ValidationError),
+    /// Any other failure, as its envelope.
+    Failed(ToolError),
+}
+
+impl FusionServer {
+    /// Runs one `tools/call`: route, validate, then the chain of guards, middleware and
+    /// handler. Every failure is an envelope in the result; this never fails, and a panic
+    /// anywhere past routing is caught and named after the action.
+    pub async fn call(&self, tool: &str, arguments: Option<JsonObject>, request: RequestInfo) -> CallToolResult {
+        let _counted = self.inner.in_flight.enter();
+        let routed = self.inner.catalog.load().route(tool, arguments.unwrap_or_default());
+        match routed {
+            Ok((action, arguments)) => action.run(arguments, request).await,
+            Err(error) => envelope_result(error.to_call_result(), &[]),
+        }
+    }
+}
+
+impl CompiledAction {
+    /// The edge of the chain: the one place panics are caught and cancellation is raced.
+    async fn run(&self, arguments: JsonObject, request: RequestInfo) -> CallToolResult {
+        let info = Arc::new(CallInfo::new(Arc::clone(&self.qualified), request, self.mask_internal_errors));
+        let cancellation = info.cancellation.clone();
+        let work = AssertUnwindSafe(self.validate_and_run(&info, Value::Object(arguments))).catch_unwind();
+        let outcome = tokio::select! {
+            biased;
+            outcome = work => outcome.unwrap_or_else(|panic| Err(Refusal::Failed(info.panicked(panic)))),
+            () = cancellation.cancelled() => Err(Refusal::Failed(cancelled(&self.qualified))),
+        };
+        let warnings = info.take_warnings();
+        match outcome {
+            Ok(output) => success_result(output, &warnings),
+            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings),
+            Err(Refusal::Invalid(error)) => envelope_result(error.to_call_result(), &warnings),
+        }
+    }
+
+    /// Validation against the schema, decoding into the input type with its custom rules,
+    /// then the chain.
+    async fn validate_and_run(&self, info: &Arc<CallInfo>, arguments: Value) -> Result<Output, Refusal> {
+        let problems = self.checker.check(&arguments);
+        if !problems.is_empty() {
+            return Err(self.invalid(problems));
+        }
+        let input = match (self.decode)(&arguments) {
+            Ok((input, issues)) if issues.is_empty() => input,
+            Ok((_, issues)) => return Err(self.invalid(self.checker.rule_problems(issues, &arguments))),
+            Err(error) => return Err(self.invalid(self.checker.decode_problem(&error, &arguments))),
+        };
+        let call = Call { info: Arc::clone(info), arguments, input: Some(input) };
+        Next::start(Arc::clone(&self.chain)).run(call).await.map_err(Refusal::Failed)
+    }
+
+    fn invalid(&self, problems: Vec<FieldProblem>) -> Refusal {
+        Refusal::Invalid(ValidationError {
+            action: self.qualified.to_string(),
+            fields: problems,
+            contract_awareness: self.awareness.clone(),
+        })
+    }
+}
+
+/// What a client that cancelled sees, should the answer still reach it.
+fn cancelled(action: &str) -> ToolError {
+    ToolError::new("CANCELLED", format!("{action} was cancelled by the client before it finished."))
+        .suggest("Nothing to do: the client cancelled this call.")
+}

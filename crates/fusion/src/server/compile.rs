@@ -1,0 +1,267 @@
+//! Compiling a group: its names checked, each action's schemas generated and compiled, each
+//! action's chain assembled, and the group's tools laid out. Done once per group, when the
+//! server is built or when the group is added to a running server.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fusion_wire::ContractAwareness;
+use rmcp::model::Tool;
+use serde_json::{Map, Value};
+
+use super::awareness::Awareness;
+use crate::action::Action;
+use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
+use crate::error::BuildError;
+use crate::group::Group;
+use crate::guard::{
+    ConcurrencyGuard, ConcurrencyLimit, Deprecation, RateLimit, RateLimitGuard, RequireCaller, ResultCap, Stage,
+    StoreSettings, Timeout,
+};
+use crate::handler::{Decoder, ErasedHandler};
+use crate::middleware::{Chain, Layers, StageLayers};
+use crate::validation::{
+    Checker, input_generator, into_object, is_object_schema, output_generator, portable_input, property_names,
+};
+
+/// What the server's builder set for every group: kept by the server, so a group added while
+/// it runs is compiled the same way as those it started with.
+pub(crate) struct Settings {
+    pub exposition: Exposition,
+    pub mask_internal_errors: bool,
+    pub require_identity: bool,
+    pub rate_limits: Vec<RateLimit>,
+    pub concurrency: Option<Arc<ConcurrencyGuard>>,
+    pub store: StoreSettings,
+    pub timeout: Option<Duration>,
+    pub max_result_bytes: Option<usize>,
+    pub middleware: Layers,
+    pub awareness: Option<Awareness>,
+}
+
+/// A group ready to serve: its tools as listed, and its actions.
+pub(crate) struct CompiledGroup {
+    pub name: String,
+    pub tools: Vec<Tool>,
+    pub actions: Vec<Arc<CompiledAction>>,
+    by_action: HashMap<String, usize>,
+    pub concurrency: Option<Arc<ConcurrencyGuard>>,
+}
+
+impl CompiledGroup {
+    /// The action named `name` (without the group's prefix).
+    pub(crate) fn action(&self, name: &str) -> Option<&Arc<CompiledAction>> {
+        self.by_action.get(name).map(|&index| &self.actions[index])
+    }
+
+    /// The action names, in order.
+    pub(crate) fn action_names(&self) -> impl Iterator<Item = &str> {
+        self.actions.iter().map(|action| action.name())
+    }
+
+    /// The qualified action names (`billing.get_invoice`), in order.
+    pub(crate) fn qualified_names(&self) -> impl Iterator<Item = &str> {
+        self.actions.iter().map(|action| &*action.qualified)
+    }
+}
+
+/// An action ready to serve: its checks, its decoder, its chain.
+pub(crate) struct CompiledAction {
+    pub qualified: Arc<str>,
+    /// Where the action's own name starts in `qualified`.
+    name_at: usize,
+    pub(super) checker: Checker,
+    pub(super) decode: Decoder,
+    pub(super) chain: Arc<Chain>,
+    /// What changed since the lockfile, told in this action's validation errors.
+    pub(super) awareness: Option<ContractAwareness>,
+    pub(super) mask_internal_errors: bool,
+}
+
+impl CompiledAction {
+    /// The action's own name (`get_invoice`).
+    pub(crate) fn name(&self) -> &str {
+        &self.qualified[self.name_at..]
+    }
+}
+
+/// What an action's guards take from its group.
+struct GroupScope<'a> {
+    name: &'a str,
+    rate_limits: &'a [RateLimit],
+    middleware: &'a Layers,
+    concurrency: Option<&'a Arc<ConcurrencyGuard>>,
+}
+
+/// Compiles `group`, whose handlers get `state`.
+pub(crate) fn compile_group<S: Send + Sync + 'static>(
+    settings: &Settings,
+    group: Group<S>,
+    state: &Arc<S>,
+) -> Result<CompiledGroup, BuildError> {
+    let Group { name, description, title, actions, middleware, concurrency, rate_limits } = group;
+    check_name("group", &name)?;
+    if actions.is_empty() {
+        return Err(BuildError::EmptyGroup { group: name });
+    }
+    let concurrency = concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Tool \"{name}\""), limits)));
+    let scope = GroupScope {
+        name: &name,
+        rate_limits: &rate_limits,
+        middleware: &middleware,
+        concurrency: concurrency.as_ref(),
+    };
+    let mut compiled = Vec::with_capacity(actions.len());
+    let mut specs = Vec::with_capacity(actions.len());
+    let mut by_action = HashMap::with_capacity(actions.len());
+    for action in actions {
+        check_name("action", &action.name)?;
+        if by_action.insert(action.name.clone(), compiled.len()).is_some() {
+            return Err(BuildError::Duplicate { what: "action", name: format!("{name}.{}", action.name) });
+        }
+        let (action, spec) = compile_action(settings, &scope, action, state)?;
+        compiled.push(action);
+        specs.push(spec);
+    }
+    let members: Vec<&ActionSpec> = specs.iter().collect();
+    let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
+    let tools = group_tools(&settings.exposition, &spec);
+    if let Some(awareness) = &settings.awareness {
+        for (action, block) in compiled.iter_mut().zip(awareness.of_group(&settings.exposition, &spec, &tools)) {
+            action.awareness = block;
+        }
+    }
+    let actions = compiled.into_iter().map(Arc::new).collect();
+    Ok(CompiledGroup { name, tools, actions, by_action, concurrency })
+}
+
+/// Compiles one action of a group: its input schema, its checker, its chain.
+fn compile_action<S: Send + Sync + 'static>(
+    settings: &Settings,
+    group: &GroupScope<'_>,
+    action: Action<S>,
+    state: &Arc<S>,
+) -> Result<(CompiledAction, ActionSpec), BuildError> {
+    let qualified: Arc<str> = format!("{}.{}", group.name, action.name).into();
+    let handler =
+        action.handler.as_ref().ok_or_else(|| BuildError::MissingHandler { action: qualified.to_string() })?;
+    let input = input_schema(settings, &qualified, handler.as_ref(), action.strict)?;
+    let output = handler.output_schema(&mut output_generator()).map(into_object);
+    let checker = Checker::new(&input, action.sensitive.clone())
+        .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
+    let guards = guards(settings, group, &action, &qualified, &input)?;
+    let levels = [&settings.middleware, group.middleware, &action.middleware];
+    let chain = Chain::assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
+    let compiled = CompiledAction {
+        qualified: Arc::clone(&qualified),
+        name_at: group.name.len() + 1,
+        checker,
+        decode: handler.decoder(),
+        chain: Arc::new(chain),
+        awareness: None,
+        mask_internal_errors: settings.mask_internal_errors,
+    };
+    let spec = ActionSpec {
+        name: action.name,
+        qualified,
+        description: action.description,
+        title: action.title,
+        annotations: action.annotations,
+        input: portable_input(&input),
+        output,
+    };
+    Ok((compiled, spec))
+}
+
+/// The input schema the handler's type generates, which must describe an object whose
+/// fields do not include the discriminator.
+fn input_schema<S>(
+    settings: &Settings,
+    qualified: &str,
+    handler: &dyn ErasedHandler<S>,
+    strict: bool,
+) -> Result<Map<String, Value>, BuildError> {
+    let input = into_object(handler.input_schema(&mut input_generator(strict)));
+    if !is_object_schema(&input) {
+        return Err(BuildError::InputNotObject {
+            action: qualified.to_owned(),
+            schema: Value::Object(input).to_string(),
+        });
+    }
+    if let Some(field) = settings.exposition.discriminator().filter(|d| property_names(&input).iter().any(|p| p == d)) {
+        return Err(BuildError::FieldIsDiscriminator { action: qualified.to_owned(), field: field.to_owned() });
+    }
+    Ok(input)
+}
+
+/// The built-in guards of one action, stage by stage in the chain's order.
+fn guards<S>(
+    settings: &Settings,
+    group: &GroupScope<'_>,
+    action: &Action<S>,
+    qualified: &Arc<str>,
+    input: &Map<String, Value>,
+) -> Result<StageLayers, BuildError> {
+    let mut guards = StageLayers::default();
+    let require_identity = settings.require_identity || action.require_identity;
+    guards.add(Stage::Auth, RequireCaller::new(Arc::clone(qualified), require_identity, action.scopes.clone()));
+    // Each limit counts under its scope and its name, never its position among the others.
+    let scopes = [
+        (&**qualified, &action.rate_limits[..], qualified.to_string()),
+        (group.name, group.rate_limits, format!("group {:?}", group.name)),
+        ("*", &settings.rate_limits[..], "the server".to_owned()),
+    ];
+    for (scope, limits, described) in scopes {
+        let mut counters = HashSet::new();
+        for limit in limits {
+            let name = limit.name();
+            check_rate_limit_name(&name)?;
+            if !counters.insert((name.clone(), limit.counts_per())) {
+                return Err(BuildError::DuplicateRateLimit { scope: described, name });
+            }
+            guards.add(
+                Stage::RateLimit,
+                RateLimitGuard::new(Arc::clone(qualified), scope, limit.clone(), settings.store.clone()),
+            );
+        }
+    }
+    // The group's slot first, then the server's: a call waits in one line only.
+    for guard in group.concurrency.into_iter().chain(&settings.concurrency) {
+        guards.add(Stage::Concurrency, ConcurrencyLimit(Arc::clone(guard)));
+    }
+    let replacement = action.deprecated.as_ref().map(|replacement| replacement.as_deref());
+    if let Some(deprecation) = Deprecation::new(qualified, replacement, input, &action.deprecated_fields) {
+        guards.add(Stage::Deprecation, deprecation);
+    }
+    if let Some(after) = action.timeout.or(settings.timeout) {
+        guards.add(Stage::Timeout, Timeout::new(qualified, after, action.annotations.idempotent == Some(true)));
+    }
+    if let Some(max_bytes) = settings.max_result_bytes {
+        guards.add(Stage::ResultCap, ResultCap::new(max_bytes));
+    }
+    Ok(guards)
+}
+
+/// MCP clients accept tool names of `A-Z a-z 0-9 _ -`; keeping group and action names to
+/// that set keeps every exposition valid.
+fn check_name(what: &'static str, name: &str) -> Result<(), BuildError> {
+    let valid =
+        (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if valid {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidName { what, name: name.to_owned(), allowed: "A-Z a-z 0-9 _ -" })
+    }
+}
+
+/// A rate limit's name is part of its counter's key, between `:`s: it holds none.
+fn check_rate_limit_name(name: &str) -> Result<(), BuildError> {
+    let valid = (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+    if valid {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidName { what: "rate limit", name: name.to_owned(), allowed: "A-Z a-z 0-9 _ - . /" })
+    }
+}
