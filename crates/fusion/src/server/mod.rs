@@ -87,9 +87,12 @@ impl FusionServer {
         state: impl Into<Arc<S>>,
     ) -> Result<(), BuildError> {
         let group = Arc::new(compile_group(&self.inner.settings, group, &state.into())?);
-        self.edit(|groups| match groups.iter_mut().find(|known| known.name == group.name) {
-            Some(known) => *known = group,
-            None => groups.push(group),
+        self.edit(|groups| {
+            match groups.iter_mut().find(|known| known.name == group.name) {
+                Some(known) => *known = group,
+                None => groups.push(group),
+            }
+            true
         })
     }
 
@@ -101,17 +104,21 @@ impl FusionServer {
             let before = groups.len();
             groups.retain(|group| group.name != name);
             removed = groups.len() < before;
+            removed
         });
         // Fewer groups cannot collide: removing never fails.
         debug_assert!(edited.is_ok());
         removed
     }
 
-    /// Makes and swaps in a new catalog from the current groups as `change` leaves them.
-    fn edit(&self, change: impl FnOnce(&mut Vec<Arc<CompiledGroup>>)) -> Result<(), BuildError> {
+    /// Makes and swaps in a new catalog from the current groups as `change` leaves them, when
+    /// it says it changed them.
+    fn edit(&self, change: impl FnOnce(&mut Vec<Arc<CompiledGroup>>) -> bool) -> Result<(), BuildError> {
         let _editing = self.inner.editing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut groups = self.inner.catalog.load().groups().to_vec();
-        change(&mut groups);
+        if !change(&mut groups) {
+            return Ok(());
+        }
         let catalog = Catalog::new(&self.inner.settings.exposition, groups)?;
         self.inner.catalog.store(Arc::new(catalog));
         self.inner.peers.tools_changed();

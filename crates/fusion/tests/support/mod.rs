@@ -5,7 +5,7 @@
 use mcp_fusion::FusionServer;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::Value;
 
 /// A connected client; dropping it closes the pipe and ends the server task.
@@ -23,7 +23,7 @@ pub async fn connect(server: FusionServer) -> Client {
 }
 
 /// Calls `tool` with `arguments` (a JSON object) and returns the result.
-pub async fn call(client: &Client, tool: &str, arguments: Value) -> CallToolResult {
+pub async fn call(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> CallToolResult {
     let arguments = match arguments {
         Value::Object(map) => map,
         other => panic!("arguments must be an object, not {other}"),
