@@ -1,11 +1,68 @@
 //! MCP Fusion: an MCP server framework on [rmcp] whose every failure is an envelope the model
 //! can act on.
 //!
-//! Tools are groups of actions with typed inputs; arguments are validated against the
-//! schema generated from the input type and every problem is written as a sentence that heals
-//! the call; handlers return `Result<Output, E>` where a [`ToolError`](mcp_fusion_wire::ToolError)
-//! reaches the model unchanged and anything else (a panic included) becomes a critical
-//! `INTERNAL_ERROR`.
+//! Tools are [`Group`]s of [`Action`]s with typed inputs. Arguments are validated against the
+//! JSON Schema generated from the input type, and every problem is written as a sentence that
+//! heals the call. Handlers return `Result<Output, E>`: a [`ToolError`](wire::ToolError)
+//! reaches the model unchanged, anything else (a panic included) becomes a critical
+//! `INTERNAL_ERROR` naming the action.
+//!
+//! ```
+//! use mcp_fusion::wire::{ToolError, parse};
+//! use mcp_fusion::{Action, Ctx, FusionServer, Group, Json};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct GetInvoice {
+//!     /// The invoice id, like `inv_2026_0001`.
+//!     #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+//!     id: String,
+//! }
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Invoice { id: String, amount_cents: u64 }
+//!
+//! async fn get_invoice(_ctx: Ctx<()>, input: GetInvoice) -> Result<Json<Invoice>, ToolError> {
+//!     Err(ToolError::not_found(format!("No invoice with id \"{}\".", input.id))
+//!         .suggest("List invoices first, then retry with a real ID.")
+//!         .actions(["billing.list_invoices"]))
+//! }
+//!
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let server = FusionServer::builder("billing-server", "1.0.0")
+//!     .group(Group::new("billing", "Invoices.").action(
+//!         Action::new("get_invoice", "Read one invoice by id.").read_only().handler(get_invoice),
+//!     ))
+//!     .build(())
+//!     .unwrap();
+//!
+//! // One tool, `billing`, whose `action` field picks the action. A bad id heals:
+//! let args = serde_json::json!({"action": "get_invoice", "id": "INV-1"});
+//! let result = server.call("billing", args.as_object().cloned(), Default::default()).await;
+//! let text = &result.content[0].as_text().unwrap().text;
+//! assert!(text.contains("You sent: 'INV-1'. Expected a string matching the pattern /^inv_[a-z0-9_]+$/."));
+//!
+//! // A handler's error reaches the model as it was written.
+//! let args = serde_json::json!({"action": "get_invoice", "id": "inv_9"});
+//! let result = server.call("billing", args.as_object().cloned(), Default::default()).await;
+//! let envelope = parse(&result.content[0].as_text().unwrap().text);
+//! assert_eq!(envelope.error.available_actions, ["billing.list_invoices"]);
+//! # });
+//! // `mcp_fusion::serve_stdio(server).await` serves it over stdio.
+//! ```
+//!
+//! # Where things are
+//!
+//! | you want | look at |
+//! |---|---|
+//! | a server, its groups and actions | [`FusionServer`], [`ServerBuilder`], [`Group`], [`Action`] |
+//! | a handler's context, input and output | [`Ctx`], [`CallInfo`], [`Validated`], [`IntoOutput`], [`input`] |
+//! | the order a call goes through, and your own layers | [`guard`] (auth, rate limits, concurrency, deprecation, timeout, result cap), [`middleware`] |
+//! | who is calling | [`auth`] |
+//! | stdio and Streamable HTTP | [`transport`], [`http`] |
+//! | tools that come and go while the server runs | [`FusionServer::insert_group`], [`FusionServer::remove_group`] |
+//! | the envelopes themselves | [`wire`] |
+//!
+//! How one `tools/call` travels, file by file, is in the repository's `docs/architecture.md`.
 
 mod action;
 pub mod auth;

@@ -20,7 +20,7 @@ use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{call, error_text, texts};
+use support::{call, error_text, texts, wait_until};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Empty {}
@@ -281,16 +281,6 @@ impl ClientHandler for Watcher {
     }
 }
 
-async fn eventually(what: &str, condition: impl Fn() -> bool) {
-    for _ in 0..200 {
-        if condition() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("{what} did not happen within 2 s");
-}
-
 #[derive(Deserialize, schemars::JsonSchema)]
 struct Name {
     name: String,
@@ -323,7 +313,7 @@ async fn groups_come_and_go_while_clients_are_connected() {
     // A group of another state type, added while the client is connected.
     let hello = Group::new("hello", "Greets.").action(Action::new("greet", "Greet someone.").handler(greet));
     server.insert_group(hello, "hello".to_owned()).unwrap();
-    eventually("the first tools/list_changed", || watcher.0.load(Ordering::SeqCst) == 1).await;
+    wait_until(|| watcher.0.load(Ordering::SeqCst) == 1).await;
     assert_eq!(names(client.list_all_tools().await.unwrap()), ["base", "hello"]);
     let greeting = call(&client, "hello", json!({"action": "greet", "name": "Ana"})).await;
     assert_eq!(texts(&greeting), ["hello Ana"]);
@@ -331,7 +321,7 @@ async fn groups_come_and_go_while_clients_are_connected() {
     // Replaced under the same name: one tool, the new state.
     let hola = Group::new("hello", "Greets.").action(Action::new("greet", "Greet someone.").handler(greet));
     server.insert_group(hola, Arc::new("hola".to_owned())).unwrap();
-    eventually("the second tools/list_changed", || watcher.0.load(Ordering::SeqCst) == 2).await;
+    wait_until(|| watcher.0.load(Ordering::SeqCst) == 2).await;
     let greeting = call(&client, "hello", json!({"action": "greet", "name": "Ana"})).await;
     assert_eq!(texts(&greeting), ["hola Ana"]);
 
@@ -341,7 +331,7 @@ async fn groups_come_and_go_while_clients_are_connected() {
 
     assert!(server.remove_group("hello"));
     assert!(!server.remove_group("hello"));
-    eventually("the third tools/list_changed", || watcher.0.load(Ordering::SeqCst) == 3).await;
+    wait_until(|| watcher.0.load(Ordering::SeqCst) == 3).await;
     assert_eq!(names(client.list_all_tools().await.unwrap()), ["base"]);
     let gone = error_text(&call(&client, "hello", json!({"action": "greet", "name": "Ana"})).await);
     assert_eq!(parse(&gone).error.code, ErrorCode::UnknownAction);

@@ -16,7 +16,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{call, connect, error_text, texts};
+use support::{call, connect, error_text, texts, wait_until};
 
 #[derive(Deserialize, JsonSchema)]
 struct Work {
@@ -41,16 +41,6 @@ async fn work(ctx: Ctx<Arc<Counters>>, input: Work) -> Result<String, ToolError>
 
 fn object(value: Value) -> serde_json::Map<String, Value> {
     value.as_object().cloned().unwrap()
-}
-
-async fn wait_until(mut done: impl FnMut() -> bool) {
-    for _ in 0..400 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the condition did not hold within 4 s");
 }
 
 #[tokio::test]

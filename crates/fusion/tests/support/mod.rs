@@ -63,3 +63,14 @@ pub fn validation_envelope(action: &str, fields: &[&str]) -> String {
     text.push_str("<recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>");
     text
 }
+
+/// Waits until `done` holds, checking every 10 ms for 4 s.
+pub async fn wait_until(mut done: impl FnMut() -> bool) {
+    for _ in 0..400 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the condition did not hold within 4 s");
+}

@@ -81,7 +81,7 @@ impl HttpConfig {
     }
 
     /// Checks `Authorization: Bearer …` with `authenticator`; the verdict reaches each call as
-    /// its [`Caller`]. A header that is not a usable bearer token gets `401` with
+    /// its [`Caller`](crate::auth::Caller). A header that is not a usable bearer token gets `401` with
     /// `WWW-Authenticate`; a token the authenticator refuses gets `UNAUTHORIZED` envelopes.
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> HttpConfig {
         self.authenticator = Some(Arc::new(authenticator));
