@@ -4,9 +4,13 @@ use anyhow::Context as _;
 use clap::Args;
 use mcp_fusion_client::FusionClient;
 
-/// How to reach the server.
+/// The argument group of `--stdio` and `--url`.
+pub const SERVER_GROUP: &str = "server";
+
+/// How to reach the server: the one declaration of `--stdio` and `--url`, required here and
+/// made optional where another source may stand in (`--tools`).
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[group(id = SERVER_GROUP, required = true, multiple = false)]
 pub struct Server {
     /// Spawn this command and talk MCP over its stdio (run by `sh -c`, so quote it whole).
     #[arg(long, value_name = "CMD")]

@@ -7,8 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use mcp_fusion::governance::{ContractDiff, Lockfile, contracts_of, diff_contracts};
-use mcp_fusion_wire::ChangeSeverity;
+use mcp_fusion_contract::{ChangeSeverity, ContractDiff, Lockfile, contracts_of, diff_contracts};
 
 use crate::connect::Token;
 use crate::source::ToolSource;

@@ -25,7 +25,8 @@ enum Command {
     /// Call an action (`billing.get_invoice`) and print its result, or its error envelope
     /// read back (exit 1).
     Call(call::CallArgs),
-    /// Parse an envelope (or an MCP CallToolResult JSON) and print it as JSON.
+    /// Parse an envelope (or an MCP CallToolResult JSON) and print it as `fusion call` reports
+    /// one (`--json`: as one JSON object).
     Parse(parse::ParseArgs),
     /// Write the server's tool contracts to the lockfile (`fusion.lock`).
     Lock(governance::LockArgs),

@@ -9,20 +9,22 @@ use clap::Args;
 use mcp_fusion_wire::{parse, parse_call_result};
 use serde_json::Value;
 
+use crate::report;
+
 /// Arguments of `fusion parse`.
 #[derive(Debug, Args)]
 pub struct ParseArgs {
     /// The envelope text, or an MCP CallToolResult JSON object; `-` (the default) reads stdin.
     #[arg(value_name = "FILE", default_value = "-")]
     input: PathBuf,
-    /// Print JSON (the default; kept for symmetry with `fusion call --json`).
+    /// Print the envelope as one JSON object instead of text.
     #[arg(long)]
     json: bool,
 }
 
-/// Reads, parses, prints one JSON object (SPEC §4).
+/// Reads, parses, prints the envelope: as `fusion call` reports an error, or with `--json` as
+/// the JSON object `fusion call --json` prints for one.
 pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
-    let _ = args.json;
     let text = if args.input.as_os_str() == "-" {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
@@ -30,14 +32,18 @@ pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
     } else {
         std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?
     };
-    let printed = match serde_json::from_str::<Value>(&text) {
+    let (envelope, is_error) = match serde_json::from_str::<Value>(&text) {
         // A JSON object is a result; anything else (JSON or not) is envelope text.
         Ok(result @ Value::Object(_)) => {
             let parsed = parse_call_result(&result)?;
-            parsed.envelope.to_json(Some(parsed.is_error))
+            (parsed.envelope, Some(parsed.is_error))
         }
-        _ => parse(&text).to_json(None),
+        _ => (parse(&text), None),
     };
-    println!("{}", serde_json::to_string_pretty(&printed)?);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&envelope.to_json(is_error))?);
+    } else {
+        print!("{}", report::labelled(&envelope));
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,7 +2,14 @@
 
 use std::fmt::Write as _;
 
-use mcp_fusion_wire::Envelope;
+use mcp_fusion_wire::{Envelope, Severity};
+
+/// The envelope as `fusion call` prints one: `warning: ` or `error: ` by its severity, then
+/// its [`envelope`] report.
+pub fn labelled(envelope: &Envelope) -> String {
+    let label = if envelope.error.severity == Severity::Warning { "warning" } else { "error" };
+    format!("{label}: {}", self::envelope(envelope))
+}
 
 /// The error as readable text: code and message, then recovery, actions, details, fields
 /// and contract changes, each on its own lines.

@@ -3,25 +3,28 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use clap::Args;
+use clap::{ArgGroup, Args};
 use rmcp::model::Tool;
 use serde_json::Value;
 
-use crate::connect::Token;
+use crate::connect::{SERVER_GROUP, Server, Token};
 
-/// The server whose contracts to read.
+/// The server whose contracts to read, or a saved `tools/list` of it: exactly one of
+/// `--stdio`, `--url`, `--tools`.
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false)]
+#[group(skip)]
+// clap's derive cannot nest the server's group in another, so the three arguments form their
+// own group, and the server's group no longer requires one of its two.
+#[command(
+    mut_group(SERVER_GROUP, |group| group.required(false)),
+    group(ArgGroup::new("source").args(["stdio", "url", "tools"]).required(true).multiple(false)),
+)]
 pub struct ToolSource {
-    /// Spawn this command and read its tools over stdio (run by `sh -c`).
-    #[arg(long, value_name = "CMD")]
-    pub stdio: Option<String>,
-    /// Read the tools of this Streamable HTTP endpoint.
-    #[arg(long, value_name = "URL")]
-    pub url: Option<String>,
+    #[command(flatten)]
+    server: Server,
     /// Read a saved `tools/list` result: `{"tools": [...]}`.
     #[arg(long, value_name = "FILE")]
-    pub tools: Option<PathBuf>,
+    tools: Option<PathBuf>,
 }
 
 impl ToolSource {
@@ -31,8 +34,7 @@ impl ToolSource {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
             return tools_from_json(&text).with_context(|| format!("reading the tools of {}", path.display()));
         }
-        let server = crate::connect::Server { stdio: self.stdio.clone(), url: self.url.clone() };
-        let client = server.connect(token).await?;
+        let client = self.server.connect(token).await?;
         let tools = client.tools().to_vec();
         let _ = client.close().await;
         Ok(tools)

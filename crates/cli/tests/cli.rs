@@ -36,12 +36,37 @@ fn billing_server() -> PathBuf {
     Path::new(FUSION).with_file_name("billing-server")
 }
 
+const NOT_FOUND: &str = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>No invoice.</message>\n\
+    <recovery>List first.</recovery>\n<available_actions>\n  <action>billing.list_invoices</action>\n</available_actions>\n\
+    <details>\n  <detail key=\"requestedId\">inv_9</detail>\n</details>\n<retry_after>3 seconds</retry_after>\n</tool_error>";
+
 #[test]
-fn parse_prints_the_envelope_as_json() {
-    let text = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>No invoice.</message>\n\
-                <recovery>List first.</recovery>\n<available_actions>\n  <action>billing.list_invoices</action>\n</available_actions>\n\
-                <details>\n  <detail key=\"requestedId\">inv_9</detail>\n</details>\n<retry_after>3 seconds</retry_after>\n</tool_error>";
-    let output = fusion(&["parse"], Some(text));
+fn parse_prints_the_envelope_as_call_reports_it() {
+    let output = fusion(&["parse"], Some(NOT_FOUND));
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "error: NOT_FOUND (error): No invoice.\n  recovery: List first.\n  available actions: billing.list_invoices\n  \
+         detail requestedId: inv_9\n  retry after: 3 s\n"
+    );
+    let validation = "<validation_error action=\"billing.create_invoice\">\n<field name=\"currency\">Missing required field.</field>\n\
+                      <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>";
+    assert_eq!(
+        stdout(&fusion(&["parse"], Some(validation))),
+        "error: VALIDATION_ERROR (error): Invalid arguments for billing.create_invoice.\n  \
+         recovery: Fix the fields above and call the tool again. Do not explain the error.\n  fields:\n    currency: Missing required field.\n"
+    );
+    let critical =
+        "<tool_error code=\"INTERNAL_ERROR\" severity=\"critical\">\n<message>Disk full.</message>\n</tool_error>";
+    assert_eq!(stdout(&fusion(&["parse"], Some(critical))), "error: INTERNAL_ERROR (critical): Disk full.\n");
+    let plain = fusion(&["parse"], Some("connection refused"));
+    assert_eq!(stdout(&plain), "error: UNKNOWN (error): connection refused\n");
+}
+
+#[test]
+fn parse_json_prints_the_envelope_as_json() {
+    let text = NOT_FOUND;
+    let output = fusion(&["parse", "--json"], Some(text));
     assert!(output.status.success(), "{}", stderr(&output));
     let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
@@ -65,13 +90,28 @@ fn parse_reads_a_call_tool_result() {
         {"type": "text", "text": "<tool_error code=\"DEPRECATED\" severity=\"warning\">"},
         {"type": "text", "text": "<message>old</message>\n</tool_error>"}
     ], "isError": false});
-    let output = fusion(&["parse"], Some(&result.to_string()));
+    let output = fusion(&["parse", "--json"], Some(&result.to_string()));
     let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
         (&printed["is_error"], &printed["code"], &printed["message"]),
         (&json!(false), &json!("DEPRECATED"), &json!("old"))
     );
-    let plain = fusion(&["parse"], Some("connection refused"));
+    assert_eq!(stdout(&fusion(&["parse"], Some(&result.to_string()))), "warning: DEPRECATED (warning): old\n");
+    // A warning next to the data of a success is found too.
+    let with_data = json!({"content": [
+        {"type": "text", "text": "{\"id\": 1}"},
+        {"type": "text", "text": "<tool_error code=\"RESULT_TRUNCATED\" severity=\"warning\">\n<message>Cut.</message>\n</tool_error>"}
+    ]});
+    assert_eq!(
+        stdout(&fusion(&["parse"], Some(&with_data.to_string()))),
+        "warning: RESULT_TRUNCATED (warning): Cut.\n"
+    );
+    // isError from the result, whatever the envelope says.
+    let flagged = json!({"content": [{"type": "text", "text": "<tool_error code=\"X\" severity=\"warning\">\n<message>m</message>\n</tool_error>"}], "isError": true});
+    let printed: Value =
+        serde_json::from_str(&stdout(&fusion(&["parse", "--json"], Some(&flagged.to_string())))).unwrap();
+    assert_eq!((&printed["is_error"], &printed["severity"]), (&json!(true), &json!("warning")));
+    let plain = fusion(&["parse", "--json"], Some("connection refused"));
     let printed: Value = serde_json::from_str(&stdout(&plain)).unwrap();
     assert_eq!((&printed["code"], &printed["message"]), (&json!("UNKNOWN"), &json!("connection refused")));
 }

@@ -188,6 +188,41 @@ fn locking_the_demo_twice_gives_identical_files() {
 }
 
 #[test]
+fn exactly_one_source_of_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = save_tools(dir.path(), 1);
+    let tools = tools.to_str().unwrap();
+    let lock = dir.path().join("fusion.lock");
+    let lock = lock.to_str().unwrap();
+    let none = fusion(&["lock", "--lockfile", lock]);
+    assert_eq!(none.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&none.stderr);
+    assert!(
+        said.contains("required arguments were not provided")
+            && said.contains("<--stdio <CMD>|--url <URL>|--tools <FILE>>"),
+        "{said}"
+    );
+    for (a, b) in [("--stdio", "--tools"), ("--url", "--tools"), ("--stdio", "--url")] {
+        let value = |flag: &str| if flag == "--tools" { tools.to_owned() } else { "x".to_owned() };
+        for command in ["lock", "check", "diff"] {
+            let (va, vb) = (value(a), value(b));
+            let two = fusion(&[command, a, &va, b, &vb, "--lockfile", lock]);
+            assert_eq!(two.status.code(), Some(2), "{command} {a} {b}");
+            let said = String::from_utf8_lossy(&two.stderr);
+            assert!(said.contains("cannot be used with"), "{command} {a} {b}: {said}");
+        }
+    }
+    assert!(!Path::new(lock).exists(), "no invocation above may write the lockfile");
+    // `fusion call` talks to a live server: a saved tools/list is no source for it.
+    let call = fusion(&["call", "--tools", tools, "billing.get_invoice"]);
+    assert_eq!(call.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&call.stderr).contains("unexpected argument '--tools'"));
+    let neither = fusion(&["call", "billing.get_invoice"]);
+    assert_eq!(neither.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&neither.stderr).contains("<--stdio <CMD>|--url <URL>>"));
+}
+
+#[test]
 fn bad_lockfiles_and_tool_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let tools = save_tools(dir.path(), 1);

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use mcp_fusion_contract::Exposition;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -14,7 +15,7 @@ use serde_json::{Map, Value};
 use crate::error::{FusionClientError, ToolFailure};
 use crate::outcome::{CallOutcome, Reply};
 use crate::retry::RetryPolicy;
-use crate::routing::{Exposition, Routes};
+use crate::routing::Routes;
 
 /// A connection to an MCP server that calls actions by qualified name and reads every
 /// envelope back as a typed error.
@@ -88,8 +89,11 @@ impl FusionClient {
         self.routes.tools()
     }
 
-    /// Whether the server exposes groups (one tool, a discriminator) or flat tools.
-    pub fn exposition(&self) -> Exposition {
+    /// How the server exposes its actions: grouped, with the discriminator its tools publish
+    /// (or, for tools that publish none, the one their schema shows); flat, with the separator
+    /// between group and action in the name of a tool that publishes its action; `None` when
+    /// the server's tools say neither (plain tools, or flat tools that publish nothing).
+    pub fn exposition(&self) -> Option<Exposition> {
         self.routes.exposition()
     }
 

@@ -1,6 +1,6 @@
 //! Reading a `tools/call` result: its data, its warnings, or its error envelope.
 
-use mcp_fusion_wire::{Envelope, EnvelopeKind, Severity, parse};
+use mcp_fusion_wire::{Envelope, ParsedResult};
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
@@ -18,22 +18,14 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
-    /// Reads a result: an error's text blocks are joined and parsed; a success's blocks
-    /// after the first (and the first, when it is one) that hold warning envelopes are its
-    /// warnings.
+    /// Reads a result as [`ParsedResult::from_blocks`] does: an error's text blocks are
+    /// joined and parsed as its envelope; a success's text blocks that are warning envelopes
+    /// are its warnings.
     pub fn from_result(result: CallToolResult) -> CallOutcome {
         let texts: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect();
-        if result.is_error == Some(true) {
-            let error = parse(&texts.join("\n"));
-            return CallOutcome { result, error: Some(error), warnings: Vec::new() };
-        }
-        let warnings = texts
-            .iter()
-            .filter(|text| text.trim_start().starts_with("<tool_error"))
-            .map(|text| parse(text))
-            .filter(|envelope| envelope.kind == EnvelopeKind::ToolError && envelope.error.severity == Severity::Warning)
-            .collect();
-        CallOutcome { result, error: None, warnings }
+        let read = ParsedResult::from_blocks(&texts, result.is_error == Some(true));
+        let (error, warnings) = if read.is_error { (Some(read.envelope), Vec::new()) } else { (None, read.warnings) };
+        CallOutcome { result, error, warnings }
     }
 
     /// Whether the call failed.

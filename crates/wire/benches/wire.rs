@@ -6,7 +6,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcp_fusion_wire::{Bound, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, parse};
 use serde_json::json;
 
-/// The full envelope of SPEC §1.1.
+/// A tool error with every element: code, message, recovery, actions, details, retry delay.
 fn full_envelope() -> ToolError {
     ToolError::not_found("No invoice with that ID")
         .suggest("List invoices first, then retry with a real ID")

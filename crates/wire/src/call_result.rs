@@ -14,18 +14,61 @@ pub struct CallResult {
 
 use serde_json::Value;
 
-use crate::parse::{Envelope, parse};
+use crate::parse::{Envelope, EnvelopeKind, parse};
 use crate::problem::value_kind as kind;
+use crate::severity::Severity;
 
-/// An MCP `CallToolResult` JSON read back: its text and its parsed envelope.
+/// An MCP `CallToolResult` read back: its text, the envelope it holds, and the warnings that
+/// rode on a success.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedResult {
     /// The text blocks joined with `\n` (other block types are ignored).
     pub text: String,
     /// `isError` (absent means `false`).
     pub is_error: bool,
-    /// The envelope the text holds.
+    /// The envelope the text holds (of a success, whatever its text reads as).
     pub envelope: Envelope,
+    /// On a success: each text block that is a `<tool_error>` of severity `warning`, in
+    /// order. Empty on an error, whose one envelope is `envelope`.
+    pub warnings: Vec<Envelope>,
+}
+
+impl ParsedResult {
+    /// Reads the text blocks of a result flagged `is_error`: the one place that decides what
+    /// a result's envelope and warnings are, for every reader of results.
+    ///
+    /// A warning travels as its own block next to the data (or alone), so on a success each
+    /// block is tried on its own; a block counts only when it is a tool error that says
+    /// `severity="warning"`, so data that merely mentions a tag is not taken for one.
+    ///
+    /// ```
+    /// use mcp_fusion_wire::{ErrorCode, ParsedResult};
+    ///
+    /// let warning = "<tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>old</message>\n</tool_error>";
+    /// let read = ParsedResult::from_blocks(&["{\"id\": 1}", warning], false);
+    /// assert_eq!(read.text, format!("{{\"id\": 1}}\n{warning}"));
+    /// assert_eq!(read.warnings.len(), 1);
+    /// assert_eq!(read.warnings[0].error.code, ErrorCode::Deprecated);
+    ///
+    /// let failed = ParsedResult::from_blocks(&["<tool_error code=\"NOT_FOUND\">\n<message>gone</message>\n</tool_error>"], true);
+    /// assert_eq!(failed.envelope.error.code, ErrorCode::NotFound);
+    /// assert!(failed.warnings.is_empty());
+    /// ```
+    pub fn from_blocks(texts: &[&str], is_error: bool) -> ParsedResult {
+        let text = texts.join("\n");
+        let envelope = parse(&text);
+        let warnings = if is_error {
+            Vec::new()
+        } else {
+            texts
+                .iter()
+                .filter(|block| block.trim_start().starts_with("<tool_error"))
+                .map(|block| parse(block))
+                .filter(|read| read.kind == EnvelopeKind::ToolError && read.error.severity == Severity::Warning)
+                .collect()
+        };
+        ParsedResult { text, is_error, envelope, warnings }
+    }
 }
 
 /// Why a JSON value is not a `CallToolResult`.
@@ -40,8 +83,8 @@ impl std::fmt::Display for NotAResult {
 
 impl std::error::Error for NotAResult {}
 
-/// Reads a `CallToolResult` JSON object (`{"content": [...], "isError": bool}`): joins its
-/// text blocks with `\n` and parses the envelope they hold.
+/// Reads a `CallToolResult` JSON object (`{"content": [...], "isError": bool}`): its text
+/// blocks as [`ParsedResult::from_blocks`] reads them.
 ///
 /// ```
 /// let result = serde_json::json!({
@@ -70,9 +113,7 @@ pub fn parse_call_result(result: &Value) -> Result<ParsedResult, NotAResult> {
         .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|block| block.get("text").and_then(Value::as_str))
         .collect();
-    let text = texts.join("\n");
-    let envelope = parse(&text);
-    Ok(ParsedResult { text, is_error, envelope })
+    Ok(ParsedResult::from_blocks(&texts, is_error))
 }
 
 #[cfg(test)]
@@ -106,5 +147,46 @@ mod tests {
         }
         let empty = parse_call_result(&json!({"content": []})).unwrap();
         assert_eq!(empty.envelope.error.message, "Unknown error");
+    }
+
+    const WARNING: &str =
+        "<tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>old</message>\n</tool_error>";
+
+    #[test]
+    fn warnings_are_the_warning_blocks_of_a_success() {
+        let error_block = "<tool_error code=\"NOT_FOUND\">\n<message>gone</message>\n</tool_error>";
+        let validation = "<validation_error action=\"g.a\">\n<recovery>r</recovery>\n</validation_error>";
+        let truncated =
+            "  \n<tool_error code=\"RESULT_TRUNCATED\" severity=\"warning\">\n<message>cut</message>\n</tool_error>";
+        let blocks = ["{\"id\": 1}", WARNING, error_block, validation, "text about <tool_error> tags", truncated];
+        let read = ParsedResult::from_blocks(&blocks, false);
+        let codes: Vec<&str> = read.warnings.iter().map(|w| w.error.code.as_str()).collect();
+        assert_eq!(codes, ["DEPRECATED", "RESULT_TRUNCATED"]);
+        assert_eq!(read.text, blocks.join("\n"));
+        assert_eq!(read.envelope, parse(&blocks.join("\n")));
+        assert!(!read.is_error);
+
+        // On an error the joined text is the one envelope; nothing is a warning.
+        let failed = ParsedResult::from_blocks(&[WARNING, error_block], true);
+        assert!(failed.is_error && failed.warnings.is_empty());
+        assert_eq!(failed.envelope, parse(&format!("{WARNING}\n{error_block}")));
+
+        let empty = ParsedResult::from_blocks(&[], false);
+        assert_eq!((empty.text.as_str(), empty.warnings.len()), ("", 0));
+    }
+
+    #[test]
+    fn parse_call_result_reads_warnings_too() {
+        let success = json!({"content": [
+            {"type": "text", "text": "{\"id\": 1}"},
+            {"type": "text", "text": WARNING},
+        ], "structuredContent": {"id": 1}});
+        let read = parse_call_result(&success).unwrap();
+        assert_eq!(read.warnings.len(), 1);
+        assert_eq!(read.warnings[0].error.message, "old");
+        let failed =
+            parse_call_result(&json!({"content": [{"type": "text", "text": WARNING}], "isError": true})).unwrap();
+        assert!(failed.warnings.is_empty());
+        assert_eq!(failed.envelope.error.severity, Severity::Warning);
     }
 }

@@ -23,6 +23,21 @@ macro_rules! error_codes {
         /// assert_eq!(ErrorCode::from("ProjectNotFound").as_str(), "ProjectNotFound");
         /// assert!(!ErrorCode::from("ProjectNotFound").is_canonical());
         /// ```
+        ///
+        /// # Codes the framework uses outside the canonical set
+        ///
+        /// | code | built by | when |
+        /// |---|---|---|
+        /// | `UNKNOWN` | [`ErrorCode::unknown`] | a parser read text that names no code |
+        /// | `CANCELLED` | [`ErrorCode::cancelled`] | the client cancelled the call before it finished |
+        /// | `RESULT_TRUNCATED` | [`ErrorCode::result_truncated`] | a warning: the result was cut to the payload cap |
+        ///
+        /// They stay custom codes so that the canonical set is exactly the one the error
+        /// contract defines, shared with the TypeScript implementation and pinned by the golden
+        /// vectors. None of them is a failure of the action itself: `UNKNOWN` is what a reader
+        /// makes of text that is not an envelope, `CANCELLED` answers a caller that already left,
+        /// and `RESULT_TRUNCATED` travels on a success. A client that does not know them reads
+        /// them as it reads any custom code.
         #[derive(Debug, Clone, Eq)]
         #[non_exhaustive]
         pub enum ErrorCode {
@@ -95,6 +110,18 @@ impl ErrorCode {
     /// The code a parser gives to text that names no code: `UNKNOWN` (a custom code).
     pub fn unknown() -> ErrorCode {
         ErrorCode::Custom("UNKNOWN".to_owned())
+    }
+
+    /// The code of a call the client cancelled before it finished: `CANCELLED` (a custom
+    /// code).
+    pub fn cancelled() -> ErrorCode {
+        ErrorCode::Custom("CANCELLED".to_owned())
+    }
+
+    /// The code of the warning added to a result cut to the payload cap: `RESULT_TRUNCATED`
+    /// (a custom code).
+    pub fn result_truncated() -> ErrorCode {
+        ErrorCode::Custom("RESULT_TRUNCATED".to_owned())
     }
 
     /// Whether this is one of the canonical codes.
@@ -183,5 +210,28 @@ mod tests {
     #[test]
     fn hand_built_custom_equals_variant() {
         assert_eq!(ErrorCode::Custom("CONFLICT".into()), ErrorCode::Conflict);
+    }
+
+    #[test]
+    fn the_framework_codes_are_custom_and_read_back() {
+        use crate::{Severity, ToolError, parse};
+
+        for (code, text) in [
+            (ErrorCode::unknown(), "UNKNOWN"),
+            (ErrorCode::cancelled(), "CANCELLED"),
+            (ErrorCode::result_truncated(), "RESULT_TRUNCATED"),
+        ] {
+            assert_eq!(code.as_str(), text);
+            assert_eq!(code.to_string(), text);
+            assert!(!code.is_canonical(), "{code}");
+            assert!(matches!(code, ErrorCode::Custom(_)));
+            assert_eq!(text.parse::<ErrorCode>(), Ok(code.clone()));
+            assert_eq!(serde_json::to_value(&code).unwrap(), serde_json::json!(text));
+            let rendered = ToolError::new(code.clone(), "m").render();
+            assert!(rendered.starts_with(&format!("<tool_error code=\"{text}\" ")), "{rendered}");
+            assert_eq!(parse(&rendered).error.code, code);
+        }
+        let truncated = ToolError::new(ErrorCode::result_truncated(), "cut").severity(Severity::Warning);
+        assert_eq!(parse(&truncated.render()).error.severity, Severity::Warning);
     }
 }

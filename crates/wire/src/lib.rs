@@ -160,4 +160,4 @@ pub use parse::{Envelope, EnvelopeKind, parse};
 pub use problem::{Bound, FieldPath, FieldProblem, ProblemKind, Sent, value_kind};
 pub use severity::{Severity, UnknownSeverity};
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
-pub use validation::{VALIDATION_RECOVERY, ValidationError, inject_contract_awareness};
+pub use validation::{VALIDATION_RECOVERY, ValidationError};

@@ -7,7 +7,7 @@ use crate::code::ErrorCode;
 use crate::escape::{push_attr, push_text};
 use crate::severity::Severity;
 
-/// The recovery line of a wrapped failure that is not a [`ToolError`] (SPEC §2.2).
+/// The recovery line of a wrapped failure that is not a [`ToolError`].
 pub const INTERNAL_ERROR_RECOVERY: &str =
     "Do not blindly retry this call. Check the arguments, try another action, or report the failure to the user.";
 

@@ -101,40 +101,9 @@ impl From<ValidationError> for CallResult {
     }
 }
 
-/// Adds a contract-awareness block to an already rendered validation error, just before its
-/// closing tag.
-///
-/// Returns `None`, leaving the text as it is, when the text is not a validation error or
-/// already carries a block: the block appears exactly once.
-///
-/// ```
-/// use mcp_fusion_wire::{inject_contract_awareness, ContractAwareness, ValidationError};
-///
-/// let block = ContractAwareness { tool: "billing".into(), action: "billing.pay".into(), changes: vec![] };
-/// let once = inject_contract_awareness(&ValidationError::new("billing.pay").render(), &block).unwrap();
-/// assert!(once.ends_with("</contract_awareness>\n</validation_error>"));
-/// assert_eq!(inject_contract_awareness(&once, &block), None);
-/// ```
-pub fn inject_contract_awareness(rendered: &str, awareness: &ContractAwareness) -> Option<String> {
-    let body = rendered.strip_suffix(CLOSE_TAG)?;
-    if !rendered.trim_start().starts_with("<validation_error") || body.contains("<contract_awareness>") {
-        return None;
-    }
-    let mut out = String::with_capacity(rendered.len() + 640);
-    out.push_str(body);
-    if !body.ends_with('\n') {
-        out.push('\n');
-    }
-    awareness.render_into(&mut out);
-    out.push('\n');
-    out.push_str(CLOSE_TAG);
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::{ChangeSeverity, ContractChange};
 
     fn problem(name: &str, text: &str) -> FieldProblem {
         FieldProblem { name: name.into(), text: text.into() }
@@ -151,27 +120,5 @@ mod tests {
              <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n\
              </validation_error>"
         );
-    }
-
-    #[test]
-    fn injected_block_equals_attached_block() {
-        let block = ContractAwareness {
-            tool: "billing".into(),
-            action: "billing.get_invoice".into(),
-            changes: vec![ContractChange {
-                severity: ChangeSeverity::Breaking,
-                field: "actions.get_invoice.required".into(),
-                description: "now requires customer_id".into(),
-                before: Some("[\"id\"]".into()),
-                after: None,
-            }],
-        };
-        let err = ValidationError::new("billing.get_invoice").field(problem("id", "bad."));
-        let injected = inject_contract_awareness(&err.render(), &block).unwrap();
-        assert_eq!(injected, err.clone().with_contract_awareness(block.clone()).render());
-        assert_eq!(injected.matches("<contract_awareness>").count(), 1);
-        assert_eq!(inject_contract_awareness(&injected, &block), None);
-        let tool_error = crate::ToolError::not_found("m").render();
-        assert_eq!(inject_contract_awareness(&tool_error, &block), None);
     }
 }

@@ -33,7 +33,7 @@ fn any_text() -> impl Strategy<Value = String> {
 }
 
 fn any_code() -> impl Strategy<Value = ErrorCode> {
-    // An empty code reads back as UNKNOWN by the contract (SPEC §4), so codes are non-empty.
+    // An empty code reads back as UNKNOWN by the contract, so codes are non-empty.
     prop_oneof![
         prop::sample::select(ErrorCode::CANONICAL.to_vec()),
         any_text()

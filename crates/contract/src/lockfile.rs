@@ -1,0 +1,267 @@
+//! `fusion.lock`: the contracts of a server, in canonical JSON (keys sorted, two-space indent,
+//! a final newline), with a sha256 digest per tool and one for the server. Nothing in it
+//! depends on when it was written, so the same server always locks to the same bytes.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest as _, Sha256};
+
+use crate::contract::{Contracts, ToolContract};
+
+/// The lockfile format this build writes and reads.
+pub const LOCKFILE_VERSION: u64 = 1;
+
+/// A locked set of contracts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lockfile {
+    /// The contracts, by tool name.
+    pub contracts: Contracts,
+}
+
+/// Why a lockfile could not be read. Each message says what is wrong and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum LockfileError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {reason}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// Not JSON, or cut off.
+    #[error(
+        "the lockfile is not valid JSON (line {line}, column {column}: {reason}); regenerate it with `fusion lock`"
+    )]
+    Syntax {
+        /// Where the JSON breaks.
+        line: usize,
+        /// Where the JSON breaks.
+        column: usize,
+        /// What the parser said.
+        reason: String,
+    },
+    /// JSON, but not a lockfile of ours.
+    #[error("this is not a fusion.lock: {0}; regenerate it with `fusion lock`")]
+    Foreign(String),
+    /// A lockfile of another format version.
+    #[error(
+        "the lockfile has version {found}, this fusion reads version {LOCKFILE_VERSION}; regenerate it with `fusion lock`"
+    )]
+    Version {
+        /// The version found.
+        found: String,
+    },
+    /// A part of the lockfile is missing or malformed.
+    #[error("the lockfile is malformed at {at}: {reason}; regenerate it with `fusion lock`")]
+    Shape {
+        /// Where.
+        at: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A digest does not match the contract it covers: the file was edited by hand.
+    #[error(
+        "the digest of {what} does not match its contents (expected {expected}, found {found}): the lockfile was edited by hand; regenerate it with `fusion lock`"
+    )]
+    Digest {
+        /// `tool "billing"` or `the server`.
+        what: String,
+        /// The digest of the contents.
+        expected: String,
+        /// The digest written.
+        found: String,
+    },
+}
+
+impl Lockfile {
+    /// Locks `contracts`.
+    pub fn new(contracts: Contracts) -> Lockfile {
+        Lockfile { contracts }
+    }
+
+    /// The digest of one tool's contract: `sha256:` and the hex of its canonical compact JSON.
+    pub fn tool_digest(contract: &ToolContract) -> String {
+        digest(&canonical(&serde_json::to_value(contract).unwrap_or(Value::Null)))
+    }
+
+    /// The digest of the whole server: of the map from tool name to tool digest.
+    pub fn server_digest(&self) -> String {
+        let tools: Map<String, Value> = self
+            .contracts
+            .iter()
+            .map(|(name, contract)| (name.clone(), Value::String(Lockfile::tool_digest(contract))))
+            .collect();
+        digest(&canonical(&Value::Object(tools)))
+    }
+
+    /// The file's bytes: canonical JSON, keys sorted, two-space indent, a final newline.
+    pub fn to_canonical_json(&self) -> String {
+        let tools: Map<String, Value> = self
+            .contracts
+            .iter()
+            .map(|(name, contract)| {
+                let contract_json = serde_json::to_value(contract).unwrap_or(Value::Null);
+                (name.clone(), json!({"contract": contract_json, "digest": Lockfile::tool_digest(contract)}))
+            })
+            .collect();
+        let file = json!({
+            "digest": self.server_digest(),
+            "lockfileVersion": LOCKFILE_VERSION,
+            "tools": Value::Object(tools),
+        });
+        let mut text = serde_json::to_string_pretty(&canonical(&file)).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Reads a lockfile's text, checking its shape and every digest.
+    pub fn parse(text: &str) -> Result<Lockfile, LockfileError> {
+        let value: Value = serde_json::from_str(text).map_err(|e| LockfileError::Syntax {
+            line: e.line(),
+            column: e.column(),
+            reason: e.to_string().split(" at line ").next().unwrap_or_default().to_owned(),
+        })?;
+        let Value::Object(file) = value else {
+            return Err(LockfileError::Foreign("the file is JSON but not an object".into()));
+        };
+        match file.get("lockfileVersion") {
+            None => return Err(LockfileError::Foreign("it has no \"lockfileVersion\"".into())),
+            Some(Value::Number(n)) if n.as_u64() == Some(LOCKFILE_VERSION) => {}
+            Some(other) => return Err(LockfileError::Version { found: other.to_string() }),
+        }
+        let tools = match file.get("tools") {
+            Some(Value::Object(tools)) => tools,
+            _ => return Err(shape("tools", "expected an object of tools")),
+        };
+        let mut contracts = Contracts::new();
+        for (name, entry) in tools {
+            let at = format!("tools.{name}");
+            let contract = entry.get("contract").ok_or_else(|| shape(&at, "no \"contract\""))?;
+            let contract: ToolContract = serde_json::from_value(contract.clone())
+                .map_err(|e| shape(&format!("{at}.contract"), &e.to_string()))?;
+            if contract.name != *name {
+                return Err(shape(&at, &format!("the contract names the tool {:?}", contract.name)));
+            }
+            let written = entry.get("digest").and_then(Value::as_str).ok_or_else(|| shape(&at, "no \"digest\""))?;
+            let actual = Lockfile::tool_digest(&contract);
+            if written != actual {
+                return Err(LockfileError::Digest {
+                    what: format!("tool {name:?}"),
+                    expected: actual,
+                    found: written.to_owned(),
+                });
+            }
+            contracts.insert(name.clone(), contract);
+        }
+        let lockfile = Lockfile { contracts };
+        let written = file.get("digest").and_then(Value::as_str).ok_or_else(|| shape("digest", "missing"))?;
+        let actual = lockfile.server_digest();
+        if written != actual {
+            return Err(LockfileError::Digest {
+                what: "the server".into(),
+                expected: actual,
+                found: written.to_owned(),
+            });
+        }
+        Ok(lockfile)
+    }
+
+    /// Reads the lockfile at `path`.
+    pub fn read(path: &Path) -> Result<Lockfile, LockfileError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| LockfileError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+        Lockfile::parse(&text)
+    }
+
+    /// Writes the lockfile to `path`.
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        std::fs::write(path, self.to_canonical_json())
+    }
+}
+
+fn shape(at: &str, reason: &str) -> LockfileError {
+    LockfileError::Shape { at: at.to_owned(), reason: reason.to_owned() }
+}
+
+fn digest(value: &Value) -> String {
+    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    let hash = Sha256::digest(&bytes);
+    let mut hex = String::with_capacity(7 + 64);
+    hex.push_str("sha256:");
+    for byte in hash {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    hex
+}
+
+/// `value` with every object's keys in sorted order, whatever map type serde_json was built
+/// with.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), canonical(&map[k]))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn contracts() -> Contracts {
+        let tool = ToolContract {
+            name: "billing".into(),
+            title: None,
+            description: Some("Invoices.".into()),
+            input_schema: json!({"type": "object", "properties": {"z": {"type": "string"}, "a": {"type": "integer"}}}),
+            output_schema: None,
+            annotations: Map::new(),
+            actions: Default::default(),
+        };
+        Contracts::from([("billing".to_owned(), tool)])
+    }
+
+    #[test]
+    fn canonical_bytes_round_trip() {
+        let lockfile = Lockfile::new(contracts());
+        let text = lockfile.to_canonical_json();
+        assert!(text.ends_with("}\n"));
+        assert!(text.starts_with("{\n  \"digest\": \"sha256:"));
+        assert!(text.find("\"a\"").unwrap() < text.find("\"z\"").unwrap(), "keys sorted");
+        let read = Lockfile::parse(&text).unwrap();
+        assert_eq!(read, lockfile);
+        assert_eq!(read.to_canonical_json(), text);
+    }
+
+    #[test]
+    fn the_documented_lockfile_is_one() {
+        let guide = include_str!("../docs/governance.md");
+        let start = guide.find("```json\n").expect("a JSON example") + "```json\n".len();
+        let text = &guide[start..start + guide[start..].find("```").expect("its end")];
+        let lockfile = Lockfile::parse(text).expect("the example parses, digests and all");
+        assert_eq!(lockfile.to_canonical_json(), text, "the example is canonical");
+        assert_eq!(lockfile.contracts["search"].input_schema["required"], json!(["q"]));
+    }
+
+    #[test]
+    fn corrupt_truncated_and_foreign_files_are_clear_errors() {
+        let text = Lockfile::new(contracts()).to_canonical_json();
+        let cut = Lockfile::parse(&text[..text.len() / 2]).unwrap_err().to_string();
+        assert!(cut.starts_with("the lockfile is not valid JSON (line "), "{cut}");
+        assert!(Lockfile::parse("[]").unwrap_err().to_string().contains("not an object"));
+        assert!(Lockfile::parse("{\"name\": \"x\"}").unwrap_err().to_string().contains("no \"lockfileVersion\""));
+        assert!(Lockfile::parse("{\"lockfileVersion\": 9}").unwrap_err().to_string().contains("version 9"));
+        let tampered = text.replace("Invoices.", "Invoices!");
+        assert!(Lockfile::parse(&tampered).unwrap_err().to_string().contains("edited by hand"));
+        let no_tools = "{\"lockfileVersion\": 1, \"tools\": 3}";
+        assert!(Lockfile::parse(no_tools).unwrap_err().to_string().contains("at tools: expected an object"));
+        assert!(Lockfile::parse("").unwrap_err().to_string().contains("not valid JSON"));
+        assert!(Lockfile::parse("\u{0}\u{ffff}garbage").is_err());
+    }
+}
