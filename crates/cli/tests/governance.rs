@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use mcp_fusion::governance::Lockfile;
 use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use mcp_fusion_contract::Lockfile;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -31,7 +31,8 @@ pub enum PublishedRoute {
     Grouped {
         /// The argument that picks the action.
         discriminator: String,
-        /// The action names the tool lists, in the order of its `_meta`.
+        /// The action names the tool lists, sorted (a JSON object keeps no order; the
+        /// discriminator's `enum` in the input schema has the server's).
         actions: Vec<String>,
     },
     /// One tool for one action.

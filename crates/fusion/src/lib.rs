@@ -61,6 +61,7 @@
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
 //! | tools that come and go while the server runs | [`FusionServer::insert_group`], [`FusionServer::remove_group`] |
 //! | the envelopes themselves | [`wire`] |
+//! | contracts, `fusion.lock`, self-healing from a lockfile | [`contract`], [`ServerBuilder::contract_lockfile`] |
 //!
 //! How one `tools/call` travels, file by file, is in the repository's `docs/architecture.md`.
 
@@ -70,7 +71,6 @@ mod catalog;
 mod context;
 mod error;
 mod failure;
-pub mod governance;
 mod group;
 pub mod guard;
 mod handler;
@@ -95,6 +95,7 @@ pub use server::{FusionServer, ServerBuilder};
 pub use transport::http;
 pub use transport::stdio::serve_stdio;
 
+pub use mcp_fusion_contract as contract;
 pub use mcp_fusion_wire as wire;
 pub use rmcp::Json;
 

@@ -3,6 +3,7 @@
 
 mod support;
 
+use mcp_fusion::contract::{PublishedRoute, published_route};
 use mcp_fusion::middleware::{Call, Next};
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
 use mcp_fusion::{Action, Ctx, Exposition, FieldIssue, FusionServer, Group, Json, Validate, Validated, from_fn};
@@ -249,6 +250,8 @@ async fn tools_list_shows_the_group_with_its_discriminator() {
     assert_eq!(schema["properties"]["note"]["description"], "(optional for order)");
     let meta = tool.meta.as_ref().unwrap();
     assert_eq!(meta["fusion/actions"]["echo"]["inputSchema"]["required"], json!(["text"]));
+    let actions = ["echo", "fail", "guarded", "login", "order", "refund"].map(String::from).to_vec();
+    assert_eq!(published_route(tool), Some(PublishedRoute::Grouped { discriminator: "action".into(), actions }));
     assert!(tool.description.as_deref().unwrap().contains("\n- refund: Refund an amount."));
 }
 
@@ -665,6 +668,9 @@ async fn flat_exposition_routes_by_tool_name() {
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["shop_echo", "shop_order", "shop_login", "shop_refund", "shop_fail", "shop_guarded"]);
     let echo_tool = &tools[0];
+    // Each flat tool says which action it serves, whatever the separator.
+    let route = published_route(echo_tool);
+    assert_eq!(route, Some(PublishedRoute::Flat { action: "shop.echo".into() }));
     assert_eq!(echo_tool.input_schema.get("required"), Some(&json!(["text"])));
     assert!(echo_tool.output_schema.is_some());
     assert_eq!(echo_tool.annotations.as_ref().and_then(|a| a.read_only_hint), Some(true));

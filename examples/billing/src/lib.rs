@@ -12,7 +12,7 @@ pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
 
 use std::time::Duration;
 
-use mcp_fusion::governance::Lockfile;
+use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::{Action, BuildError, FusionServer, Group};
 

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use billing_server::{Options, Store};
 use clap::Parser;
 use mcp_fusion::auth::{Identity, StaticTokens};
-use mcp_fusion::governance::Lockfile;
+use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
 use tracing_subscriber::EnvFilter;

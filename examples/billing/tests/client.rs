@@ -40,7 +40,7 @@ fn failure(result: Result<impl std::fmt::Debug, FusionClientError>) -> mcp_fusio
 
 /// Every documented error of the demo, read back through the client.
 async fn exercise(client: &FusionClient) {
-    assert_eq!(client.exposition(), Exposition::Grouped);
+    assert_eq!(client.exposition(), Some(Exposition::grouped()));
 
     let invoice =
         client.call_typed::<_, Invoice>("billing.get_invoice", &GetInvoice { id: "inv_2026_0001" }).await.unwrap();

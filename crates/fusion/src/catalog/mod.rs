@@ -2,7 +2,6 @@
 //! server holds it behind an atomic pointer, so groups can come and go while calls run: a
 //! call routes in the catalog of the moment it arrived and keeps its action to the end.
 
-mod exposition;
 mod routing;
 mod suggest;
 mod tools;
@@ -12,7 +11,7 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
-pub use exposition::{ACTIONS_META_KEY, Exposition};
+pub use mcp_fusion_contract::Exposition;
 pub(crate) use suggest::closest;
 pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};
 

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use rmcp::model::{MetaObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use super::exposition::{ACTIONS_META_KEY, Exposition};
 use crate::action::Annotations;
 use crate::validation::{is_object_schema, property_names, required_names};
+use mcp_fusion_contract::{ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, Exposition};
 
 /// What `tools/list` says of one action.
 pub(crate) struct ActionSpec {
@@ -34,10 +34,10 @@ pub(crate) struct GroupSpec<'a> {
 pub(crate) fn group_tools(exposition: &Exposition, group: &GroupSpec<'_>) -> Vec<Tool> {
     match exposition {
         Exposition::Grouped { discriminator } => vec![grouped_tool(group, discriminator)],
-        Exposition::Flat { separator } => group
+        Exposition::Flat { .. } => group
             .actions
             .iter()
-            .map(|action| flat_tool(format!("{}{separator}{}", group.name, action.name), action))
+            .map(|action| flat_tool(exposition.tool_name(group.name, &action.name), action))
             .collect(),
     }
 }
@@ -52,6 +52,7 @@ fn annotations(a: Annotations, title: Option<&str>) -> ToolAnnotations {
     annotations
 }
 
+/// One tool for one action; its `_meta` names the action, so clients need not parse the name.
 fn flat_tool(name: String, action: &ActionSpec) -> Tool {
     let mut tool = Tool::new(name, action.description.clone(), Arc::new(action.input.clone()));
     tool.title = action.title.clone();
@@ -59,11 +60,15 @@ fn flat_tool(name: String, action: &ActionSpec) -> Tool {
     if action.annotations != Annotations::default() {
         tool.annotations = Some(annotations(action.annotations, action.title.as_deref()));
     }
+    let mut meta = MetaObject::new();
+    meta.insert(ACTION_META_KEY.into(), Value::String(action.qualified.to_string()));
+    tool.meta = Some(meta);
     tool
 }
 
 /// One tool for a group: the discriminator enum, every action's fields merged (each field
-/// says which actions use it and where it is required), and per-action contracts in `_meta`.
+/// says which actions use it and where it is required), and in `_meta` the discriminator and
+/// each action's own contract.
 fn grouped_tool(group: &GroupSpec<'_>, discriminator: &str) -> Tool {
     let members = group.actions;
     let mut tool = Tool::new(
@@ -78,6 +83,7 @@ fn grouped_tool(group: &GroupSpec<'_>, discriminator: &str) -> Tool {
         tool.annotations = Some(annotations(merged, group.title));
     }
     let mut meta = MetaObject::new();
+    meta.insert(DISCRIMINATOR_META_KEY.into(), Value::String(discriminator.to_owned()));
     meta.insert(ACTIONS_META_KEY.into(), Value::Object(action_contracts(members)));
     tool.meta = Some(meta);
     tool

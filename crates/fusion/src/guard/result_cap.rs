@@ -53,7 +53,7 @@ fn cap(mut output: Output, limit: usize, call: &CallInfo) -> Output {
     // A cut JSON text no longer matches the structured content; the text is what is left.
     output.structured = None;
     call.warn(
-        ToolError::new(ErrorCode::from("RESULT_TRUNCATED"), format!("The result was cut to {limit} of {total} bytes."))
+        ToolError::new(ErrorCode::result_truncated(), format!("The result was cut to {limit} of {total} bytes."))
             .suggest("Ask for less: use a smaller page (limit) or a narrower filter, and paginate.")
             .detail("limit_bytes", limit)
             .detail("result_bytes", total),

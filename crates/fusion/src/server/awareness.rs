@@ -3,11 +3,11 @@
 //! changes of an action in that action's validation errors, so the model learns what changed
 //! in the same turn its old-style call was rejected.
 
+use mcp_fusion_contract::{Contracts, Lockfile, contracts_of, diff_contracts};
 use mcp_fusion_wire::{ChangeSeverity, ContractAwareness};
 use rmcp::model::Tool;
 
 use crate::catalog::{Exposition, GroupSpec};
-use crate::governance::{Contracts, Lockfile, contracts_of, diff_contracts};
 
 /// The lockfile, and which of its changes the validation errors tell.
 pub(crate) struct Awareness {

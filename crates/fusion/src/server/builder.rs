@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use mcp_fusion_contract::Lockfile;
 use mcp_fusion_wire::ChangeSeverity;
 use rmcp::model::Implementation;
 
@@ -12,7 +13,6 @@ use super::compile::{Settings, compile_group};
 use super::{FusionServer, Inner};
 use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
-use crate::governance::Lockfile;
 use crate::group::Group;
 use crate::guard::{
     Concurrency, ConcurrencyGuard, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, Stage, StoreSettings,

@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::FutureExt as _;
-use mcp_fusion_wire::{FieldProblem, ToolError, ValidationError};
+use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
@@ -83,6 +83,6 @@ impl CompiledAction {
 
 /// What a client that cancelled sees, should the answer still reach it.
 fn cancelled(action: &str) -> ToolError {
-    ToolError::new("CANCELLED", format!("{action} was cancelled by the client before it finished."))
+    ToolError::new(ErrorCode::cancelled(), format!("{action} was cancelled by the client before it finished."))
         .suggest("Nothing to do: the client cancelled this call.")
 }
