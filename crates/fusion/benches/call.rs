@@ -6,8 +6,10 @@
 //! what the framework adds.
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mcp_fusion::guard::{Concurrency, RateLimit};
 use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::{Action, Ctx, FusionServer, Group, Json};
 use mcp_fusion_wire::ToolError;
@@ -59,7 +61,7 @@ fn call_path(c: &mut Criterion) {
         .group(Group::new("billing", "Invoices.").action(Action::new("create_invoice", "Create.").handler(create)))
         .build(())
         .expect("the bench server builds");
-    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
     let valid = object(json!({
         "action": "create_invoice", "customer_email": "ana@example.com", "amount_cents": 1500,
         "currency": "EUR", "due_date": "2026-12-31",
@@ -77,6 +79,25 @@ fn call_path(c: &mut Criterion) {
     });
     c.bench_function("call/invalid_3_problems", |b| {
         b.to_async(&runtime).iter(|| server.call("billing", Some(black_box(invalid.clone())), RequestInfo::default()))
+    });
+    // The same call through every built-in guard: a rate limit counted in memory, a group
+    // and a server concurrency slot, a timeout and the result cap.
+    let guarded = FusionServer::builder("bench", "1")
+        .rate_limit(RateLimit::new(u32::MAX, Duration::from_secs(1)))
+        .concurrency(Concurrency::new(64, 64))
+        .timeout(Duration::from_secs(5))
+        .max_result_bytes(1 << 20)
+        .group(
+            Group::new("billing", "Invoices.")
+                .concurrency(Concurrency::new(64, 64))
+                .action(Action::new("create_invoice", "Create.").handler(create)),
+        )
+        .build(())
+        .expect("the guarded bench server builds");
+    let result = runtime.block_on(guarded.call("billing", Some(valid.clone()), RequestInfo::default()));
+    assert_eq!(result.is_error, Some(false));
+    c.bench_function("call/guarded", |b| {
+        b.to_async(&runtime).iter(|| guarded.call("billing", Some(black_box(valid.clone())), RequestInfo::default()))
     });
     c.bench_function("call/handler_only", |b| {
         b.iter(|| {

@@ -111,11 +111,6 @@ impl CallInfo {
         Failure::from_error(error).into_tool_error(&self.action, self.mask_internal_errors)
     }
 
-    /// The envelope of a panic caught while serving this call.
-    pub(crate) fn panicked(&self, payload: Box<dyn std::any::Any + Send>) -> ToolError {
-        Failure::from_panic(payload).into_tool_error(&self.action, self.mask_internal_errors)
-    }
-
     pub(crate) fn take_warnings(&self) -> Vec<ToolError> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }

@@ -2,7 +2,7 @@
 //! against the client's cancellation, validated, decoded and run through the action's chain.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
 use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError};
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::{CompiledAction, FusionServer};
 use crate::context::CallInfo;
+use crate::failure::Failure;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
 use crate::transport::RequestInfo;
@@ -40,15 +41,19 @@ impl FusionServer {
 impl CompiledAction {
     /// The edge of the chain: the one place panics are caught and cancellation is raced.
     async fn run(&self, arguments: JsonObject, request: RequestInfo) -> CallToolResult {
-        let info = Arc::new(CallInfo::new(Arc::clone(&self.qualified), request, self.mask_internal_errors));
-        let cancellation = info.cancellation.clone();
-        let work = AssertUnwindSafe(self.validate_and_run(&info, Value::Object(arguments))).catch_unwind();
+        let cancellation = request.cancellation.clone();
+        // The call's facts, once validation let it through: its warnings outlive a panic or
+        // a cancellation, and ride on that envelope too.
+        let admitted = OnceLock::new();
+        let work = AssertUnwindSafe(self.validate_and_run(Value::Object(arguments), request, &admitted));
         let outcome = tokio::select! {
             biased;
-            outcome = work => outcome.unwrap_or_else(|panic| Err(Refusal::Failed(info.panicked(panic)))),
+            outcome = work.catch_unwind() => outcome.unwrap_or_else(|panic| {
+                Err(Refusal::Failed(Failure::from_panic(panic).into_tool_error(&self.qualified, self.mask_internal_errors)))
+            }),
             () = cancellation.cancelled() => Err(Refusal::Failed(cancelled(&self.qualified))),
         };
-        let warnings = info.take_warnings();
+        let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
         match outcome {
             Ok(output) => success_result(output, &warnings),
             Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings),
@@ -57,8 +62,13 @@ impl CompiledAction {
     }
 
     /// Validation against the schema, decoding into the input type with its custom rules,
-    /// then the chain.
-    async fn validate_and_run(&self, info: &Arc<CallInfo>, arguments: Value) -> Result<Output, Refusal> {
+    /// then the chain. A refused call costs no more than its sentences.
+    async fn validate_and_run(
+        &self,
+        arguments: Value,
+        request: RequestInfo,
+        admitted: &OnceLock<Arc<CallInfo>>,
+    ) -> Result<Output, Refusal> {
         let problems = self.checker.check(&arguments);
         if !problems.is_empty() {
             return Err(self.invalid(problems));
@@ -68,7 +78,9 @@ impl CompiledAction {
             Ok((_, issues)) => return Err(self.invalid(self.checker.rule_problems(issues, &arguments))),
             Err(error) => return Err(self.invalid(self.checker.decode_problem(&error, &arguments))),
         };
-        let call = Call { info: Arc::clone(info), arguments, input: Some(input) };
+        let info = Arc::new(CallInfo::new(Arc::clone(&self.qualified), request, self.mask_internal_errors));
+        let info = Arc::clone(admitted.get_or_init(|| info));
+        let call = Call { info, arguments, input: Some(input) };
         Next::start(Arc::clone(&self.chain)).run(call).await.map_err(Refusal::Failed)
     }
 
