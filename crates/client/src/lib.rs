@@ -7,6 +7,29 @@
 //!
 //! [`contract`] is the crate of tool contracts and of the [`Exposition`] server and client
 //! share; [`wire`] the crate of the envelopes.
+//!
+//! A failed call comes back as a [`ToolFailure`] to branch on, not as text to scrape:
+//!
+//! ```
+//! use mcp_fusion_client::CallOutcome;
+//! use mcp_fusion_client::wire::{ErrorCode, ToolError};
+//! use rmcp::model::{CallToolResult, ContentBlock};
+//!
+//! // What a server sends when the invoice does not exist.
+//! let envelope = ToolError::not_found("No invoice with id \"inv_9\".")
+//!     .suggest("List invoices first, then retry with a real ID.")
+//!     .actions(["billing.list_invoices"]);
+//! let result = CallToolResult::error(vec![ContentBlock::text(envelope.render())]);
+//!
+//! let failure = CallOutcome::from_result(result).into_result().unwrap_err();
+//! assert_eq!(failure.code(), &ErrorCode::NotFound);
+//! assert_eq!(failure.recovery(), Some("List invoices first, then retry with a real ID."));
+//! assert_eq!(failure.available_actions(), ["billing.list_invoices"]);
+//! ```
+//!
+//! [`FusionClient`] makes the calls: over stdio to a spawned server or over Streamable HTTP,
+//! by qualified action name, with an optional [`RetryPolicy`] for the failures that say when
+//! to come back.
 
 mod client;
 mod error;
