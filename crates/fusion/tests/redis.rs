@@ -213,7 +213,8 @@ async fn two_servers_on_one_redis_admit_exactly_the_limit_under_concurrency() {
     // second more, so none of the 30 refusals was counted.
     let keys = keys_and_ttls(&redis).await;
     assert_eq!(keys.len(), 1, "{keys:?}");
-    assert_eq!(keys[0].0, "mcp-fusion:rl:*#0:global");
+    // Scope `*` (the server), the limit's name, what it counts by.
+    assert_eq!(keys[0].0, "mcp-fusion:rl:*:10/60s:global");
     assert!((50_000..=60_000).contains(&keys[0].1), "ttl {} ms", keys[0].1);
 }
 
