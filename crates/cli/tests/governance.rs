@@ -139,7 +139,7 @@ async fn a_breaking_change_fails_check_and_heals_the_next_call() {
     assert_eq!(
         old_arguments.content[0].as_text().unwrap().text,
         "<validation_error action=\"billing.get_invoice\">\n\
-         <field name=\"customer_id\">Missing required field. You sent: (missing). Expected a string.</field>\n\
+         <field name=\"customer_id\">Missing required field. You sent: (missing). Expected a string: the customer the invoice belongs to.</field>\n\
          <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n\
          <contract_awareness>\n\
          \x20 <system_note>IMPORTANT: The behavioral contract for tool \"billing\" has changed since your last calibration.</system_note>\n\

@@ -12,8 +12,6 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodeError {
     path: FieldPath,
-    /// The keys and indices of `path`, as sent (a key may hold a `.`).
-    segments: Vec<String>,
     message: String,
 }
 
@@ -21,11 +19,6 @@ impl DecodeError {
     /// Where it failed.
     pub fn path(&self) -> &FieldPath {
         &self.path
-    }
-
-    /// The keys and indices on the way to the field, as sent.
-    pub(crate) fn segments(&self) -> &[String] {
-        &self.segments
     }
 
     /// What the decoder said.
@@ -37,22 +30,15 @@ impl DecodeError {
     pub fn decode<T: DeserializeOwned>(arguments: &Value) -> Result<T, DecodeError> {
         serde_path_to_error::deserialize(arguments).map_err(|error| {
             let mut path = FieldPath::root();
-            let mut segments = Vec::new();
             for segment in error.path().iter() {
                 match segment {
-                    serde_path_to_error::Segment::Seq { index } => {
-                        path.push_index(*index);
-                        segments.push(index.to_string());
-                    }
-                    serde_path_to_error::Segment::Map { key } => {
-                        path.push_key(key.as_str());
-                        segments.push(key.clone());
-                    }
+                    serde_path_to_error::Segment::Seq { index } => path.push_index(*index),
+                    serde_path_to_error::Segment::Map { key } => path.push_key(key.as_str()),
                     serde_path_to_error::Segment::Enum { variant } => path.push_key(variant.as_str()),
                     serde_path_to_error::Segment::Unknown => {}
                 }
             }
-            DecodeError { path, segments, message: error.into_inner().to_string() }
+            DecodeError { path, message: error.into_inner().to_string() }
         })
     }
 }

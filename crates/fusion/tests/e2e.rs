@@ -289,7 +289,7 @@ async fn unknown_action_with_did_you_mean() {
     assert_eq!(
         text,
         "<tool_error code=\"UNKNOWN_ACTION\" severity=\"error\">\n\
-         <message>Unknown action \"ehco\" for tool \"shop\".</message>\n\
+         <message>Unknown action 'ehco' for tool \"shop\".</message>\n\
          <recovery>Did you mean \"shop.echo\"? Call tool \"shop\" with \"action\": \"echo\".</recovery>\n\
          <available_actions>\n  <action>shop.echo</action>\n  <action>shop.order</action>\n  <action>shop.login</action>\n  \
          <action>shop.refund</action>\n  <action>shop.fail</action>\n  <action>shop.guarded</action>\n</available_actions>\n\
@@ -316,7 +316,7 @@ async fn unknown_tool_names_the_closest() {
     assert_eq!(
         text,
         "<tool_error code=\"UNKNOWN_ACTION\" severity=\"error\">\n\
-         <message>Unknown tool \"shpo\".</message>\n\
+         <message>Unknown tool 'shpo'.</message>\n\
          <recovery>Did you mean \"shop\"? Call one of the available tools.</recovery>\n\
          <available_actions>\n  <action>shop</action>\n</available_actions>\n\
          </tool_error>"
@@ -328,7 +328,9 @@ async fn missing_required_field() {
     let client = client().await;
     assert_eq!(
         order_fields(&client, without(valid_order(), "customer_email")).await,
-        ["<field name=\"customer_email\">Missing required field. You sent: (missing). Expected a string.</field>"]
+        [
+            "<field name=\"customer_email\">Missing required field. You sent: (missing). Expected a valid email address, like name@example.com.</field>"
+        ]
     );
 }
 
@@ -386,16 +388,8 @@ async fn bounds_singular_and_plural() {
             "<field name=\"code\">Too long. You sent: 'ABCDE'. Expected at most 4 characters.</field>",
         ),
         ("note", json!("ab"), "<field name=\"note\">Too long. You sent: 'ab'. Expected at most 1 character.</field>"),
-        (
-            "quantity",
-            json!(0),
-            "<field name=\"quantity\">Too small. You sent: 0. Expected a number greater than or equal to 1.</field>",
-        ),
-        (
-            "quantity",
-            json!(6),
-            "<field name=\"quantity\">Too big. You sent: 6. Expected a number less than or equal to 5.</field>",
-        ),
+        ("quantity", json!(0), "<field name=\"quantity\">Too small. You sent: 0. Expected at least 1.</field>"),
+        ("quantity", json!(6), "<field name=\"quantity\">Too big. You sent: 6. Expected at most 5.</field>"),
         (
             "items",
             json!([]),
@@ -419,7 +413,7 @@ async fn unknown_key_with_did_you_mean() {
     assert_eq!(
         order_fields(&client, args).await,
         [
-            "<field name=\"quantity\">Missing required field. You sent: (missing). Expected an integer.</field>",
+            "<field name=\"quantity\">Missing required field. You sent: (missing). Expected an integer from 1 to 5.</field>",
             "<field name=\"quantiy\">Unrecognized key 'quantiy' (did you mean 'quantity'?). You sent: 2. Expected only known fields; rename it to 'quantity' or remove it.</field>",
         ]
     );
@@ -427,7 +421,7 @@ async fn unknown_key_with_did_you_mean() {
     assert_eq!(
         far,
         [
-            "<field name=\"zzz\">Unrecognized key 'zzz'. You sent: true. Expected only the known fields 'code', 'color', 'customer_email', 'deliver_on', 'items', 'note', 'quantity', 'tags'; remove it.</field>"
+            "<field name=\"zzz\">Unrecognized key 'zzz'. You sent: true. Expected only the known fields 'code' (a short code), 'color', 'customer_email', 'deliver_on', 'items', 'note', 'quantity', 'tags'; remove it.</field>"
         ]
     );
 }
@@ -446,8 +440,8 @@ async fn several_problems_in_a_stable_order() {
         "<field name=\"code\">Too long. You sent: 'ABCDEFG'. Expected at most 4 characters.</field>",
         "<field name=\"color\">Invalid value. You sent: 'teal'. Expected one of 'red', 'green', 'blue'.</field>",
         "<field name=\"customer_email\">Invalid email format. You sent: 'nope'. Expected a valid email address, like name@example.com.</field>",
-        "<field name=\"items.1.qty\">Too small. You sent: 0. Expected a number greater than or equal to 1.</field>",
-        "<field name=\"quantity\">Missing required field. You sent: (missing). Expected an integer.</field>",
+        "<field name=\"items.1.qty\">Too small. You sent: 0. Expected at least 1.</field>",
+        "<field name=\"quantity\">Missing required field. You sent: (missing). Expected an integer from 1 to 5.</field>",
     ];
     for _ in 0..3 {
         assert_eq!(order_fields(&client, args.clone()).await, expected);
@@ -462,7 +456,9 @@ async fn nested_path_and_array_index() {
     let args = with(valid_order(), "items", json!([{"sku": "SKU-0001", "qty": 1}, {"sku": "SKU-0002"}]));
     assert_eq!(
         order_fields(&client, args).await,
-        ["<field name=\"items.1.qty\">Missing required field. You sent: (missing). Expected an integer.</field>"]
+        [
+            "<field name=\"items.1.qty\">Missing required field. You sent: (missing). Expected an integer from 1 to 4294967295.</field>"
+        ]
     );
 }
 
@@ -782,7 +778,9 @@ async fn a_serde_error_the_schema_let_through_is_mapped_with_its_path() {
         text,
         validation_envelope(
             "c.set",
-            &["<field name=\"codes.1\">Invalid value. You sent: 'cd'. Expected an uppercase code, not \"cd\".</field>"]
+            &[
+                "<field name=\"codes.1\">Not accepted by the action. You sent: 'cd'. Expected a value the action accepts: a string (an uppercase code: the schema says \"a string\", the type says more).</field>"
+            ]
         )
     );
 }

@@ -64,7 +64,7 @@
 //! # A validation error, written to heal
 //!
 //! ```
-//! use mcp_fusion_wire::{Bound, FieldPath, FieldProblem, ProblemKind, Sent, ValidationError};
+//! use mcp_fusion_wire::{Bound, Expectation, FieldPath, FieldProblem, ProblemKind, Sent, ValidationError};
 //! use serde_json::json;
 //!
 //! let args = json!({"customer_email": "not-an-email", "amount_cents": 0});
@@ -76,7 +76,7 @@
 //!     ))
 //!     .field(FieldProblem::new(
 //!         &FieldPath::root().key("currency"),
-//!         &ProblemKind::Missing { expected: vec!["string".into()] },
+//!         &ProblemKind::Missing { expected: Expectation::of_types(vec!["string".into()]) },
 //!         &Sent::missing(),
 //!     ))
 //!     .field(FieldProblem::new(
@@ -85,7 +85,7 @@
 //!         &Sent::value(&args["customer_email"]),
 //!     ));
 //! assert_eq!(err.render(), r#"<validation_error action="billing.create_invoice">
-//! <field name="amount_cents">Too small. You sent: 0. Expected a number greater than or equal to 1.</field>
+//! <field name="amount_cents">Too small. You sent: 0. Expected at least 1.</field>
 //! <field name="currency">Missing required field. You sent: (missing). Expected a string.</field>
 //! <field name="customer_email">Invalid email format. You sent: 'not-an-email'. Expected a valid email address, like name@example.com.</field>
 //! <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>
@@ -144,10 +144,14 @@ mod call_result;
 mod code;
 pub mod conformance;
 mod contract;
+mod echo;
 mod escape;
+mod expectation;
 mod parse;
+mod path;
 mod problem;
 mod report;
+mod sent;
 mod severity;
 mod tool_error;
 mod validation;
@@ -155,9 +159,13 @@ mod validation;
 pub use call_result::{CallResult, NotAResult, ParsedResult, parse_call_result};
 pub use code::ErrorCode;
 pub use contract::{CONTRACT_INSTRUCTIONS, ChangeSeverity, ContractAwareness, ContractChange, UnknownChangeSeverity};
+pub use echo::echo;
 pub use escape::{escape_attr, escape_text, unescape};
+pub use expectation::Expectation;
 pub use parse::{Envelope, EnvelopeKind, parse};
-pub use problem::{Bound, FieldPath, FieldProblem, ProblemKind, Sent, value_kind};
+pub use path::{FieldPath, Segment};
+pub use problem::{Bound, Condition, FieldProblem, KnownField, ProblemKind, Suggestion, value_kind};
+pub use sent::Sent;
 pub use severity::{Severity, UnknownSeverity};
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError};

@@ -1,11 +1,18 @@
 //! The vocabulary of validation problems: what was wrong with one field, written as a sentence
 //! the model can act on: `{Problem}. You sent: {sent}. Expected {expectation}.`
-
-use std::fmt::{self, Write as _};
-use std::io;
+//!
+//! Every kind is written from what the schema says and what was sent — never from a
+//! validator's or a decoder's own message, which may quote the value whole.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
+
+use crate::expectation::{
+    Expectation, Side, bound_phrase, few_words, first_sentence, format_expectation, quoted_list, types_phrase,
+    values_phrase,
+};
+use crate::path::FieldPath;
+use crate::sent::Sent;
 
 /// What kind of JSON value `value` is, in words: `null`, `a boolean`, `a number`,
 /// `a string`, `an array`, `an object`.
@@ -19,13 +26,6 @@ pub fn value_kind(value: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
-
-/// Longest `{sent}` rendering kept whole, in characters.
-const SENT_MAX_CHARS: usize = 50;
-/// Characters kept when a `{sent}` rendering is cut; `...` follows.
-const SENT_CUT_CHARS: usize = 47;
-/// Allowed values listed before the rest is counted instead.
-const MAX_LISTED_VALUES: usize = 25;
 
 /// One problem with one field: the path of the offending value and its sentence.
 ///
@@ -55,182 +55,6 @@ impl FieldProblem {
     }
 }
 
-/// Where a value sits in the arguments: keys and array indices from the argument object.
-///
-/// Rendered with `.` between segments (`items.1.qty`); the argument object itself is `(root)`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct FieldPath {
-    segments: Vec<PathSegment>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum PathSegment {
-    Key(String),
-    Index(usize),
-}
-
-impl FieldPath {
-    /// The argument object itself.
-    pub fn root() -> FieldPath {
-        FieldPath::default()
-    }
-
-    /// This path followed by an object key.
-    pub fn key(mut self, key: impl Into<String>) -> FieldPath {
-        self.segments.push(PathSegment::Key(key.into()));
-        self
-    }
-
-    /// This path followed by an array index.
-    pub fn index(mut self, index: usize) -> FieldPath {
-        self.segments.push(PathSegment::Index(index));
-        self
-    }
-
-    /// Appends an object key in place.
-    pub fn push_key(&mut self, key: impl Into<String>) {
-        self.segments.push(PathSegment::Key(key.into()));
-    }
-
-    /// Appends an array index in place.
-    pub fn push_index(&mut self, index: usize) {
-        self.segments.push(PathSegment::Index(index));
-    }
-
-    /// Whether this is the argument object itself.
-    pub fn is_root(&self) -> bool {
-        self.segments.is_empty()
-    }
-
-    /// The number of segments.
-    pub fn len(&self) -> usize {
-        self.segments.len()
-    }
-
-    /// Whether the path has no segments (it is the root).
-    pub fn is_empty(&self) -> bool {
-        self.segments.is_empty()
-    }
-}
-
-impl fmt::Display for FieldPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.segments.is_empty() {
-            return f.write_str("(root)");
-        }
-        for (i, segment) in self.segments.iter().enumerate() {
-            if i > 0 {
-                f.write_char('.')?;
-            }
-            match segment {
-                PathSegment::Key(key) => f.write_str(key)?,
-                PathSegment::Index(index) => write!(f, "{index}")?,
-            }
-        }
-        Ok(())
-    }
-}
-
-/// What the caller sent, as the sentence echoes it: `'text'`, `42`, `true`, `null`,
-/// `array(3)`, compact JSON for objects, `(missing)`, or `(redacted)` for sensitive fields.
-///
-/// Long strings and objects are cut to 47 characters plus `...` when longer than 50, on a
-/// character boundary. Rendering reads at most a bounded prefix of the value, so echoing a
-/// 10 MB string costs no more than echoing a short one.
-///
-/// ```
-/// use mcp_fusion_wire::Sent;
-/// use serde_json::json;
-///
-/// assert_eq!(Sent::value(&json!("not-an-email")).as_str(), "'not-an-email'");
-/// assert_eq!(Sent::value(&json!([1, 2, 3])).as_str(), "array(3)");
-/// assert_eq!(Sent::value(&json!({"a": 1})).as_str(), r#"{"a":1}"#);
-/// assert_eq!(Sent::value(&json!("é".repeat(60))).as_str(), format!("'{}...'", "é".repeat(47)));
-/// assert_eq!(Sent::missing().as_str(), "(missing)");
-/// assert_eq!(Sent::redacted().as_str(), "(redacted)");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Sent(String);
-
-impl Sent {
-    /// Echoes a JSON value.
-    pub fn value(value: &Value) -> Sent {
-        Sent(match value {
-            Value::String(s) => format!("'{}'", cut(s)),
-            Value::Array(items) => format!("array({})", items.len()),
-            Value::Object(_) => cut(&bounded_json(value)).into_owned(),
-            other => other.to_string(),
-        })
-    }
-
-    /// The field was absent.
-    pub fn missing() -> Sent {
-        Sent("(missing)".to_owned())
-    }
-
-    /// The field is sensitive: its value is never echoed.
-    pub fn redacted() -> Sent {
-        Sent("(redacted)".to_owned())
-    }
-
-    /// The echo as it appears after `You sent: `.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Sent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// Cuts `s` to 47 characters plus `...` when it is longer than 50 characters.
-fn cut(s: &str) -> std::borrow::Cow<'_, str> {
-    // Byte offset of the 51st character, if there is one: only then is the text too long.
-    match s.char_indices().nth(SENT_MAX_CHARS) {
-        None => s.into(),
-        Some(_) => {
-            let end = s.char_indices().nth(SENT_CUT_CHARS).map_or(s.len(), |(i, _)| i);
-            format!("{}...", &s[..end]).into()
-        }
-    }
-}
-
-/// Compact JSON of `value`, stopping once more than enough characters for [`cut`] are written.
-fn bounded_json(value: &Value) -> String {
-    // Four bytes a character at most: this many bytes always hold more than 50 characters.
-    const LIMIT: usize = (SENT_MAX_CHARS + 1) * 4;
-    struct Bounded(Vec<u8>);
-    impl io::Write for Bounded {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            let room = LIMIT.saturating_sub(self.0.len());
-            if room == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            let n = buf.len().min(room);
-            self.0.extend_from_slice(&buf[..n]);
-            Ok(n)
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut out = Bounded(Vec::with_capacity(64));
-    // Stopping early is the point: the error only says the limit was reached.
-    let _ = serde_json::to_writer(&mut out, value);
-    match String::from_utf8(out.0) {
-        Ok(s) => s,
-        // The limit may fall inside a character; drop the partial tail.
-        Err(e) => {
-            let valid = e.utf8_error().valid_up_to();
-            let mut bytes = e.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).unwrap_or_default()
-        }
-    }
-}
-
 /// What a bound counts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bound {
@@ -249,15 +73,59 @@ pub enum Bound {
     },
 }
 
-/// The kind of a validation problem, named after the issue codes the contract's seed uses.
+/// A known field offered instead of a key the schema does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownField {
+    /// The field's name.
+    pub name: String,
+    /// Its description, if it has one (the sentence quotes the first words of it).
+    pub description: Option<String>,
+}
+
+/// Why an unknown key points at a known field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Suggestion {
+    /// The names are spelled alike (`customer_emial` → `customer_email`).
+    Spelling(String),
+    /// The key's words match what the field is described as (`page_size` → `limit`, "How many
+    /// invoices per page").
+    Meaning(KnownField),
+}
+
+/// Why a sub-schema applied to the value, told beside the problem it found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Condition {
+    /// `dependentSchemas`: the rules that apply because a field is present.
+    Sent {
+        /// The field whose presence brings the rules in.
+        field: String,
+    },
+    /// `if` / `then` / `else`: the rules of the branch that applied.
+    If {
+        /// Whether the `if` held (`then` applied) or not (`else` applied).
+        holds: bool,
+        /// What the `if` asks, as field and value pairs, when it says so plainly; empty when it
+        /// says more than the sentence can.
+        facts: Vec<(String, Value)>,
+    },
+}
+
+/// The kind of a validation problem, one per JSON Schema keyword (named after the issue codes
+/// the contract's seed uses where it has one).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ProblemKind {
-    /// A required field is absent. `expected` names what to send (`a string`); empty means
-    /// any value.
+    /// A required field is absent; `expected` says what to send.
     Missing {
-        /// The expected type names (`string`, `integer`, …), or empty.
-        expected: Vec<String>,
+        /// What the field's schema asks for.
+        expected: Expectation,
+    },
+    /// A field `dependentRequired` asks for because another field was sent.
+    MissingBecause {
+        /// The field whose presence requires this one.
+        present: String,
+        /// What the missing field's schema asks for.
+        expected: Expectation,
     },
     /// The value has the wrong JSON type.
     InvalidType {
@@ -274,6 +142,13 @@ pub enum ProblemKind {
     PatternMismatch {
         /// The regular expression.
         pattern: String,
+        /// A value that matches, from the schema's `examples` or `default`.
+        example: Option<Value>,
+    },
+    /// The pattern could not be evaluated on the value (too complex for the regex engine).
+    PatternUnchecked {
+        /// The regular expression.
+        pattern: String,
     },
     /// Below a lower bound.
     TooSmall(Bound),
@@ -284,14 +159,45 @@ pub enum ProblemKind {
         /// The allowed values.
         allowed: Vec<Value>,
     },
+    /// A value the schema forbids (`not`).
+    Forbidden {
+        /// The forbidden shape in words (`a string`, `exactly 'x'`), or `None` when saying it
+        /// would reveal a sensitive value.
+        shape: Option<String>,
+    },
+    /// Too few (or no) items match `contains` (`minContains`).
+    TooFewMatching {
+        /// How many must match.
+        min: u64,
+        /// What a matching item is, in words.
+        shape: String,
+    },
+    /// Too many items match `contains` (`maxContains`).
+    TooManyMatching {
+        /// How many may match.
+        max: u64,
+        /// What a matching item is, in words.
+        shape: String,
+    },
+    /// Items beyond those the schema describes (`prefixItems` with `items: false`,
+    /// `unevaluatedItems`, `additionalItems`).
+    UnexpectedItems {
+        /// How many items the schema describes.
+        max: u64,
+    },
+    /// A key of an object breaks `propertyNames`; `rule` is what the key itself broke.
+    InvalidKey {
+        /// The problem of the key, as a value.
+        rule: Box<ProblemKind>,
+    },
     /// An argument key the action does not know.
     UnrecognizedKey {
-        /// The unknown key.
+        /// The unknown key, as sent.
         key: String,
-        /// The closest known field, if one is close.
-        suggestion: Option<String>,
+        /// The known field it most likely means, if one is close.
+        suggestion: Option<Suggestion>,
         /// Every known field at that level, listed when nothing is close.
-        known: Vec<String>,
+        known: Vec<KnownField>,
     },
     /// The value matches none of the alternatives (`oneOf` / `anyOf`).
     InvalidUnion {
@@ -307,6 +213,37 @@ pub enum ProblemKind {
     },
     /// An array holds the same item twice (`uniqueItems`).
     DuplicateItems,
+    /// A string is not valid in its `contentEncoding` (`base64`).
+    InvalidEncoding {
+        /// The encoding.
+        encoding: String,
+    },
+    /// A string does not hold its `contentMediaType` (`application/json`).
+    InvalidContent {
+        /// The media type.
+        media_type: String,
+    },
+    /// The value passed the schema but the action could not take it (its input type decodes
+    /// more strictly than the schema says).
+    NotAccepted {
+        /// What the schema at that field asks for.
+        expected: Expectation,
+    },
+    /// A sub-schema's problem, with why the sub-schema applied (`dependentSchemas`, `if`).
+    Because {
+        /// Why the rules applied.
+        condition: Condition,
+        /// The problem they found.
+        problem: Box<ProblemKind>,
+    },
+    /// A keyword this vocabulary has no sentence of its own for: named, with the schema's
+    /// value for it, never with a validator's message.
+    SchemaRule {
+        /// The keyword (`x-even`).
+        keyword: String,
+        /// The keyword's value in the schema.
+        rule: Value,
+    },
     /// A rule from user code: the problem and the expectation, each a sentence fragment.
     Custom {
         /// What is wrong (`Amount exceeds the open balance`).
@@ -320,17 +257,27 @@ impl ProblemKind {
     /// The issue code of this kind, as the seed's validator names it (`invalid_type`, …).
     pub fn code(&self) -> &'static str {
         match self {
-            ProblemKind::Missing { .. } => "missing",
+            ProblemKind::Missing { .. } | ProblemKind::MissingBecause { .. } => "missing",
             ProblemKind::InvalidType { .. } => "invalid_type",
-            ProblemKind::InvalidFormat { .. } | ProblemKind::PatternMismatch { .. } => "invalid_format",
-            ProblemKind::TooSmall(_) => "too_small",
-            ProblemKind::TooBig(_) => "too_big",
-            ProblemKind::InvalidValue { .. } => "invalid_value",
+            ProblemKind::InvalidFormat { .. }
+            | ProblemKind::PatternMismatch { .. }
+            | ProblemKind::PatternUnchecked { .. }
+            | ProblemKind::InvalidEncoding { .. }
+            | ProblemKind::InvalidContent { .. } => "invalid_format",
+            ProblemKind::TooSmall(_) | ProblemKind::TooFewMatching { .. } => "too_small",
+            ProblemKind::TooBig(_) | ProblemKind::TooManyMatching { .. } | ProblemKind::UnexpectedItems { .. } => {
+                "too_big"
+            }
+            ProblemKind::InvalidValue { .. } | ProblemKind::Forbidden { .. } | ProblemKind::NotAccepted { .. } => {
+                "invalid_value"
+            }
+            ProblemKind::InvalidKey { .. } => "invalid_key",
             ProblemKind::UnrecognizedKey { .. } => "unrecognized_keys",
             ProblemKind::InvalidUnion { .. } | ProblemKind::AmbiguousUnion => "invalid_union",
             ProblemKind::NotMultipleOf { .. } => "not_multiple_of",
             ProblemKind::DuplicateItems => "not_unique",
-            ProblemKind::Custom { .. } => "custom",
+            ProblemKind::Because { problem, .. } => problem.code(),
+            ProblemKind::SchemaRule { .. } | ProblemKind::Custom { .. } => "custom",
         }
     }
 
@@ -342,28 +289,54 @@ impl ProblemKind {
         format!("{problem}. You sent: {sent}. Expected {expected}.")
     }
 
+    /// The problem and the expectation, each a sentence fragment. One arm per kind: the list
+    /// is long because the schema language is.
     fn parts(&self) -> (String, String) {
         match self {
-            ProblemKind::Missing { expected } => ("Missing required field".into(), types_phrase(expected, "a value")),
+            ProblemKind::Missing { expected } => ("Missing required field".into(), expected.phrase()),
+            ProblemKind::MissingBecause { present, expected } => {
+                (format!("Missing field, required because {} is sent", Sent::text(present)), expected.phrase())
+            }
             ProblemKind::InvalidType { expected } => ("Invalid type".into(), types_phrase(expected, "another type")),
             ProblemKind::InvalidFormat { format } => (format!("Invalid {format} format"), format_expectation(format)),
-            ProblemKind::PatternMismatch { pattern } => {
-                ("Does not match the required pattern".into(), format!("a string matching the pattern /{pattern}/"))
+            ProblemKind::PatternMismatch { pattern, example } => {
+                let mut expected = format!("a string matching the pattern /{pattern}/");
+                if let Some(example) = example {
+                    expected.push_str(&format!(", like {}", Sent::value(example)));
+                }
+                ("Does not match the required pattern".into(), expected)
             }
-            ProblemKind::TooSmall(bound) => bound_parts(bound, Side::Lower),
-            ProblemKind::TooBig(bound) => bound_parts(bound, Side::Upper),
+            ProblemKind::PatternUnchecked { pattern } => (
+                "Could not be checked against the required pattern".into(),
+                format!("a shorter or simpler string matching the pattern /{pattern}/"),
+            ),
+            ProblemKind::TooSmall(bound) => {
+                (bound_problem(bound, Side::Lower).into(), bound_expected(bound, Side::Lower))
+            }
+            ProblemKind::TooBig(bound) => {
+                (bound_problem(bound, Side::Upper).into(), bound_expected(bound, Side::Upper))
+            }
             ProblemKind::InvalidValue { allowed } => ("Invalid value".into(), values_phrase(allowed)),
-            ProblemKind::UnrecognizedKey { key, suggestion, known } => match suggestion {
-                Some(name) => (
-                    format!("Unrecognized key '{key}' (did you mean '{name}'?)"),
-                    format!("only known fields; rename it to '{name}' or remove it"),
-                ),
-                None if known.is_empty() => (format!("Unrecognized key '{key}'"), "no fields here; remove it".into()),
-                None => (
-                    format!("Unrecognized key '{key}'"),
-                    format!("only the known fields {}; remove it", quoted_list(known)),
-                ),
-            },
+            ProblemKind::Forbidden { shape } => (
+                "Not allowed here".into(),
+                match shape {
+                    Some(shape) => format!("a value that is not {shape}"),
+                    None => "another value than the one the schema forbids".into(),
+                },
+            ),
+            ProblemKind::TooFewMatching { min, shape } => {
+                let problem = if *min <= 1 { "No item matches" } else { "Too few items match" };
+                (problem.into(), matching(*min, "at least", shape))
+            }
+            ProblemKind::TooManyMatching { max, shape } => {
+                ("Too many items match".into(), matching(*max, "at most", shape))
+            }
+            ProblemKind::UnexpectedItems { max } => (
+                "More items than the schema describes".into(),
+                format!("at most {max} {}", if *max == 1 { "item" } else { "items" }),
+            ),
+            ProblemKind::InvalidKey { rule } => ("Invalid key".into(), format!("every key to be {}", rule.parts().1)),
+            ProblemKind::UnrecognizedKey { key, suggestion, known } => unrecognized(key, suggestion.as_ref(), known),
             ProblemKind::InvalidUnion { options } => (
                 "Matches none of the allowed shapes".into(),
                 match options.as_slice() {
@@ -379,99 +352,116 @@ impl ProblemKind {
                 (format!("Not a multiple of {factor}"), format!("a multiple of {factor}"))
             }
             ProblemKind::DuplicateItems => ("Items are not unique".into(), "every item to be different".into()),
+            ProblemKind::InvalidEncoding { encoding } => {
+                (format!("Not valid {encoding}"), format!("a string in {encoding} encoding"))
+            }
+            ProblemKind::InvalidContent { media_type } => {
+                (format!("Not valid {media_type} content"), format!("a string holding {media_type}"))
+            }
+            ProblemKind::NotAccepted { expected } => {
+                let words = expected.description.as_deref().and_then(first_sentence);
+                let shape = Expectation { description: None, ..expected.clone() }.phrase();
+                let expected = match words {
+                    Some(words) => format!("a value the action accepts: {shape} ({words})"),
+                    None => format!("a value the action accepts: {shape} in the form the tool's description gives"),
+                };
+                ("Not accepted by the action".into(), expected)
+            }
+            ProblemKind::Because { condition, problem } => {
+                let (inner, expected) = problem.parts();
+                (format!("{} ({})", inner.trim_end_matches('.'), condition_phrase(condition)), expected)
+            }
+            ProblemKind::SchemaRule { keyword, rule } => (
+                format!("Fails the schema's {} rule", Sent::text(keyword)),
+                format!("a value that satisfies {}: {}", Sent::text(keyword), Sent::value(rule)),
+            ),
             ProblemKind::Custom { problem, expected } => (problem.clone(), expected.clone()),
         }
     }
 }
 
-#[derive(Clone, Copy)]
-enum Side {
-    Lower,
-    Upper,
+/// `Too short`, `Too many items`, `Too big`.
+fn bound_problem(bound: &Bound, side: Side) -> &'static str {
+    match (bound, side) {
+        (Bound::Characters(_), Side::Lower) => "Too short",
+        (Bound::Characters(_), Side::Upper) => "Too long",
+        (Bound::Items(_), Side::Lower) => "Too few items",
+        (Bound::Items(_), Side::Upper) => "Too many items",
+        (Bound::Properties(_), Side::Lower) => "Too few properties",
+        (Bound::Properties(_), Side::Upper) => "Too many properties",
+        (Bound::Number { .. }, Side::Lower) => "Too small",
+        (Bound::Number { .. }, Side::Upper) => "Too big",
+    }
 }
 
-fn bound_parts(bound: &Bound, side: Side) -> (String, String) {
-    let (problem, quantity, unit_one, unit_many) = match (bound, side) {
-        (Bound::Characters(n), Side::Lower) => ("Too short", *n, "character", "characters"),
-        (Bound::Characters(n), Side::Upper) => ("Too long", *n, "character", "characters"),
-        (Bound::Items(n), Side::Lower) => ("Too few items", *n, "item", "items"),
-        (Bound::Items(n), Side::Upper) => ("Too many items", *n, "item", "items"),
-        (Bound::Properties(n), Side::Lower) => ("Too few properties", *n, "property", "properties"),
-        (Bound::Properties(n), Side::Upper) => ("Too many properties", *n, "property", "properties"),
-        (Bound::Number { limit, exclusive }, side) => {
-            let (problem, relation) = match (side, exclusive) {
-                (Side::Lower, false) => ("Too small", "greater than or equal to"),
-                (Side::Lower, true) => ("Too small", "greater than"),
-                (Side::Upper, false) => ("Too big", "less than or equal to"),
-                (Side::Upper, true) => ("Too big", "less than"),
-            };
-            return (problem.into(), format!("a number {relation} {limit}"));
+/// `at most 100`, `a number less than 100`, `at least 2 items`.
+fn bound_expected(bound: &Bound, side: Side) -> String {
+    match bound {
+        Bound::Number { exclusive: true, .. } => format!("a number {}", bound_phrase(bound, side)),
+        _ => bound_phrase(bound, side),
+    }
+}
+
+/// `at least 2 items that are exactly 'a'`.
+fn matching(count: u64, least_most: &str, shape: &str) -> String {
+    let (noun, verb) = if count == 1 { ("item", "is") } else { ("items", "are") };
+    format!("{least_most} {count} {noun} that {verb} {shape}")
+}
+
+/// `because 'a' is sent`, `because 'kind' is 'card'`, `because 'kind' is not 'card'`.
+fn condition_phrase(condition: &Condition) -> String {
+    match condition {
+        Condition::Sent { field } => format!("because {} is sent", Sent::text(field)),
+        Condition::If { holds: true, facts } if facts.is_empty() => {
+            "because the value meets the schema's 'if' condition".into()
         }
-    };
-    let least_most = match side {
-        Side::Lower => "at least",
-        Side::Upper => "at most",
-    };
-    let unit = if quantity == 1 { unit_one } else { unit_many };
-    (problem.into(), format!("{least_most} {quantity} {unit}"))
-}
-
-/// `a string`, `a string or null`, `an integer, a string or null`.
-fn types_phrase(types: &[String], none: &str) -> String {
-    let phrases: Vec<String> = types.iter().map(|t| type_phrase(t)).collect();
-    match phrases.as_slice() {
-        [] => none.to_owned(),
-        [one] => one.clone(),
-        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+        Condition::If { holds: false, facts } if facts.is_empty() => {
+            "because the value does not meet the schema's 'if' condition".into()
+        }
+        Condition::If { holds, facts } => {
+            let verb = if *holds { "is" } else { "is not" };
+            let facts: Vec<String> = facts
+                .iter()
+                .map(|(field, value)| format!("{} {verb} {}", Sent::text(field), Sent::value(value)))
+                .collect();
+            format!("because {}", facts.join(if *holds { " and " } else { " or " }))
+        }
     }
 }
 
-fn type_phrase(json_type: &str) -> String {
-    match json_type {
-        "null" => "null".into(),
-        "integer" | "object" | "array" => format!("an {json_type}"),
-        "string" | "number" | "boolean" => format!("a {json_type}"),
-        other => format!("a value of type {other}"),
-    }
-}
-
-fn format_expectation(format: &str) -> String {
-    let described = match format {
-        "email" | "idn-email" => "a valid email address, like name@example.com",
-        "uri" | "iri" => "an absolute URI, like https://example.com/path",
-        "uri-reference" | "iri-reference" => "a URI or relative reference, like /path or https://example.com",
-        "uuid" => "a UUID, like 123e4567-e89b-12d3-a456-426614174000",
-        "date-time" => "an RFC 3339 date-time, like 2026-01-31T09:30:00Z",
-        "date" => "a date as YYYY-MM-DD, like 2026-01-31",
-        "time" => "a time as HH:MM:SS with an offset, like 09:30:00Z",
-        "duration" => "an ISO 8601 duration, like P3DT4H",
-        "ipv4" => "an IPv4 address, like 192.168.0.1",
-        "ipv6" => "an IPv6 address, like 2001:db8::1",
-        "hostname" | "idn-hostname" => "a hostname, like api.example.com",
-        "regex" => "a valid regular expression",
-        "json-pointer" => "a JSON pointer, like /items/0",
-        _ => return format!("a string in {format} format"),
-    };
-    described.to_owned()
-}
-
-/// `'EUR'`, `one of 'EUR', 'USD', 'BRL'`.
-fn values_phrase(allowed: &[Value]) -> String {
-    let shown: Vec<String> = allowed.iter().take(MAX_LISTED_VALUES).map(|v| Sent::value(v).0).collect();
-    let more = allowed.len().saturating_sub(MAX_LISTED_VALUES);
-    match (shown.as_slice(), more) {
-        ([], _) => "no value at all (nothing is allowed here); remove it".into(),
-        ([one], 0) => format!("exactly {one}"),
-        (_, 0) => format!("one of {}", shown.join(", ")),
-        (_, more) => format!("one of {} (and {more} more)", shown.join(", ")),
-    }
-}
-
-fn quoted_list(names: &[String]) -> String {
-    let shown: Vec<String> = names.iter().take(MAX_LISTED_VALUES).map(|n| format!("'{n}'")).collect();
-    match names.len().saturating_sub(MAX_LISTED_VALUES) {
-        0 => shown.join(", "),
-        more => format!("{} (and {more} more)", shown.join(", ")),
+/// The sentence parts of an unknown key: the field it most likely means and why, or the
+/// known fields with a few words each.
+fn unrecognized(key: &str, suggestion: Option<&Suggestion>, known: &[KnownField]) -> (String, String) {
+    let key = Sent::text(key);
+    match suggestion {
+        Some(Suggestion::Spelling(name)) => (
+            format!("Unrecognized key {key} (did you mean {}?)", Sent::text(name)),
+            format!("only known fields; rename it to {} or remove it", Sent::text(name)),
+        ),
+        Some(Suggestion::Meaning(field)) => {
+            let name = Sent::text(&field.name);
+            let about = field.description.as_deref().and_then(first_sentence);
+            let about = about.map(|about| format!(": {about}")).unwrap_or_default();
+            (
+                format!("Unrecognized key {key} (did you mean {name}{about}?)"),
+                format!("only known fields; provide the value as {name} instead"),
+            )
+        }
+        None if known.is_empty() => (format!("Unrecognized key {key}"), "no fields here; remove it".into()),
+        None if known.iter().all(|field| field.description.is_none()) => {
+            let names: Vec<String> = known.iter().map(|field| field.name.clone()).collect();
+            (format!("Unrecognized key {key}"), format!("only the known fields {}; remove it", quoted_list(&names)))
+        }
+        None => {
+            let listed: Vec<String> = known
+                .iter()
+                .map(|field| match field.description.as_deref().and_then(few_words) {
+                    Some(about) => format!("{} ({about})", Sent::text(&field.name)),
+                    None => Sent::text(&field.name).to_string(),
+                })
+                .collect();
+            (format!("Unrecognized key {key}"), format!("only the known fields {}; remove it", listed.join(", ")))
+        }
     }
 }
 
@@ -485,53 +475,26 @@ mod tests {
     }
 
     #[test]
-    fn sent_renders_each_json_kind() {
-        assert_eq!(Sent::value(&json!(42)).as_str(), "42");
-        assert_eq!(Sent::value(&json!(1.5)).as_str(), "1.5");
-        assert_eq!(Sent::value(&json!(true)).as_str(), "true");
-        assert_eq!(Sent::value(&json!(null)).as_str(), "null");
-        assert_eq!(Sent::value(&json!([])).as_str(), "array(0)");
-        assert_eq!(Sent::value(&json!("it's")).as_str(), "'it's'");
-        assert_eq!(Sent::value(&json!({})).as_str(), "{}");
-    }
-
-    #[test]
-    fn sent_cuts_at_fifty_characters() {
-        let fifty = "x".repeat(50);
-        assert_eq!(Sent::value(&json!(fifty)).as_str(), format!("'{fifty}'"));
-        let fifty_one = "x".repeat(51);
-        assert_eq!(Sent::value(&json!(fifty_one)).as_str(), format!("'{}...'", "x".repeat(47)));
-        // Four-byte characters: the cut never lands inside one.
-        let rockets = "🚀".repeat(60);
-        assert_eq!(Sent::value(&json!(rockets)).as_str(), format!("'{}...'", "🚀".repeat(47)));
-    }
-
-    #[test]
-    fn sent_cuts_objects_as_compact_json() {
-        let object = json!({"name": "a".repeat(100)});
-        let expected = format!("{}...", &format!("{{\"name\":\"{}", "a".repeat(100))[..47]);
-        assert_eq!(Sent::value(&object).as_str(), expected);
-        let wide = json!({"k": "ü".repeat(300)});
-        assert_eq!(Sent::value(&wide).as_str().chars().count(), 50);
-    }
-
-    #[test]
-    fn sent_of_a_huge_object_reads_only_a_prefix() {
-        let big = json!({"blob": "z".repeat(10 * 1024 * 1024)});
-        assert_eq!(Sent::value(&big).as_str().chars().count(), 50);
-    }
-
-    #[test]
     fn paths() {
         assert_eq!(FieldPath::root().to_string(), "(root)");
         assert_eq!(FieldPath::root().key("items").index(1).key("qty").to_string(), "items.1.qty");
+        // A key the caller made up is shown escaped and cut, like any echo.
+        assert_eq!(FieldPath::root().key("a\nb").to_string(), r"a\nb");
+        assert_eq!(FieldPath::root().key(r"back\slash").to_string(), r"back\\slash");
+        assert_eq!(FieldPath::root().key("k".repeat(10_000)).to_string(), format!("{}...", "k".repeat(47)));
     }
 
     #[test]
     fn sentences_for_each_kind() {
+        let string = || Expectation::of_types(vec!["string".into()]);
         assert_eq!(
-            ProblemKind::Missing { expected: vec!["string".into()] }.sentence(&Sent::missing()),
+            ProblemKind::Missing { expected: string() }.sentence(&Sent::missing()),
             "Missing required field. You sent: (missing). Expected a string."
+        );
+        assert_eq!(
+            ProblemKind::MissingBecause { present: "card_number".into(), expected: string() }
+                .sentence(&Sent::missing()),
+            "Missing field, required because 'card_number' is sent. You sent: (missing). Expected a string."
         );
         assert_eq!(
             line(
@@ -549,8 +512,18 @@ mod tests {
             "Invalid date format. You sent: '31/01/2026'. Expected a date as YYYY-MM-DD, like 2026-01-31."
         );
         assert_eq!(
-            line(ProblemKind::PatternMismatch { pattern: "^inv_[a-z0-9_]+$".into() }, json!("INV-1")),
+            line(ProblemKind::PatternMismatch { pattern: "^inv_[a-z0-9_]+$".into(), example: None }, json!("INV-1")),
             "Does not match the required pattern. You sent: 'INV-1'. Expected a string matching the pattern /^inv_[a-z0-9_]+$/."
+        );
+        assert_eq!(
+            line(
+                ProblemKind::PatternMismatch {
+                    pattern: "^inv_[a-z0-9_]+$".into(),
+                    example: Some(json!("inv_2026_0001"))
+                },
+                json!("INV-1")
+            ),
+            "Does not match the required pattern. You sent: 'INV-1'. Expected a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_2026_0001'."
         );
         assert_eq!(
             line(ProblemKind::InvalidValue { allowed: vec![json!("EUR"), json!("USD"), json!("BRL")] }, json!("eur")),
@@ -559,24 +532,6 @@ mod tests {
         assert_eq!(
             line(ProblemKind::InvalidValue { allowed: vec![json!(1)] }, json!(2)),
             "Invalid value. You sent: 2. Expected exactly 1."
-        );
-        assert_eq!(
-            line(
-                ProblemKind::UnrecognizedKey { key: "nmae".into(), suggestion: Some("name".into()), known: vec![] },
-                json!("Bob")
-            ),
-            "Unrecognized key 'nmae' (did you mean 'name'?). You sent: 'Bob'. Expected only known fields; rename it to 'name' or remove it."
-        );
-        assert_eq!(
-            line(
-                ProblemKind::UnrecognizedKey {
-                    key: "zzz".into(),
-                    suggestion: None,
-                    known: vec!["id".into(), "name".into()]
-                },
-                json!(1)
-            ),
-            "Unrecognized key 'zzz'. You sent: 1. Expected only the known fields 'id', 'name'; remove it."
         );
         assert_eq!(
             line(ProblemKind::InvalidUnion { options: vec!["a string".into(), "an integer".into()] }, json!(null)),
@@ -599,6 +554,69 @@ mod tests {
                 json!(2000)
             ),
             "Amount exceeds the open balance. You sent: 2000. Expected at most 1500 cents."
+        );
+    }
+
+    #[test]
+    fn unknown_keys_point_at_the_field_they_mean() {
+        let known =
+            |name: &str, about: Option<&str>| KnownField { name: name.into(), description: about.map(Into::into) };
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey {
+                    key: "nmae".into(),
+                    suggestion: Some(Suggestion::Spelling("name".into())),
+                    known: vec![]
+                },
+                json!("Bob")
+            ),
+            "Unrecognized key 'nmae' (did you mean 'name'?). You sent: 'Bob'. Expected only known fields; rename it to 'name' or remove it."
+        );
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey {
+                    key: "page_size".into(),
+                    suggestion: Some(Suggestion::Meaning(known(
+                        "limit",
+                        Some("How many invoices per page. Default 20.")
+                    ))),
+                    known: vec![]
+                },
+                json!(2)
+            ),
+            "Unrecognized key 'page_size' (did you mean 'limit': how many invoices per page?). You sent: 2. Expected only known fields; provide the value as 'limit' instead."
+        );
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey {
+                    key: "zzz".into(),
+                    suggestion: None,
+                    known: vec![known("id", None), known("name", None)]
+                },
+                json!(1)
+            ),
+            "Unrecognized key 'zzz'. You sent: 1. Expected only the known fields 'id', 'name'; remove it."
+        );
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey {
+                    key: "zzz".into(),
+                    suggestion: None,
+                    known: vec![
+                        known("id", Some("The invoice id, like `inv_1`; see list_invoices.")),
+                        known("note", None)
+                    ]
+                },
+                json!(1)
+            ),
+            "Unrecognized key 'zzz'. You sent: 1. Expected only the known fields 'id' (the invoice id, like `inv_1`), 'note'; remove it."
+        );
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey { key: "x\"\nRecovery: y".into(), suggestion: None, known: vec![] },
+                json!(1)
+            ),
+            r#"Unrecognized key 'x"\nRecovery: y'. You sent: 1. Expected no fields here; remove it."#
         );
     }
 
@@ -643,7 +661,7 @@ mod tests {
             (
                 ProblemKind::TooSmall(Bound::Number { limit: 1.into(), exclusive: false }),
                 json!(0),
-                "Too small. You sent: 0. Expected a number greater than or equal to 1.",
+                "Too small. You sent: 0. Expected at least 1.",
             ),
             (
                 ProblemKind::TooSmall(Bound::Number { limit: 0.into(), exclusive: true }),
@@ -651,9 +669,9 @@ mod tests {
                 "Too small. You sent: 0. Expected a number greater than 0.",
             ),
             (
-                ProblemKind::TooBig(Bound::Number { limit: 100.into(), exclusive: false }),
-                json!(101),
-                "Too big. You sent: 101. Expected a number less than or equal to 100.",
+                ProblemKind::TooBig(Bound::Number { limit: 4_294_967_295u64.into(), exclusive: false }),
+                json!(5_000_000_000u64),
+                "Too big. You sent: 5000000000. Expected at most 4294967295.",
             ),
             (
                 ProblemKind::TooBig(Bound::Number { limit: 100.into(), exclusive: true }),

@@ -41,7 +41,7 @@ pub struct InvoicePage {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetInvoice {
     /// The invoice id, like `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
     pub id: String,
 }
 
@@ -64,7 +64,7 @@ pub struct CreateInvoice {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PayInvoice {
     /// The invoice id, like `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
     pub id: String,
     /// The payment in cents of the invoice's currency: at most the open balance; partial payments add up.
     #[schemars(range(min = 1, max = MAX_AMOUNT_CENTS))]
@@ -75,7 +75,7 @@ pub struct PayInvoice {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct VoidInvoice {
     /// The invoice id, like `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"))]
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
     pub id: String,
     /// Why the invoice is voided, kept with it (1 to 200 characters).
     #[schemars(length(min = 1, max = 200))]

@@ -195,7 +195,7 @@ async fn a_bad_create_lists_one_field_line_per_problem() {
     assert_envelope(
         &result,
         r#"<validation_error action="billing.create_invoice">
-<field name="amount_cents">Too small. You sent: 0. Expected a number greater than or equal to 1.</field>
+<field name="amount_cents">Too small. You sent: 0. Expected at least 1.</field>
 <field name="currency">Invalid value. You sent: 'eur'. Expected one of 'EUR', 'USD', 'BRL'.</field>
 <field name="customer_email">Invalid email format. You sent: 'not-an-email'. Expected a valid email address, like name@example.com.</field>
 <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>

@@ -24,7 +24,8 @@ impl Catalog {
             Some(&Route::Group { group, .. }) => {
                 let group = &self.groups[group];
                 let discriminator = self.discriminator.as_deref().unwrap_or("action");
-                let action = route_in_group(group, discriminator, arguments.remove(discriminator))?;
+                let sent = arguments.remove(discriminator);
+                let action = route_in_group(group, discriminator, sent, &arguments)?;
                 Ok((Arc::clone(action), arguments))
             }
             None => Err(self.unknown_tool(tool)),
@@ -36,7 +37,7 @@ impl Catalog {
             Some(name) => format!("Did you mean \"{name}\"? Call one of the available tools."),
             None => "Call one of the available tools; tools/list describes them.".to_owned(),
         };
-        ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool \"{tool}\"."))
+        ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool {}.", Sent::text(tool)))
             .suggest(recovery)
             .actions(self.tool_names())
     }
@@ -46,6 +47,7 @@ fn route_in_group<'g>(
     group: &'g CompiledGroup,
     discriminator: &str,
     sent: Option<Value>,
+    arguments: &Map<String, Value>,
 ) -> Result<&'g Arc<CompiledAction>, ToolError> {
     let tool = &group.name;
     let missing = |message: String| {
@@ -58,9 +60,25 @@ fn route_in_group<'g>(
     };
     let name = match sent {
         None | Some(Value::Null) => {
-            return Err(missing(format!(
-                "Missing the \"{discriminator}\" field: tool \"{tool}\" needs it to pick an action."
-            )));
+            let message = format!("Missing the \"{discriminator}\" field: tool \"{tool}\" needs it to pick an action.");
+            // The action named under another key (`operation`, `method`): say where it went.
+            if let Some((key, action)) = action_under_another_key(group, arguments) {
+                return Err(ToolError::new(
+                    ErrorCode::MissingDiscriminator,
+                    format!(
+                        "{message} The unknown field {} holds the action name {}.",
+                        Sent::text(key),
+                        Sent::text(action)
+                    ),
+                )
+                .suggest(format!(
+                    "Rename {} to \"{discriminator}\" (keep its value {}) and call again.",
+                    Sent::text(key),
+                    Sent::text(action)
+                ))
+                .actions(group.qualified_names()));
+            }
+            return Err(missing(message));
         }
         Some(Value::String(name)) if name.trim().is_empty() => {
             return Err(missing(format!(
@@ -86,7 +104,20 @@ fn route_in_group<'g>(
         }
         None => format!("Call tool \"{tool}\" with \"{discriminator}\" set to one of the available actions."),
     };
-    Err(ToolError::new(ErrorCode::UnknownAction, format!("Unknown action \"{name}\" for tool \"{tool}\"."))
+    Err(ToolError::new(ErrorCode::UnknownAction, format!("Unknown action {} for tool \"{tool}\".", Sent::text(&name)))
         .suggest(recovery)
         .actions(group.qualified_names()))
+}
+
+/// A key other than the discriminator whose value names one of the group's actions (bare or
+/// qualified): the discriminator sent under the wrong name.
+fn action_under_another_key<'a>(
+    group: &CompiledGroup,
+    arguments: &'a Map<String, Value>,
+) -> Option<(&'a str, &'a str)> {
+    arguments.iter().find_map(|(key, value)| {
+        let name = value.as_str()?;
+        let bare = name.strip_prefix(group.name.as_str()).and_then(|rest| rest.strip_prefix('.')).unwrap_or(name);
+        group.action(bare).map(|_| (key.as_str(), name))
+    })
 }

@@ -12,6 +12,8 @@ use serde_json::Value;
 use super::{CompiledAction, FusionServer};
 use crate::context::CallInfo;
 use crate::failure::Failure;
+use crate::handler::Decoded;
+use crate::input::DecodeError;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
 use crate::transport::RequestInfo;
@@ -73,15 +75,37 @@ impl CompiledAction {
         if !problems.is_empty() {
             return Err(self.invalid(problems));
         }
-        let input = match (self.decode)(&arguments) {
+        let (decoded, arguments) = self.decode(arguments);
+        let input = match decoded {
             Ok((input, issues)) if issues.is_empty() => input,
             Ok((_, issues)) => return Err(self.invalid(self.checker.rule_problems(issues, &arguments))),
-            Err(error) => return Err(self.invalid(self.checker.decode_problem(&error, &arguments))),
+            Err(error) => {
+                // The decoder's words may quote the value: for the log, not for the model.
+                tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", error.message());
+                return Err(self.invalid(self.checker.decode_problem(&error, &arguments)));
+            }
         };
         let info = Arc::new(CallInfo::new(Arc::clone(&self.qualified), request, self.mask_internal_errors));
         let info = Arc::clone(admitted.get_or_init(|| info));
         let call = Call { info, arguments, input: Some(input) };
         Next::start(Arc::clone(&self.chain)).run(call).await.map_err(Refusal::Failed)
+    }
+
+    /// Decodes the arguments into the input type. A whole float (`30.0`) where the schema asks
+    /// for an integer passed validation, as it should; the decoder is given it as `30`.
+    fn decode(&self, arguments: Value) -> (Result<Decoded, DecodeError>, Value) {
+        let decoded = (self.decode)(&arguments);
+        if decoded.is_ok() {
+            return (decoded, arguments);
+        }
+        let mut whole = arguments.clone();
+        if self.checker.whole_numbers(&mut whole) {
+            let retried = (self.decode)(&whole);
+            if retried.is_ok() {
+                return (retried, whole);
+            }
+        }
+        (decoded, arguments)
     }
 
     fn invalid(&self, problems: Vec<FieldProblem>) -> Refusal {

@@ -2,19 +2,22 @@
 //! problem written as a sentence the model can act on — "{Problem}. You sent: {value}.
 //! Expected {what}." — with sensitive values redacted.
 
+mod expectation;
 mod schema;
 mod sentences;
+mod suggest;
 
 use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError as SchemaError, Validator};
-use mcp_fusion_wire::{FieldPath, FieldProblem, ProblemKind, Sent};
-use serde_json::{Map, Value};
+use mcp_fusion_wire::{FieldPath, FieldProblem, ProblemKind, Segment, Sent};
+use serde_json::{Map, Number, Value};
 
 pub(crate) use schema::{
     input_generator, into_object, is_object_schema, output_generator, portable_input, property_names, required_names,
 };
 
 use crate::input::{DecodeError, FieldIssue};
+use expectation::expectation_of;
 
 /// Field lines listed before the rest are counted in one closing line.
 const MAX_PROBLEMS: usize = 25;
@@ -52,14 +55,20 @@ impl Checker {
         finish(problems, arguments)
     }
 
-    /// A problem found while decoding into the input type after the schema accepted it.
+    /// A value the schema accepted and the input type did not: said from the schema at that
+    /// field and the value sent, never from the decoder's message (which may quote the value).
     pub(crate) fn decode_problem(&self, error: &DecodeError, arguments: &Value) -> Vec<FieldProblem> {
-        let value = value_at(arguments, error.segments());
-        let kind = ProblemKind::Custom {
-            problem: "Invalid value".into(),
-            expected: error.message().trim().trim_end_matches('.').to_owned(),
-        };
-        vec![FieldProblem::new(error.path(), &kind, &self.sent(error.path(), value))]
+        let path = error.path();
+        let expected = self.schema_along(path).filter(|along| along.len() == path.len() + 1);
+        let expected = expected.and_then(|along| along.last().copied()).map(expectation_of).unwrap_or_default();
+        let kind = ProblemKind::NotAccepted { expected };
+        vec![FieldProblem::new(path, &kind, &self.sent(path, value_at_path(arguments, path)))]
+    }
+
+    /// Writes the whole floats of `arguments` (`30.0`) as integers (`30`) where the schema asks
+    /// for an integer, as the validator already reads them; `true` when it changed any.
+    pub(crate) fn whole_numbers(&self, arguments: &mut Value) -> bool {
+        whole_numbers_in(arguments, &self.schema)
     }
 
     /// The problems of custom rules, echoing the values they point at.
@@ -89,7 +98,21 @@ impl Checker {
             .sensitive
             .iter()
             .any(|s| rendered == *s || rendered.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with('.')));
-        marked || write_only_along(&self.schema, &rendered)
+        let write_only = |s: &&Value| s.get("writeOnly").and_then(Value::as_bool).unwrap_or(false);
+        marked || self.schema_along(path).unwrap_or_default().iter().any(write_only)
+    }
+
+    /// The schemas from the root to `path`, as far as the schema describes it (a path into an
+    /// object the schema leaves open ends early).
+    fn schema_along(&self, path: &FieldPath) -> Option<Vec<&Value>> {
+        let mut along = vec![&self.schema];
+        for segment in path.segments() {
+            match step(along.last()?, segment) {
+                Some(next) => along.push(next),
+                None => break,
+            }
+        }
+        Some(along)
     }
 
     pub(super) fn schema_at(&self, pointer: &str) -> Option<&Value> {
@@ -143,52 +166,101 @@ pub(super) fn instance_path(error: &SchemaError<'_>, root: &Value) -> FieldPath 
     path
 }
 
-fn value_at<'v>(root: &'v Value, keys: &[String]) -> Option<&'v Value> {
-    keys.iter().try_fold(root, |value, key| match value {
-        Value::Object(map) => map.get(key),
-        Value::Array(items) => items.get(key.parse::<usize>().ok()?),
+/// The value at `path` in the arguments.
+fn value_at_path<'v>(root: &'v Value, path: &FieldPath) -> Option<&'v Value> {
+    path.segments().try_fold(root, |value, segment| match (value, segment) {
+        (Value::Object(map), Segment::Key(key)) => map.get(key),
+        (Value::Array(items), Segment::Index(index)) => items.get(index),
         _ => None,
     })
 }
 
-fn value_at_path<'v>(root: &'v Value, path: &FieldPath) -> Option<&'v Value> {
-    if path.is_root() {
-        return Some(root);
-    }
-    let rendered = path.to_string();
-    let keys: Vec<String> = rendered.split('.').map(str::to_owned).collect();
-    value_at(root, &keys)
-}
-
-/// Whether a schema on the way to `path` (`a.0.b`) says `writeOnly: true`.
-fn write_only_along(schema: &Value, path: &str) -> bool {
-    let is_write_only = |s: &Value| s.get("writeOnly").and_then(Value::as_bool).unwrap_or(false);
-    if path == "(root)" {
-        return is_write_only(schema);
-    }
-    let mut current = schema;
-    for key in path.split('.') {
-        if is_write_only(current) {
-            return true;
-        }
-        let next = current
+/// The schema one step into `schema`: a property, an item, or through `anyOf` / `oneOf` /
+/// `allOf` (an optional field is `anyOf: [T, null]`).
+fn step<'s>(schema: &'s Value, segment: Segment<'_>) -> Option<&'s Value> {
+    let direct = match segment {
+        Segment::Key(key) => schema
             .get("properties")
             .and_then(|p| p.get(key))
-            .or_else(|| key.parse::<usize>().ok().and_then(|_| current.get("items")))
-            .or_else(|| {
-                // Through `anyOf` / `oneOf` (optional fields): the first branch that has the key.
-                ["anyOf", "oneOf"]
-                    .iter()
-                    .filter_map(|k| current.get(*k)?.as_array())
-                    .flatten()
-                    .find_map(|branch| branch.get("properties").and_then(|p| p.get(key)).filter(|s| s.is_object()))
-            });
-        match next {
-            Some(next) => current = next,
-            None => return false,
+            .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object())),
+        Segment::Index(index) => schema
+            .get("prefixItems")
+            .and_then(|p| p.get(index))
+            .or_else(|| schema.get("items").filter(|i| i.is_object())),
+    };
+    direct.or_else(|| {
+        ["anyOf", "oneOf", "allOf"]
+            .iter()
+            .filter_map(|k| schema.get(*k)?.as_array())
+            .flatten()
+            .find_map(|branch| step(branch, segment))
+    })
+}
+
+/// See [`Checker::whole_numbers`].
+fn whole_numbers_in(value: &mut Value, schema: &Value) -> bool {
+    match value {
+        Value::Number(number) if accepts_integer(schema) => match whole(number) {
+            Some(whole) => {
+                *number = whole;
+                true
+            }
+            None => false,
+        },
+        Value::Object(map) => {
+            let mut changed = false;
+            for (key, item) in map.iter_mut() {
+                if let Some(schema) = step(schema, Segment::Key(key)) {
+                    changed |= whole_numbers_in(item, schema);
+                }
+            }
+            changed
         }
+        Value::Array(items) => {
+            let mut changed = false;
+            for (index, item) in items.iter_mut().enumerate() {
+                if let Some(schema) = step(schema, Segment::Index(index)) {
+                    changed |= whole_numbers_in(item, schema);
+                }
+            }
+            changed
+        }
+        _ => false,
     }
-    is_write_only(current)
+}
+
+/// Whether `schema` (or the non-null branch of an optional one) takes integers.
+fn accepts_integer(schema: &Value) -> bool {
+    let direct = match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    direct
+        || ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| schema.get(*k)?.as_array())
+            .flatten()
+            .any(|branch| branch.get("type").and_then(Value::as_str) == Some("integer"))
+}
+
+/// A float with no fractional part, as an integer (when it fits one).
+fn whole(number: &Number) -> Option<Number> {
+    if number.is_i64() || number.is_u64() {
+        return None;
+    }
+    let float = number.as_f64()?;
+    if float.fract() != 0.0 || !float.is_finite() {
+        return None;
+    }
+    // 2^63 and 2^64 are exact as floats: below them the cast is exact too.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&float) {
+        Some(Number::from(float as i64))
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&float) {
+        Some(Number::from(float as u64))
+    } else {
+        None
+    }
 }
 
 pub(super) fn parent_pointer(pointer: &str) -> &str {

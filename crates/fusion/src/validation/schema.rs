@@ -4,15 +4,20 @@
 use schemars::generate::SchemaSettings;
 use schemars::transform::RecursiveTransform;
 use schemars::{Schema, SchemaGenerator};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
-/// A generator for input schemas. With `strict`, every object schema that lists properties
-/// and says nothing about others gets `additionalProperties: false`.
+/// A generator for input schemas: every integer of a fixed width (`u32`, `i64`) gets its
+/// range as `minimum`/`maximum`, so the validator refuses `5000000000` for a `u32` with the
+/// usual "Too big" sentence instead of letting the decoder fail on it. With `strict`, every
+/// object schema that lists properties and says nothing about others gets
+/// `additionalProperties: false`.
 pub(crate) fn input_generator(strict: bool) -> SchemaGenerator {
-    let settings = SchemaSettings::draft2020_12().with(|s| {
-        s.inline_subschemas = true;
-        s.meta_schema = None;
-    });
+    let settings = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .with_transform(RecursiveTransform(integer_range));
     if strict {
         settings.with_transform(RecursiveTransform(close_objects)).into_generator()
     } else {
@@ -23,6 +28,46 @@ pub(crate) fn input_generator(strict: bool) -> SchemaGenerator {
 /// A generator for output schemas: as for inputs, but never closed (outputs may grow).
 pub(crate) fn output_generator() -> SchemaGenerator {
     input_generator(false)
+}
+
+/// Sets the range of an integer-width format as `minimum`/`maximum`, keeping a narrower one
+/// the schema already has.
+fn integer_range(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else { return };
+    let Some((low, high)) = object.get("format").and_then(Value::as_str).and_then(integer_bounds) else { return };
+    let narrower = |existing: Option<&Value>, limit: &Number, keep_if: std::cmp::Ordering| {
+        existing.and_then(Value::as_number).is_some_and(|existing| compare(existing, limit) == keep_if)
+    };
+    if !narrower(object.get("minimum"), &low, std::cmp::Ordering::Greater) {
+        object.insert("minimum".into(), Value::Number(low));
+    }
+    if !narrower(object.get("maximum"), &high, std::cmp::Ordering::Less) {
+        object.insert("maximum".into(), Value::Number(high));
+    }
+}
+
+/// Orders two JSON numbers exactly when both are integers.
+fn compare(a: &Number, b: &Number) -> std::cmp::Ordering {
+    let wide = |n: &Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+    match (wide(a), wide(b)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        _ => a.as_f64().unwrap_or(0.0).total_cmp(&b.as_f64().unwrap_or(0.0)),
+    }
+}
+
+/// The range of an integer-width format, as JSON numbers.
+pub(crate) fn integer_bounds(format: &str) -> Option<(Number, Number)> {
+    Some(match format {
+        "uint8" => (0.into(), u8::MAX.into()),
+        "uint16" => (0.into(), u16::MAX.into()),
+        "uint32" => (0.into(), u32::MAX.into()),
+        "uint64" | "uint" => (0.into(), u64::MAX.into()),
+        "int8" => (i8::MIN.into(), i8::MAX.into()),
+        "int16" => (i16::MIN.into(), i16::MAX.into()),
+        "int32" => (i32::MIN.into(), i32::MAX.into()),
+        "int64" | "int" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    })
 }
 
 fn close_objects(schema: &mut Schema) {

@@ -1,23 +1,26 @@
 //! From the validator's errors to the problems the model reads: one kind of problem per JSON
-//! Schema keyword, each written from the schema and the value, never from the validator's own
-//! message text.
+//! Schema keyword, each written from the schema and the value — never from the validator's
+//! own message, which quotes the value whole (a sensitive one too).
 
 use jsonschema::ValidationError as SchemaError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use mcp_fusion_wire::{Bound, FieldPath, FieldProblem, ProblemKind, Sent};
+use mcp_fusion_wire::{Bound, Condition, FieldPath, FieldProblem, ProblemKind, Sent};
 use serde_json::{Number, Value};
 
+use super::expectation::{constant_values, describe_schema, expectation_of};
+use super::suggest::{known_fields, suggest};
 use super::{Checker, instance_path, parent_pointer};
-use crate::catalog::closest;
 
 impl Checker {
     /// The problems one validator error stands for, appended to `out`.
     pub(super) fn map_error(&self, error: &SchemaError<'_>, root: &Value, out: &mut Vec<FieldProblem>) {
         let path = instance_path(error, root);
+        let schema_path = error.schema_path().as_str();
         let instance = error.instance();
-        let kind = match error.kind() {
+        let (path, kind, sent) = match error.kind() {
             ValidationErrorKind::Required { property } => {
-                return out.push(self.missing(&path, property.as_str().unwrap_or_default(), error));
+                let name = property.as_str().unwrap_or_default();
+                (path.clone().key(name), self.missing(name, error, instance), Sent::missing())
             }
             ValidationErrorKind::AdditionalProperties { unexpected }
             | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
@@ -25,25 +28,77 @@ impl Checker {
             }
             ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
                 match self.union(error, context, root, out) {
-                    Some(kind) => kind,
+                    Some(kind) => (path.clone(), kind, self.sent(&path, Some(instance))),
                     None => return,
                 }
             }
-            other => keyword_problem(other, error),
+            ValidationErrorKind::PropertyNames { error: key_error } => {
+                let key_path = key_error.schema_path().as_str();
+                let rule = self.keyword_problem(key_error.kind(), key_path, key_error.instance(), &path);
+                let sent = if self.is_sensitive(&path) { Sent::redacted() } else { Sent::value(key_error.instance()) };
+                (path, ProblemKind::InvalidKey { rule: Box::new(rule) }, sent)
+            }
+            other => match (other, self.described_items(schema_path)) {
+                // An item past the ones `prefixItems` describes: said once, of the array.
+                (ValidationErrorKind::FalseSchema, Some(max)) => {
+                    let array = path.parent();
+                    let sent = self.sent(&array, super::value_at_path(root, &array));
+                    (array, ProblemKind::UnexpectedItems { max }, sent)
+                }
+                _ => {
+                    let kind = self.keyword_problem(other, schema_path, instance, &path);
+                    (path.clone(), kind, self.sent(&path, Some(instance)))
+                }
+            },
         };
-        out.push(FieldProblem::new(&path, &kind, &self.sent(&path, Some(instance))));
+        let kind = match self.condition(schema_path) {
+            Some(condition) => ProblemKind::Because { condition, problem: Box::new(kind) },
+            None => kind,
+        };
+        out.push(FieldProblem::new(&path, &kind, &sent));
     }
 
-    /// A required property that was not sent, with the type its schema gives.
-    fn missing(&self, path: &FieldPath, name: &str, error: &SchemaError<'_>) -> FieldProblem {
-        let parent = self.schema_at(parent_pointer(error.schema_path().as_str()));
-        let expected =
-            parent.and_then(|p| p.get("properties")).and_then(|p| p.get(name)).map(type_names).unwrap_or_default();
-        let path = path.clone().key(name);
-        FieldProblem::new(&path, &ProblemKind::Missing { expected }, &Sent::missing())
+    /// A required property that was not sent, with what its schema asks for; when
+    /// `dependentRequired` asks for it, which field made it required.
+    fn missing(&self, name: &str, error: &SchemaError<'_>, instance: &Value) -> ProblemKind {
+        let schema_path = error.schema_path().as_str();
+        let expected = self.property_schema(parent_pointer(schema_path), name).map(expectation_of).unwrap_or_default();
+        if schema_path.ends_with("/dependentRequired") {
+            let present = self
+                .schema_at(schema_path)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .find(|(field, needs)| {
+                    instance.get(field.as_str()).is_some()
+                        && needs.as_array().is_some_and(|needs| needs.iter().any(|n| n == name))
+                })
+                .map(|(field, _)| field.clone());
+            if let Some(present) = present {
+                return ProblemKind::MissingBecause { present, expected };
+            }
+        }
+        ProblemKind::Missing { expected }
     }
 
-    /// One problem per key the schema does not know, each with the closest known key.
+    /// The schema of property `name` of the object schema at `pointer`, or of the object that
+    /// holds the conditional sub-schema at `pointer` (`then: {required: [..]}` names a field
+    /// the outer object describes).
+    fn property_schema(&self, pointer: &str, name: &str) -> Option<&Value> {
+        let mut pointer = pointer;
+        loop {
+            if let Some(schema) = self.schema_at(pointer).and_then(|s| s.get("properties")).and_then(|p| p.get(name)) {
+                return Some(schema);
+            }
+            if pointer.is_empty() {
+                return None;
+            }
+            pointer = parent_pointer(pointer);
+        }
+    }
+
+    /// One problem per key the schema does not know, each with the known field it most likely
+    /// means.
     fn unrecognized(
         &self,
         path: &FieldPath,
@@ -51,17 +106,16 @@ impl Checker {
         error: &SchemaError<'_>,
         out: &mut Vec<FieldProblem>,
     ) {
-        let known: Vec<String> = self
-            .schema_at(parent_pointer(error.schema_path().as_str()))
-            .and_then(|p| p.get("properties"))
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
+        let object = self.schema_at(parent_pointer(error.schema_path().as_str())).cloned().unwrap_or_default();
+        let fields = known_fields(&object);
         for key in unexpected {
-            let suggestion = closest(key, known.iter().map(String::as_str)).map(str::to_owned);
             let field = path.clone().key(key.as_str());
             let value = error.instance().get(key.as_str());
-            let kind = ProblemKind::UnrecognizedKey { key: key.clone(), suggestion, known: known.clone() };
+            let kind = ProblemKind::UnrecognizedKey {
+                key: key.clone(),
+                suggestion: suggest(key, value, &fields),
+                known: fields.iter().map(|field| field.known()).collect(),
+            };
             out.push(FieldProblem::new(&field, &kind, &self.sent(&field, value)));
         }
     }
@@ -94,52 +148,169 @@ impl Checker {
         let options = branches.map(|b| b.iter().map(describe_schema).collect()).unwrap_or_default();
         Some(ProblemKind::InvalidUnion { options })
     }
+
+    /// The problem of a keyword about the value alone. One arm per keyword: the list is long
+    /// because the schema language is, and each arm is a line or two.
+    fn keyword_problem(
+        &self,
+        kind: &ValidationErrorKind,
+        schema_path: &str,
+        instance: &Value,
+        path: &FieldPath,
+    ) -> ProblemKind {
+        let here = || self.schema_at(parent_pointer(schema_path)).cloned().unwrap_or_default();
+        match kind {
+            ValidationErrorKind::Type { kind } => {
+                let expected = match kind {
+                    TypeKind::Single(t) => vec![t.to_string()],
+                    TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+                };
+                ProblemKind::InvalidType { expected }
+            }
+            ValidationErrorKind::Format { format } => ProblemKind::InvalidFormat { format: format.clone() },
+            ValidationErrorKind::Pattern { pattern } => {
+                ProblemKind::PatternMismatch { pattern: pattern.clone(), example: expectation_of(&here()).example }
+            }
+            ValidationErrorKind::BacktrackLimitExceeded { .. } | ValidationErrorKind::RegexEngineFailure { .. } => {
+                let pattern = here().get("pattern").and_then(Value::as_str).unwrap_or_default().to_owned();
+                ProblemKind::PatternUnchecked { pattern }
+            }
+            ValidationErrorKind::MinLength { limit } => ProblemKind::TooSmall(Bound::Characters(*limit)),
+            ValidationErrorKind::MaxLength { limit } => ProblemKind::TooBig(Bound::Characters(*limit)),
+            ValidationErrorKind::MinItems { limit } => ProblemKind::TooSmall(Bound::Items(*limit)),
+            ValidationErrorKind::MaxItems { limit } => ProblemKind::TooBig(Bound::Items(*limit)),
+            ValidationErrorKind::MinProperties { limit } => ProblemKind::TooSmall(Bound::Properties(*limit)),
+            ValidationErrorKind::MaxProperties { limit } => ProblemKind::TooBig(Bound::Properties(*limit)),
+            ValidationErrorKind::Minimum { limit: Value::Number(limit) } => {
+                number_bound(limit, false, ProblemKind::TooSmall)
+            }
+            ValidationErrorKind::ExclusiveMinimum { limit: Value::Number(limit) } => {
+                number_bound(limit, true, ProblemKind::TooSmall)
+            }
+            ValidationErrorKind::Maximum { limit: Value::Number(limit) } => {
+                number_bound(limit, false, ProblemKind::TooBig)
+            }
+            ValidationErrorKind::ExclusiveMaximum { limit: Value::Number(limit) } => {
+                number_bound(limit, true, ProblemKind::TooBig)
+            }
+            ValidationErrorKind::Enum { options } => {
+                ProblemKind::InvalidValue { allowed: options.as_array().cloned().unwrap_or_default() }
+            }
+            ValidationErrorKind::Constant { expected_value } => {
+                ProblemKind::InvalidValue { allowed: vec![Value::clone(expected_value)] }
+            }
+            ValidationErrorKind::MultipleOf { multiple_of } => match Number::from_f64(*multiple_of) {
+                Some(factor) => ProblemKind::NotMultipleOf { factor },
+                None => rule(schema_path, &here()),
+            },
+            ValidationErrorKind::UniqueItems => ProblemKind::DuplicateItems,
+            ValidationErrorKind::OneOfMultipleValid { .. } => ProblemKind::AmbiguousUnion,
+            // A property whose schema is `false` may not be sent at all.
+            ValidationErrorKind::FalseSchema => ProblemKind::Custom {
+                problem: "This field is not accepted".into(),
+                expected: "the field removed".into(),
+            },
+            // What `not` forbids is said, unless saying it would repeat a sensitive value.
+            ValidationErrorKind::Not { schema } => {
+                ProblemKind::Forbidden { shape: (!self.is_sensitive(path)).then(|| describe_schema(schema)) }
+            }
+            ValidationErrorKind::Contains => self.contains(schema_path),
+            ValidationErrorKind::UnevaluatedItems { unexpected } => {
+                let sent = instance.as_array().map_or(0, Vec::len);
+                ProblemKind::UnexpectedItems { max: sent.saturating_sub(unexpected.len()) as u64 }
+            }
+            ValidationErrorKind::AdditionalItems { limit } => ProblemKind::UnexpectedItems { max: *limit as u64 },
+            ValidationErrorKind::ContentEncoding { content_encoding } => {
+                ProblemKind::InvalidEncoding { encoding: content_encoding.clone() }
+            }
+            ValidationErrorKind::FromUtf8 { .. } => ProblemKind::InvalidContent { media_type: "UTF-8 text".into() },
+            ValidationErrorKind::ContentMediaType { content_media_type } => {
+                ProblemKind::InvalidContent { media_type: content_media_type.clone() }
+            }
+            ValidationErrorKind::Custom { keyword, .. } => ProblemKind::SchemaRule {
+                keyword: keyword.clone(),
+                rule: here().get(keyword).cloned().unwrap_or_default(),
+            },
+            // Anything else: the keyword and what the schema says for it, never the message.
+            _ => rule(schema_path, &here()),
+        }
+    }
+
+    /// `contains` found too few matching items, or `maxContains` too many.
+    fn contains(&self, schema_path: &str) -> ProblemKind {
+        let array = self.schema_at(parent_pointer(schema_path)).cloned().unwrap_or_default();
+        let shape = array.get("contains").map_or_else(|| "as the schema describes".to_owned(), describe_schema);
+        match schema_path.rsplit('/').next() {
+            Some("maxContains") => ProblemKind::TooManyMatching {
+                max: array.get("maxContains").and_then(Value::as_u64).unwrap_or(0),
+                shape,
+            },
+            Some("minContains") => ProblemKind::TooFewMatching {
+                min: array.get("minContains").and_then(Value::as_u64).unwrap_or(1),
+                shape,
+            },
+            _ => ProblemKind::TooFewMatching { min: 1, shape },
+        }
+    }
+
+    /// How many items the array schema holding the `items` at `schema_path` describes, when
+    /// that `items` is `false` after `prefixItems`.
+    fn described_items(&self, schema_path: &str) -> Option<u64> {
+        let parent = schema_path.strip_suffix("/items")?;
+        let prefix = self.schema_at(parent)?.get("prefixItems")?.as_array()?;
+        Some(prefix.len() as u64)
+    }
+
+    /// Why a conditional sub-schema applied, when the error comes from one: the innermost
+    /// `dependentSchemas`, `then` or `else` on its schema path.
+    fn condition(&self, schema_path: &str) -> Option<Condition> {
+        let segments: Vec<&str> = schema_path.split('/').collect();
+        let at = segments.iter().rposition(|s| matches!(*s, "then" | "else" | "dependentSchemas"))?;
+        let owner = segments[..at].join("/");
+        match segments[at] {
+            "dependentSchemas" => Some(Condition::Sent { field: unescape_pointer(segments.get(at + 1)?) }),
+            branch => {
+                let facts = self.schema_at(&owner).and_then(|s| s.get("if")).map(if_facts).unwrap_or_default();
+                Some(Condition::If { holds: branch == "then", facts })
+            }
+        }
+    }
 }
 
-/// The problem of a keyword that concerns the value alone. One arm per keyword: the list is
-/// long because the schema language is, and each arm is one line.
-fn keyword_problem(kind: &ValidationErrorKind, error: &SchemaError<'_>) -> ProblemKind {
-    match kind {
-        ValidationErrorKind::Type { kind } => {
-            let expected = match kind {
-                TypeKind::Single(t) => vec![t.to_string()],
-                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
-            };
-            ProblemKind::InvalidType { expected }
+/// What an `if` asks as plain field-and-value facts (`properties` with a `const` or a
+/// one-value `enum`), when that is all it asks; empty otherwise.
+fn if_facts(condition: &Value) -> Vec<(String, Value)> {
+    let Some(object) = condition.as_object() else { return Vec::new() };
+    let plain = object.keys().all(|k| matches!(k.as_str(), "properties" | "required" | "type"));
+    let Some(properties) = object.get("properties").and_then(Value::as_object).filter(|_| plain) else {
+        return Vec::new();
+    };
+    let mut facts = Vec::new();
+    for (field, schema) in properties {
+        match constant_values(schema).as_deref() {
+            Some([value])
+                if schema.as_object().is_some_and(|s| {
+                    s.keys().all(|k| matches!(k.as_str(), "const" | "enum" | "type" | "description"))
+                }) =>
+            {
+                facts.push((field.clone(), value.clone()));
+            }
+            _ => return Vec::new(),
         }
-        ValidationErrorKind::Format { format } => ProblemKind::InvalidFormat { format: format.clone() },
-        ValidationErrorKind::Pattern { pattern } => ProblemKind::PatternMismatch { pattern: pattern.clone() },
-        ValidationErrorKind::MinLength { limit } => ProblemKind::TooSmall(Bound::Characters(*limit)),
-        ValidationErrorKind::MaxLength { limit } => ProblemKind::TooBig(Bound::Characters(*limit)),
-        ValidationErrorKind::MinItems { limit } => ProblemKind::TooSmall(Bound::Items(*limit)),
-        ValidationErrorKind::MaxItems { limit } => ProblemKind::TooBig(Bound::Items(*limit)),
-        ValidationErrorKind::MinProperties { limit } => ProblemKind::TooSmall(Bound::Properties(*limit)),
-        ValidationErrorKind::MaxProperties { limit } => ProblemKind::TooBig(Bound::Properties(*limit)),
-        ValidationErrorKind::Minimum { limit } => number_bound(limit, false, ProblemKind::TooSmall),
-        ValidationErrorKind::ExclusiveMinimum { limit } => number_bound(limit, true, ProblemKind::TooSmall),
-        ValidationErrorKind::Maximum { limit } => number_bound(limit, false, ProblemKind::TooBig),
-        ValidationErrorKind::ExclusiveMaximum { limit } => number_bound(limit, true, ProblemKind::TooBig),
-        ValidationErrorKind::Enum { options } => {
-            ProblemKind::InvalidValue { allowed: options.as_array().cloned().unwrap_or_default() }
-        }
-        ValidationErrorKind::Constant { expected_value } => {
-            ProblemKind::InvalidValue { allowed: vec![Value::clone(expected_value)] }
-        }
-        ValidationErrorKind::MultipleOf { multiple_of } => match Number::from_f64(*multiple_of) {
-            Some(factor) => ProblemKind::NotMultipleOf { factor },
-            None => ProblemKind::Custom { problem: error.to_string(), expected: "a valid number".into() },
-        },
-        ValidationErrorKind::UniqueItems => ProblemKind::DuplicateItems,
-        ValidationErrorKind::OneOfMultipleValid { .. } => ProblemKind::AmbiguousUnion,
-        // A property whose schema is `false` may not be sent at all.
-        ValidationErrorKind::FalseSchema => {
-            ProblemKind::Custom { problem: "This field is not accepted".into(), expected: "the field removed".into() }
-        }
-        _ => ProblemKind::Custom {
-            problem: sentence_fragment(&error.to_string()),
-            expected: "a value the schema accepts".into(),
-        },
     }
+    facts
+}
+
+/// The keyword at the end of `schema_path`, and the schema's value for it.
+fn rule(schema_path: &str, schema: &Value) -> ProblemKind {
+    let keyword = unescape_pointer(schema_path.rsplit('/').next().unwrap_or_default());
+    let rule = schema.get(&keyword).cloned().unwrap_or_default();
+    ProblemKind::SchemaRule { keyword, rule }
+}
+
+/// A JSON pointer segment as the key it names (`~1` is `/`, `~0` is `~`).
+fn unescape_pointer(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
 }
 
 fn non_null_branches(branches: &[Value]) -> Vec<usize> {
@@ -151,65 +322,6 @@ fn non_null_branches(branches: &[Value]) -> Vec<usize> {
         .collect()
 }
 
-fn number_bound(limit: &Value, exclusive: bool, kind: fn(Bound) -> ProblemKind) -> ProblemKind {
-    match limit {
-        Value::Number(limit) => kind(Bound::Number { limit: limit.clone(), exclusive }),
-        other => ProblemKind::Custom { problem: "Out of range".into(), expected: format!("a number within {other}") },
-    }
-}
-
-/// The JSON type names a schema accepts.
-fn type_names(schema: &Value) -> Vec<String> {
-    match schema.get("type") {
-        Some(Value::String(t)) => vec![t.clone()],
-        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The values a `const`, an `enum` or a `{"type": "null"}` schema allows, if it is one of those.
-fn constant_values(schema: &Value) -> Option<Vec<Value>> {
-    if let Some(value) = schema.get("const") {
-        return Some(vec![value.clone()]);
-    }
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        return Some(values.clone());
-    }
-    (schema.get("type").and_then(Value::as_str) == Some("null")).then(|| vec![Value::Null])
-}
-
-/// A few words for one alternative of a union: `null`, `a string`, `an object with 'id', 'name'`.
-fn describe_schema(schema: &Value) -> String {
-    if let Some(value) = schema.get("const") {
-        return format!("exactly {}", Sent::value(value));
-    }
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        let listed: Vec<String> = values.iter().map(|v| Sent::value(v).to_string()).collect();
-        return format!("one of {}", listed.join(", "));
-    }
-    let types = type_names(schema);
-    let phrase = ProblemKind::InvalidType { expected: types.clone() }.sentence(&Sent::missing());
-    // "Invalid type. You sent: (missing). Expected {phrase}." → the phrase.
-    let mut described = phrase
-        .rsplit_once(". Expected ")
-        .map(|(_, e)| e.trim_end_matches('.').to_owned())
-        .unwrap_or_else(|| "a value".to_owned());
-    if types.iter().any(|t| t == "object")
-        && let Some(properties) = schema.get("properties").and_then(Value::as_object)
-    {
-        let names: Vec<String> = properties.keys().map(|k| format!("'{k}'")).collect();
-        described = format!("{described} with fields {}", names.join(", "));
-    }
-    described
-}
-
-/// An error message as a fragment that can take a period: first letter up, trailing period
-/// removed.
-fn sentence_fragment(message: &str) -> String {
-    let trimmed = message.trim().trim_end_matches('.');
-    let mut chars = trimmed.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => "Invalid value".to_owned(),
-    }
+fn number_bound(limit: &Number, exclusive: bool, kind: fn(Bound) -> ProblemKind) -> ProblemKind {
+    kind(Bound::Number { limit: limit.clone(), exclusive })
 }

@@ -1,0 +1,316 @@
+//! What a schema asks of a value, said in words: the `Expected …` half of a sentence.
+
+use serde_json::Value;
+
+use crate::problem::Bound;
+use crate::sent::Sent;
+
+/// Allowed values listed before the rest is counted instead.
+const MAX_LISTED_VALUES: usize = 25;
+/// The longest description a sentence quotes, in characters.
+const MAX_DESCRIPTION_CHARS: usize = 100;
+
+/// What a schema asks of a value, as much as a sentence can say: its allowed values, its
+/// format or pattern, its type and bounds, an example, and the first sentence of its
+/// description.
+///
+/// ```
+/// use mcp_fusion_wire::{Bound, Expectation};
+/// use serde_json::json;
+///
+/// let currency = Expectation { allowed: vec![json!("EUR"), json!("USD")], ..Expectation::default() };
+/// assert_eq!(currency.phrase(), "one of 'EUR', 'USD'");
+///
+/// let id = Expectation {
+///     types: vec!["string".into()],
+///     pattern: Some("^inv_[a-z0-9_]+$".into()),
+///     example: Some(json!("inv_2026_0001")),
+///     ..Expectation::default()
+/// };
+/// assert_eq!(id.phrase(), "a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_2026_0001'");
+///
+/// let limit = Expectation {
+///     types: vec!["integer".into()],
+///     at_least: Some(Bound::Number { limit: 1.into(), exclusive: false }),
+///     at_most: Some(Bound::Number { limit: 100.into(), exclusive: false }),
+///     description: Some("How many invoices per page. The default is 20.".into()),
+///     ..Expectation::default()
+/// };
+/// assert_eq!(limit.phrase(), "an integer from 1 to 100: how many invoices per page");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Expectation {
+    /// The JSON types accepted (`string`, `integer`, …); empty means any.
+    pub types: Vec<String>,
+    /// The values allowed (`enum`, `const`); empty means the schema lists none.
+    pub allowed: Vec<Value>,
+    /// The format a string has (`email`, `date`, …).
+    pub format: Option<String>,
+    /// The pattern a string matches.
+    pub pattern: Option<String>,
+    /// The lower bound: of a number, a length, or a count of items or properties.
+    pub at_least: Option<Bound>,
+    /// The upper bound.
+    pub at_most: Option<Bound>,
+    /// A value the schema gives as an example (`examples`, or its `default`).
+    pub example: Option<Value>,
+    /// The schema's description; its first sentence is quoted when nothing more precise is
+    /// known.
+    pub description: Option<String>,
+}
+
+impl Expectation {
+    /// A value of one of `types`.
+    pub fn of_types(types: Vec<String>) -> Expectation {
+        Expectation { types, ..Expectation::default() }
+    }
+
+    /// The phrase that follows `Expected `: the most precise thing the schema says.
+    pub fn phrase(&self) -> String {
+        if !self.allowed.is_empty() {
+            return values_phrase(&self.allowed);
+        }
+        if let Some(format) = &self.format {
+            return format_expectation(format);
+        }
+        let mut phrase = match &self.pattern {
+            Some(pattern) => format!("a string matching the pattern /{pattern}/"),
+            None => self.typed_range(),
+        };
+        if let Some(example) = &self.example {
+            phrase.push_str(", like ");
+            phrase.push_str(Sent::value(example).as_str());
+        }
+        if self.pattern.is_none()
+            && let Some(description) = self.description.as_deref().and_then(first_sentence)
+        {
+            phrase.push_str(": ");
+            phrase.push_str(&description);
+        }
+        phrase
+    }
+
+    /// `an integer from 1 to 100`, `a string of at most 200 characters`, `a value`.
+    fn typed_range(&self) -> String {
+        let numeric = self.types.iter().all(|t| t == "integer" || t == "number");
+        let base = match self.types.as_slice() {
+            [] if matches!(self.at_least.as_ref().or(self.at_most.as_ref()), Some(Bound::Number { .. })) => {
+                "a number".to_owned()
+            }
+            types => types_phrase(types, "a value"),
+        };
+        match (&self.at_least, &self.at_most) {
+            (None, None) => base,
+            (
+                Some(Bound::Number { limit: low, exclusive: false }),
+                Some(Bound::Number { limit: high, exclusive: false }),
+            ) if numeric => format!("{base} from {low} to {high}"),
+            (Some(Bound::Characters(low)), Some(Bound::Characters(high))) => {
+                format!("{base} of {low} to {high} characters")
+            }
+            (Some(Bound::Items(low)), Some(Bound::Items(high))) => format!("{base} of {low} to {high} items"),
+            (low, high) => {
+                let parts: Vec<String> = low
+                    .iter()
+                    .map(|bound| bound_phrase(bound, Side::Lower))
+                    .chain(high.iter().map(|bound| bound_phrase(bound, Side::Upper)))
+                    .map(|part| if part.starts_with("at ") { format!("of {part}") } else { part })
+                    .collect();
+                format!("{base} {}", parts.join(" and "))
+            }
+        }
+    }
+}
+
+/// Which side a bound limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Lower,
+    Upper,
+}
+
+/// `at least 1`, `greater than 0`, `at most 200 characters`, `less than 100`.
+pub(crate) fn bound_phrase(bound: &Bound, side: Side) -> String {
+    let least_most = match side {
+        Side::Lower => "at least",
+        Side::Upper => "at most",
+    };
+    let counted = |n: u64, one: &str, many: &str| format!("{least_most} {n} {}", if n == 1 { one } else { many });
+    match bound {
+        Bound::Number { limit, exclusive: false } => format!("{least_most} {limit}"),
+        Bound::Number { limit, exclusive: true } => match side {
+            Side::Lower => format!("greater than {limit}"),
+            Side::Upper => format!("less than {limit}"),
+        },
+        Bound::Characters(n) => counted(*n, "character", "characters"),
+        Bound::Items(n) => counted(*n, "item", "items"),
+        Bound::Properties(n) => counted(*n, "property", "properties"),
+    }
+}
+
+/// `a string`, `a string or null`, `an integer, a string or null`.
+pub(crate) fn types_phrase(types: &[String], none: &str) -> String {
+    let phrases: Vec<String> = types.iter().map(|t| type_phrase(t)).collect();
+    match phrases.as_slice() {
+        [] => none.to_owned(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+fn type_phrase(json_type: &str) -> String {
+    match json_type {
+        "null" => "null".into(),
+        "integer" | "object" | "array" => format!("an {json_type}"),
+        "string" | "number" | "boolean" => format!("a {json_type}"),
+        other => format!("a value of type {other}"),
+    }
+}
+
+/// What a string of `format` looks like, with an example.
+pub(crate) fn format_expectation(format: &str) -> String {
+    let described = match format {
+        "email" | "idn-email" => "a valid email address, like name@example.com",
+        "uri" | "iri" => "an absolute URI, like https://example.com/path",
+        "uri-reference" | "iri-reference" => "a URI or relative reference, like /path or https://example.com",
+        "uuid" => "a UUID, like 123e4567-e89b-12d3-a456-426614174000",
+        "date-time" => "an RFC 3339 date-time, like 2026-01-31T09:30:00Z",
+        "date" => "a date as YYYY-MM-DD, like 2026-01-31",
+        "time" => "a time as HH:MM:SS with an offset, like 09:30:00Z",
+        "duration" => "an ISO 8601 duration, like P3DT4H",
+        "ipv4" => "an IPv4 address, like 192.168.0.1",
+        "ipv6" => "an IPv6 address, like 2001:db8::1",
+        "hostname" | "idn-hostname" => "a hostname, like api.example.com",
+        "regex" => "a valid regular expression",
+        "json-pointer" => "a JSON pointer, like /items/0",
+        _ => return format!("a string in {format} format"),
+    };
+    described.to_owned()
+}
+
+/// `exactly 'EUR'`, `one of 'EUR', 'USD', 'BRL'`.
+pub(crate) fn values_phrase(allowed: &[Value]) -> String {
+    let shown: Vec<String> =
+        allowed.iter().take(MAX_LISTED_VALUES).map(|v| Sent::value(v).as_str().to_owned()).collect();
+    let more = allowed.len().saturating_sub(MAX_LISTED_VALUES);
+    match (shown.as_slice(), more) {
+        ([], _) => "no value at all (nothing is allowed here); remove it".into(),
+        ([one], 0) => format!("exactly {one}"),
+        (_, 0) => format!("one of {}", shown.join(", ")),
+        (_, more) => format!("one of {} (and {more} more)", shown.join(", ")),
+    }
+}
+
+/// `'id', 'name'`, counting the names beyond the first 25.
+pub(crate) fn quoted_list(names: &[String]) -> String {
+    let shown: Vec<String> = names.iter().take(MAX_LISTED_VALUES).map(|n| Sent::text(n).as_str().to_owned()).collect();
+    match names.len().saturating_sub(MAX_LISTED_VALUES) {
+        0 => shown.join(", "),
+        more => format!("{} (and {more} more)", shown.join(", ")),
+    }
+}
+
+/// The first sentence of a description, without its final period, lower-cased when it starts
+/// with an ordinary word, cut to 100 characters; `None` when it is empty.
+pub(crate) fn first_sentence(description: &str) -> Option<String> {
+    let line = description.lines().map(str::trim).find(|line| !line.is_empty())?;
+    let sentence = match line.find(". ") {
+        Some(end) => &line[..end],
+        None => line,
+    };
+    let sentence = sentence.trim_end_matches('.').trim();
+    if sentence.is_empty() {
+        return None;
+    }
+    let first = sentence.chars().next()?;
+    // An ordinary first word (`The`, `A`) is lower-cased; an acronym or a name (`ISO`, `URL`) is not.
+    let first_word = sentence.split_whitespace().next().unwrap_or_default();
+    let ordinary = first_word.chars().skip(1).all(|c| c.is_lowercase() || !c.is_alphabetic());
+    let mut out: String =
+        if ordinary { first.to_lowercase().chain(sentence.chars().skip(1)).collect() } else { sentence.to_owned() };
+    if out.chars().count() > MAX_DESCRIPTION_CHARS {
+        let end = out.char_indices().nth(MAX_DESCRIPTION_CHARS - 1).map_or(out.len(), |(i, _)| i);
+        out.truncate(end);
+        out.push('…');
+    }
+    Some(out)
+}
+
+/// The first words of a description, enough to choose a field by: its first sentence up to a
+/// `;`, at most eight words, without trailing punctuation.
+pub(crate) fn few_words(description: &str) -> Option<String> {
+    let sentence = first_sentence(description)?;
+    let clause = sentence.split(';').next().unwrap_or_default();
+    let words: Vec<&str> = clause.split_whitespace().take(8).collect();
+    let words = words.join(" ");
+    let words = words.trim_end_matches([',', ':', ';']);
+    (!words.is_empty()).then(|| words.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn number(limit: i64, exclusive: bool) -> Option<Bound> {
+        Some(Bound::Number { limit: limit.into(), exclusive })
+    }
+
+    #[test]
+    fn the_most_precise_thing_wins() {
+        let e = |f: fn(&mut Expectation)| {
+            let mut expectation = Expectation::of_types(vec!["string".into()]);
+            f(&mut expectation);
+            expectation.phrase()
+        };
+        assert_eq!(e(|_| {}), "a string");
+        assert_eq!(e(|x| x.format = Some("email".into())), "a valid email address, like name@example.com");
+        assert_eq!(e(|x| x.allowed = vec![json!("open"), json!("paid")]), "one of 'open', 'paid'");
+        assert_eq!(e(|x| x.example = Some(json!("abc"))), "a string, like 'abc'");
+        assert_eq!(
+            e(|x| x.description = Some("The `next_cursor` of the previous page, unchanged.".into())),
+            "a string: the `next_cursor` of the previous page, unchanged"
+        );
+        assert_eq!(e(|x| x.description = Some("ISO code. Two letters.".into())), "a string: ISO code");
+        assert_eq!(e(|x| x.description = Some("   \n".into())), "a string");
+    }
+
+    #[test]
+    fn ranges_read_as_one_phrase() {
+        let range = |types: &[&str], at_least, at_most| {
+            let types = types.iter().map(|t| t.to_string()).collect();
+            Expectation { types, at_least, at_most, ..Expectation::default() }.phrase()
+        };
+        assert_eq!(range(&["integer"], number(1, false), number(100, false)), "an integer from 1 to 100");
+        assert_eq!(range(&["integer"], number(1, false), None), "an integer of at least 1");
+        assert_eq!(range(&["number"], number(0, true), number(10, true)), "a number greater than 0 and less than 10");
+        assert_eq!(range(&[], None, number(4_294_967_295, false)), "a number of at most 4294967295");
+        assert_eq!(
+            range(&["string"], Some(Bound::Characters(1)), Some(Bound::Characters(200))),
+            "a string of 1 to 200 characters"
+        );
+        assert_eq!(range(&["string"], None, Some(Bound::Characters(1))), "a string of at most 1 character");
+        assert_eq!(range(&["array"], Some(Bound::Items(2)), None), "an array of at least 2 items");
+    }
+
+    #[test]
+    fn a_few_words_to_choose_by() {
+        assert_eq!(
+            few_words("How many invoices per page, 1 to 100 (default 20).").as_deref(),
+            Some("how many invoices per page, 1 to 100")
+        );
+        assert_eq!(
+            few_words("The `next_cursor` of the previous page, unchanged; omit it for the first page.").as_deref(),
+            Some("the `next_cursor` of the previous page, unchanged")
+        );
+        assert_eq!(few_words(" . "), None);
+    }
+
+    #[test]
+    fn long_descriptions_are_cut() {
+        let long = format!("The {}", "x".repeat(200));
+        let phrase = first_sentence(&long).unwrap();
+        assert_eq!(phrase.chars().count(), 100);
+        assert!(phrase.starts_with("the xxx") && phrase.ends_with('…'));
+    }
+}
