@@ -12,6 +12,10 @@ use crate::middleware::{BoxError, Layers, Middleware, Placement};
 use crate::output::IntoOutput;
 
 /// Behaviour hints a client may show or act on (MCP tool annotations).
+///
+/// A flat tool carries its action's hints as they are. A grouped tool carries one merged set:
+/// read-only and idempotent only if every action is, destructive and open-world if any is (see
+/// [`Group`](crate::Group)); its description names the read-only and destructive actions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Annotations {
     /// Does not modify its environment.
@@ -112,7 +116,8 @@ impl<S: Send + Sync + 'static> Action<S> {
     }
 
     /// Marks the action read-only (it changes nothing), which also makes it idempotent and
-    /// not destructive.
+    /// not destructive. A grouped tool is read-only only if every action is; its description
+    /// lists this action as read-only either way.
     pub fn read_only(mut self) -> Action<S> {
         self.annotations.read_only = Some(true);
         self.annotations.destructive = Some(false);
@@ -120,7 +125,9 @@ impl<S: Send + Sync + 'static> Action<S> {
         self
     }
 
-    /// Marks the action destructive (it may delete or overwrite).
+    /// Marks the action destructive (it may delete or overwrite). This makes its whole grouped
+    /// tool destructive (and not read-only) in `tools/list`, which lists this action as the
+    /// destructive one in its description; flat exposition keeps the hint on this action alone.
     pub fn destructive(mut self) -> Action<S> {
         self.annotations.read_only = Some(false);
         self.annotations.destructive = Some(true);

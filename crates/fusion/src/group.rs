@@ -6,6 +6,19 @@ use crate::middleware::{Layers, Middleware, Placement};
 
 /// A group of actions, exposed as one MCP tool (grouped exposition) or as one tool per
 /// action (flat exposition).
+///
+/// A grouped tool's input schema holds every action's fields; a field its actions describe
+/// differently says each action's words (`create_invoice: The invoice total… pay_invoice: The
+/// payment…`), then which actions require or accept it.
+///
+/// A grouped tool has one set of [`Annotations`](crate::Annotations) for all its actions,
+/// merged so that no hint promises more than its least safe action: read-only and idempotent
+/// only if every action is, destructive and open-world if any action is (a hint no action sets
+/// stays unset). One destructive action thus makes the whole tool `destructiveHint: true`, its
+/// read-only actions included, for clients that gate on it; so the tool's description names
+/// the read-only and the destructive actions for the model (`Read-only: list_invoices,
+/// get_invoice.` / `Destructive: void_invoice.`). For per-action hints in `tools/list`, use
+/// flat exposition ([`Exposition::flat()`](crate::Exposition::flat)).
 pub struct Group<S = ()> {
     pub(crate) name: String,
     pub(crate) description: String,

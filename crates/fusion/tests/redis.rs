@@ -159,7 +159,12 @@ fn tally(results: &[CallToolResult]) -> (usize, Vec<ToolError>) {
 fn assert_limit_reached(refused: &[ToolError], calls: u32) {
     for error in refused {
         assert_eq!(error.code, ErrorCode::RateLimited, "{error:?}");
-        assert_eq!(error.message, format!("Rate limit of limited.hit reached: {calls} calls per 60s."));
+        assert_eq!(
+            error.message,
+            format!(
+                "Rate limit reached: {calls} calls per 60s for all callers together across every tool of this server."
+            )
+        );
         let retry_after = error.retry_after.expect("a retry_after");
         assert!((1..=60 / u64::from(calls)).contains(&retry_after), "retry_after {retry_after}");
     }

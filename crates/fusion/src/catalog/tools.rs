@@ -89,7 +89,9 @@ fn grouped_tool(group: &GroupSpec<'_>, discriminator: &str) -> Tool {
     tool
 }
 
-/// The group's description, then one line per action.
+/// The group's description, one line per action, then which actions are read-only and which
+/// destructive: the tool's merged hints cannot say it per action (one destructive action makes
+/// the whole tool look destructive), and models read descriptions, not annotations.
 fn grouped_description(group: &GroupSpec<'_>, discriminator: &str) -> String {
     let mut description = group.description.trim_end().to_owned();
     description.push_str("\n\nActions (set \"");
@@ -97,6 +99,19 @@ fn grouped_description(group: &GroupSpec<'_>, discriminator: &str) -> String {
     description.push_str("\"):");
     for action in group.actions {
         description.push_str(&format!("\n- {}: {}", action.name, action.description.trim()));
+    }
+    let marked = |hint: fn(&Annotations) -> Option<bool>| -> Vec<&str> {
+        group.actions.iter().filter(|a| hint(&a.annotations) == Some(true)).map(|a| a.name.as_str()).collect()
+    };
+    let hints = [("Read-only", marked(|a| a.read_only)), ("Destructive", marked(|a| a.destructive))];
+    let lines: Vec<String> = hints
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(label, names)| format!("{label}: {}.", names.join(", ")))
+        .collect();
+    if !lines.is_empty() {
+        description.push_str("\n\n");
+        description.push_str(&lines.join("\n"));
     }
     description
 }
@@ -144,6 +159,11 @@ fn merged_fields<'a>(members: &[&'a ActionSpec]) -> Vec<MergedField<'a>> {
                 }
             };
             let entry = &mut fields[index];
+            if let Some(words) = schema.get("description").and_then(Value::as_str).map(str::trim)
+                && !words.is_empty()
+            {
+                entry.described.push((&action.name, words.to_owned()));
+            }
             // Schemas that differ only in their words are one schema for the caller.
             if !entry.schemas.iter().any(|known| without_words(known) == without_words(&schema)) {
                 entry.schemas.push(schema);
@@ -186,39 +206,80 @@ fn without_words(schema: &Value) -> Value {
     schema
 }
 
-/// One field of a grouped tool: its distinct schemas across actions, and which actions
-/// require or accept it.
+/// One field of a grouped tool: its distinct schemas across actions, what each action says of
+/// it, and which actions require or accept it.
 #[derive(Default)]
 struct MergedField<'a> {
     name: String,
     schemas: Vec<Value>,
+    /// The actions that describe the field, with their words, in action order.
+    described: Vec<(&'a str, String)>,
     required_by: Vec<&'a str>,
     optional_for: Vec<&'a str>,
 }
 
 impl MergedField<'_> {
     /// The field's name and schema: its one schema, or `anyOf` its distinct ones, described
-    /// with which actions require it and which accept it.
+    /// by what its actions say of it and which actions require it and which accept it.
     fn into_schema(self) -> (String, Value) {
-        let MergedField { name, schemas, required_by, optional_for } = self;
         let mut usage = Vec::new();
-        if !required_by.is_empty() {
-            usage.push(format!("required by {}", required_by.join(", ")));
+        if !self.required_by.is_empty() {
+            usage.push(format!("required by {}", self.required_by.join(", ")));
         }
-        if !optional_for.is_empty() {
-            usage.push(format!("optional for {}", optional_for.join(", ")));
+        if !self.optional_for.is_empty() {
+            usage.push(format!("optional for {}", self.optional_for.join(", ")));
         }
         let usage = format!("({})", usage.join("; "));
-        let mut merged = if let [one] = schemas.as_slice() { one.clone() } else { json!({ "anyOf": schemas }) };
+        let text = match merged_words(&self.described) {
+            Some(words) => format!("{words} {usage}"),
+            None => usage,
+        };
+        let mut merged = match self.schemas.as_slice() {
+            [one] => one.clone(),
+            // The branches' own words are one action's each; the field's words say them all.
+            many => json!({ "anyOf": many.iter().map(without_description).collect::<Vec<_>>() }),
+        };
         if let Value::Object(object) = &mut merged {
-            let text = match object.get("description").and_then(Value::as_str) {
-                Some(own) => format!("{} {usage}", own.trim_end()),
-                None => usage,
-            };
             object.insert("description".into(), Value::String(text));
         }
-        (name, merged)
+        (self.name, merged)
     }
+}
+
+/// What a field's actions say of it: their one text when they agree; otherwise each text
+/// after the actions that say it (`create_invoice: The total. pay_invoice: The payment.`), so
+/// the model reads every action's meaning, not the first action's.
+fn merged_words(described: &[(&str, String)]) -> Option<String> {
+    let mut texts: Vec<(Vec<&str>, &str)> = Vec::new();
+    for (action, words) in described {
+        match texts.iter_mut().find(|(_, text)| *text == words.as_str()) {
+            Some((actions, _)) => actions.push(action),
+            None => texts.push((vec![action], words)),
+        }
+    }
+    match texts.as_slice() {
+        [] => None,
+        [(_, one)] => Some((*one).to_owned()),
+        many => {
+            let parts: Vec<String> =
+                many.iter().map(|(actions, text)| format!("{}: {}", actions.join(", "), sentence(text))).collect();
+            Some(parts.join(" "))
+        }
+    }
+}
+
+/// `text` ending as a sentence, so the next action's words do not run into it.
+fn sentence(text: &str) -> String {
+    if text.ends_with(['.', '!', '?']) { text.to_owned() } else { format!("{text}.") }
+}
+
+/// A schema without its `description`.
+fn without_description(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(object) = &mut schema {
+        object.remove("description");
+    }
+    schema
 }
 
 /// A grouped tool declares an output schema only when every action declares an object one

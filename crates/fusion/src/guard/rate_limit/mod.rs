@@ -10,6 +10,10 @@
 //! for the server), its name ([`RateLimit::named`], or `{calls}/{window}` by default) and what
 //! it counts by (the session, the identity, everyone): `billing.pay_invoice:10/60s:session:…`.
 //! Declaration order plays no part, so reordering limits in code never moves a counter.
+//!
+//! A refused call's `RATE_LIMITED` names the limit's scope and what it counts by (`… for this
+//! session across every action of billing.`), and says whether calling another action would
+//! get through: the model cannot see the limits, only the envelope.
 
 mod memory;
 #[cfg(feature = "redis")]
@@ -153,6 +157,78 @@ impl RateLimitKey {
             RateLimitKey::Custom(_) => "custom",
         }
     }
+
+    /// Whose calls the limit counts together, as the envelopes say it.
+    fn counted(&self) -> &'static str {
+        match self {
+            RateLimitKey::Session => "for this session",
+            RateLimitKey::Identity => "for this caller",
+            RateLimitKey::Global => "for all callers together",
+            RateLimitKey::Custom(_) => "for this call's key",
+        }
+    }
+}
+
+/// Which calls a limit counts: so a refusal can say whether another action would get through.
+enum Scope {
+    /// The calls of one action (its qualified name).
+    Action(Arc<str>),
+    /// The calls of every action of one group (its name).
+    Group(String),
+    /// Every call the server takes.
+    Server,
+}
+
+impl Scope {
+    /// The scope of a limit counted under `scope` for calls of `action`.
+    fn of(action: &Arc<str>, scope: &str) -> Scope {
+        // Unambiguous: a group's name holds neither `.` nor `*`, and a qualified action a `.`.
+        match scope {
+            "*" => Scope::Server,
+            _ if scope == &**action => Scope::Action(Arc::clone(action)),
+            group => Scope::Group(group.to_owned()),
+        }
+    }
+
+    /// The `scope` detail.
+    fn kind(&self) -> &'static str {
+        match self {
+            Scope::Action(_) => "action",
+            Scope::Group(_) => "group",
+            Scope::Server => "server",
+        }
+    }
+
+    /// Which calls count, after the limit in the message.
+    fn counts(&self) -> String {
+        match self {
+            Scope::Action(action) => format!("on {action}"),
+            Scope::Group(group) => format!("across every action of {group}"),
+            Scope::Server => "across every tool of this server".to_owned(),
+        }
+    }
+
+    /// What to call again, after the wait.
+    fn again(&self) -> String {
+        match self {
+            Scope::Action(action) => format!("calling {action} again"),
+            Scope::Group(group) => format!("calling any action of {group} again"),
+            Scope::Server => "calling any tool of this server again".to_owned(),
+        }
+    }
+
+    /// Whether calling something else would get through this limit.
+    fn elsewhere(&self) -> String {
+        match self {
+            Scope::Action(_) => "Other actions are not limited by it.".to_owned(),
+            Scope::Group(group) => {
+                format!(
+                    "Calling another action of {group} will not help; actions outside {group} are not limited by it."
+                )
+            }
+            Scope::Server => "Calling another action or tool will not help.".to_owned(),
+        }
+    }
 }
 
 /// What to do with a call when the store cannot decide (Redis down, or too slow).
@@ -177,8 +253,10 @@ pub(crate) struct StoreSettings {
 pub(crate) struct RateLimitGuard(Arc<Check>);
 
 struct Check {
-    /// The action the call is for, named in the envelopes.
+    /// The action the call is for, named in the logs.
     action: Arc<str>,
+    /// Which calls the limit counts, named in the envelopes.
+    scope: Scope,
     /// `{scope}:{name}`: the counter's key before the counted key.
     prefix: String,
     limit: RateLimit,
@@ -190,7 +268,8 @@ impl RateLimitGuard {
     /// for calls of `action`.
     pub(crate) fn new(action: Arc<str>, scope: &str, limit: RateLimit, store: StoreSettings) -> RateLimitGuard {
         let prefix = format!("{scope}:{}", limit.name());
-        RateLimitGuard(Arc::new(Check { action, prefix, limit, store }))
+        let scope = Scope::of(&action, scope);
+        RateLimitGuard(Arc::new(Check { action, scope, prefix, limit, store }))
     }
 }
 
@@ -215,16 +294,7 @@ impl Check {
         let checked = tokio::time::timeout(self.store.timeout, self.store.store.check(&key, calls, window)).await;
         let failure = match checked {
             Ok(Ok(Decision::Allowed)) => return Ok(()),
-            Ok(Ok(Decision::Limited { retry_after })) => {
-                let seconds = whole_seconds(retry_after);
-                return Err(ToolError::rate_limited(
-                    format!("Rate limit of {} reached: {}.", self.action, self.limit.describe()),
-                    seconds,
-                )
-                .suggest(format!("Wait {seconds} seconds before calling it again; do not retry sooner."))
-                .detail("limit", calls)
-                .detail("window_seconds", window.as_secs_f64()));
-            }
+            Ok(Ok(Decision::Limited { retry_after })) => return Err(self.limited(whole_seconds(retry_after))),
             Ok(Err(error)) => error.to_string(),
             Err(_) => format!("rate-limit store did not answer within {} ms", self.store.timeout.as_millis()),
         };
@@ -235,13 +305,47 @@ impl Check {
             }
             FailurePolicy::Closed => {
                 tracing::warn!(action = %self.action, "refusing the call (fail-closed): {failure}");
-                Err(ToolError::rate_limited(
-                    format!("The rate limit of {} cannot be checked right now, so the call was refused.", self.action),
-                    5,
-                )
-                .suggest("Wait 5 seconds and call again; the limit store is recovering."))
+                Err(self.unchecked())
             }
         }
+    }
+
+    /// The refusal of a call over the limit: which calls the limit counts, when to call again,
+    /// and whether calling something else would get through.
+    fn limited(&self, seconds: u64) -> ToolError {
+        let message = format!("Rate limit reached: {}.", self.counting());
+        let recovery = format!(
+            "Wait {seconds} seconds before {}; do not retry sooner. {}",
+            self.scope.again(),
+            self.scope.elsewhere()
+        );
+        self.details(ToolError::rate_limited(message, seconds).suggest(recovery))
+    }
+
+    /// The refusal of a call whose limit the store cannot check (fail-closed).
+    fn unchecked(&self) -> ToolError {
+        let message =
+            format!("The rate limit of {} cannot be checked right now, so the call was refused.", self.counting());
+        let recovery = format!(
+            "Wait 5 seconds before {}; the limit store is recovering. {}",
+            self.scope.again(),
+            self.scope.elsewhere()
+        );
+        self.details(ToolError::rate_limited(message, 5).suggest(recovery))
+    }
+
+    /// The limit and the calls it counts: `10 calls per 60s for this session on billing.pay_invoice`.
+    fn counting(&self) -> String {
+        format!("{} {} {}", self.limit.describe(), self.limit.key.counted(), self.scope.counts())
+    }
+
+    /// The limit, and which calls it counts, for clients that read details.
+    fn details(&self, error: ToolError) -> ToolError {
+        error
+            .detail("limit", self.limit.calls)
+            .detail("window_seconds", self.limit.window.as_secs_f64())
+            .detail("scope", self.scope.kind())
+            .detail("counted_per", self.limit.counts_per())
     }
 }
 
