@@ -438,12 +438,11 @@ fn unrecognized(key: &str, suggestion: Option<&Suggestion>, known: &[KnownField]
             format!("Unrecognized key {key} (did you mean {}?)", Sent::text(name)),
             format!("only known fields; rename it to {} or remove it", Sent::text(name)),
         ),
+        // The field's description is in `tools/list`; here the name alone is what to act on.
         Some(Suggestion::Meaning(field)) => {
             let name = Sent::text(&field.name);
-            let about = field.description.as_deref().and_then(first_sentence);
-            let about = about.map(|about| format!(": {about}")).unwrap_or_default();
             (
-                format!("Unrecognized key {key} (did you mean {name}{about}?)"),
+                format!("Unrecognized key {key} (did you mean {name}?)"),
                 format!("only known fields; provide the value as {name} instead"),
             )
         }
@@ -584,7 +583,7 @@ mod tests {
                 },
                 json!(2)
             ),
-            "Unrecognized key 'page_size' (did you mean 'limit': how many invoices per page?). You sent: 2. Expected only known fields; provide the value as 'limit' instead."
+            "Unrecognized key 'page_size' (did you mean 'limit'?). You sent: 2. Expected only known fields; provide the value as 'limit' instead."
         );
         assert_eq!(
             line(

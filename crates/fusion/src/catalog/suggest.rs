@@ -2,14 +2,21 @@
 
 /// Similarity a candidate needs to be suggested (Jaro, as clap uses).
 const THRESHOLD: f64 = 0.7;
+/// Share of characters that must survive the edits: Jaro alone finds `id` close to
+/// `void_reason` (two letters in order), which no reader would.
+const EDIT_THRESHOLD: f64 = 0.5;
 
 /// The candidate most similar to `sent`, if any is similar enough.
 pub(crate) fn closest<'a>(sent: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let sent = sent.to_lowercase();
     candidates
         .into_iter()
-        .map(|candidate| (strsim::jaro(&sent, &candidate.to_lowercase()), candidate))
-        .filter(|(score, _)| *score >= THRESHOLD)
+        .filter_map(|candidate| {
+            let candidate_lower = candidate.to_lowercase();
+            let edits = strsim::normalized_levenshtein(&sent, &candidate_lower);
+            let score = strsim::jaro(&sent, &candidate_lower);
+            (score >= THRESHOLD && edits >= EDIT_THRESHOLD).then_some((score, candidate))
+        })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, candidate)| candidate)
 }
@@ -26,5 +33,8 @@ mod tests {
         assert_eq!(closest("nmae", ["name", "id"]), Some("name"));
         assert_eq!(closest("zzzz", names), None);
         assert_eq!(closest("x", []), None);
+        // Two letters in order do not make a name close.
+        assert_eq!(closest("void_reason", ["id", "reason"]), None);
+        assert_eq!(closest("ehco", ["echo", "order"]), Some("echo"));
     }
 }

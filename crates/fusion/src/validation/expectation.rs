@@ -4,8 +4,6 @@
 use mcp_fusion_wire::{Bound, Expectation};
 use serde_json::Value;
 
-use super::schema::integer_bounds;
-
 /// Everything the schema says a value should be.
 pub(crate) fn expectation_of(schema: &Value) -> Expectation {
     let schema = unwrap_optional(schema);
@@ -30,6 +28,9 @@ pub(crate) fn expectation_of(schema: &Value) -> Expectation {
         .or_else(|| schema.get("default").filter(|default| !default.is_null()))
         .cloned();
     let mut types = type_names(schema);
+    // A format names a kind of string; on numbers schemars writes widths (`uint32`, `double`),
+    // which the bounds say better.
+    let is_string = types.is_empty() || types.iter().any(|t| t == "string");
     // `null` beside other types is how an optional field is written; it is never what to send.
     if types.len() > 1 {
         types.retain(|t| t != "null");
@@ -37,7 +38,7 @@ pub(crate) fn expectation_of(schema: &Value) -> Expectation {
     Expectation {
         types,
         allowed: allowed_values(schema).unwrap_or_default(),
-        format: schema.get("format").and_then(Value::as_str).filter(|f| !is_width_format(f)).map(str::to_owned),
+        format: schema.get("format").and_then(Value::as_str).filter(|_| is_string).map(str::to_owned),
         pattern: schema.get("pattern").and_then(Value::as_str).map(str::to_owned),
         at_least,
         at_most,
@@ -112,12 +113,6 @@ fn unwrap_optional(schema: &Value) -> &Value {
         Some(non_null) if non_null.len() == 1 && branches.is_some_and(|b| b.len() == 2) => non_null[0],
         _ => schema,
     }
-}
-
-/// The integer-width formats schemars writes (`uint32`, `int64`): their bounds are in the
-/// schema as `minimum`/`maximum`, which say it better than a format name.
-fn is_width_format(format: &str) -> bool {
-    integer_bounds(format).is_some()
 }
 
 #[cfg(test)]

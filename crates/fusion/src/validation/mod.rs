@@ -3,9 +3,13 @@
 //! Expected {what}." — with sensitive values redacted.
 
 mod expectation;
+#[cfg(test)]
+mod leaks;
 mod schema;
 mod sentences;
 mod suggest;
+#[cfg(test)]
+mod table;
 
 use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError as SchemaError, Validator};
@@ -98,8 +102,7 @@ impl Checker {
             .sensitive
             .iter()
             .any(|s| rendered == *s || rendered.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with('.')));
-        let write_only = |s: &&Value| s.get("writeOnly").and_then(Value::as_bool).unwrap_or(false);
-        marked || self.schema_along(path).unwrap_or_default().iter().any(write_only)
+        marked || self.schema_along(path).unwrap_or_default().iter().any(|schema| write_only(schema))
     }
 
     /// The schemas from the root to `path`, as far as the schema describes it (a path into an
@@ -164,6 +167,14 @@ pub(super) fn instance_path(error: &SchemaError<'_>, root: &Value) -> FieldPath 
         }
     }
     path
+}
+
+/// Whether `schema` says `writeOnly`, itself or in one of its alternatives (a sensitive
+/// `Option<T>` may carry the flag on `T`).
+fn write_only(schema: &Value) -> bool {
+    let flagged = |s: &Value| s.get("writeOnly").and_then(Value::as_bool).unwrap_or(false);
+    flagged(schema)
+        || ["anyOf", "oneOf", "allOf"].iter().filter_map(|k| schema.get(*k)?.as_array()).flatten().any(flagged)
 }
 
 /// The value at `path` in the arguments.

@@ -151,7 +151,7 @@ impl Checker {
 
     /// The problem of a keyword about the value alone. One arm per keyword: the list is long
     /// because the schema language is, and each arm is a line or two.
-    fn keyword_problem(
+    pub(super) fn keyword_problem(
         &self,
         kind: &ValidationErrorKind,
         schema_path: &str,
@@ -161,10 +161,14 @@ impl Checker {
         let here = || self.schema_at(parent_pointer(schema_path)).cloned().unwrap_or_default();
         match kind {
             ValidationErrorKind::Type { kind } => {
-                let expected = match kind {
+                let mut expected: Vec<String> = match kind {
                     TypeKind::Single(t) => vec![t.to_string()],
                     TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
                 };
+                // `null` beside another type is an optional field: leaving it out says "none".
+                if expected.len() > 1 {
+                    expected.retain(|t| t != "null");
+                }
                 ProblemKind::InvalidType { expected }
             }
             ValidationErrorKind::Format { format } => ProblemKind::InvalidFormat { format: format.clone() },

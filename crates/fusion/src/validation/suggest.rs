@@ -118,6 +118,18 @@ pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo]) ->
     if wanted.is_empty() {
         return None;
     }
+    // A key that holds a field's whole name among its words (`invoice_id` → `id`,
+    // `void_reason` → `reason`) names that field.
+    let named: Vec<&FieldInfo> = fields
+        .iter()
+        .filter(|field| {
+            let (name, key) = (split_words(&field.name), split_words(key));
+            !name.is_empty() && (name.is_subset(&key) || key.is_subset(&name))
+        })
+        .collect();
+    if let [field] = named.as_slice() {
+        return Some(Suggestion::Spelling(field.name.clone()));
+    }
     let scored: Vec<(usize, &FieldInfo)> =
         fields.iter().map(|field| (wanted.intersection(&field.words).count(), field)).collect();
     let best = scored.iter().map(|(score, _)| *score).max().filter(|&score| score > 0)?;
@@ -162,6 +174,15 @@ fn field_schema(schema: &Value) -> &Value {
 /// The meaningful words of a name or a text, each read as its group's first word: split at
 /// case changes, digits and punctuation, lower-cased, a plural `s` dropped.
 fn words_of(text: &str) -> BTreeSet<String> {
+    split_words(text)
+        .into_iter()
+        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()) && !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| canonical(&w))
+        .collect()
+}
+
+/// A name or a text split at case changes and punctuation, lower-cased, as written.
+fn split_words(text: &str) -> BTreeSet<String> {
     let mut words = BTreeSet::new();
     let mut word = String::new();
     let mut previous_lower = false;
@@ -179,10 +200,6 @@ fn words_of(text: &str) -> BTreeSet<String> {
         words.insert(word);
     }
     words
-        .into_iter()
-        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()) && !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| canonical(&w))
-        .collect()
 }
 
 /// A word as its synonym group's first word; a plural read as its singular.
@@ -233,6 +250,7 @@ mod tests {
         assert_eq!(meant("page", json!("c2")).as_deref(), Some("meaning:cursor"));
         assert_eq!(meant("page", json!(true)), None);
         assert_eq!(meant("zzz", json!(1)), None);
+        assert_eq!(meant("status_filter", json!("paid")).as_deref(), Some("spelling:status"));
     }
 
     #[test]
