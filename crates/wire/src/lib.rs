@@ -158,6 +158,6 @@ pub use contract::{CONTRACT_INSTRUCTIONS, ChangeSeverity, ContractAwareness, Con
 pub use escape::{escape_attr, escape_text, unescape};
 pub use parse::{Envelope, EnvelopeKind, parse};
 pub use problem::{Bound, FieldPath, FieldProblem, ProblemKind, Sent, value_kind};
-pub use severity::{Severity, UnknownSeverity};
+pub use severity::Severity;
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError};
