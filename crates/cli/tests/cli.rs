@@ -84,6 +84,97 @@ fn parse_json_prints_the_envelope_as_json() {
     assert_eq!(serde_json::from_str::<Value>(&stdout(&from_file)).unwrap(), printed);
 }
 
+/// The golden vectors of the reference TypeScript implementation.
+const VECTORS: &str = include_str!("../../wire/tests/vectors/wire-vectors.jsonl");
+
+/// What `fusion parse --json` prints for a tool error with these fields and nothing else.
+fn tool_error_json(is_error: bool, code: &str, severity: &str, message: &str) -> Value {
+    json!({
+        "is_error": is_error, "code": code, "severity": severity, "message": message,
+        "recovery": null, "available_actions": [], "details": [], "retry_after": null,
+        "fields": [], "contract_changes": [], "action": null,
+    })
+}
+
+fn parse_json(text: &str) -> Value {
+    let output = fusion(&["parse", "--json"], Some(text));
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+#[test]
+fn parse_json_reads_golden_vectors_as_their_input() {
+    for id in [
+        "tool_error/matrix/all_sections/critical",
+        "tool_error/severity/warning_with_everything",
+        "tool_error/escape/code_specials",
+        "tool_error/escape/detail_value_specials",
+        "tool_error/escape/xml_like_injection",
+        "tool_error/retry_after/max_safe",
+        "tool_error/code/ProjectNotFound/default_severity",
+    ] {
+        let case: Value = VECTORS
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .find(|case| case["id"] == id)
+            .unwrap_or_else(|| panic!("no vector {id}"));
+        let (input, expected) = (&case["input"], &case["expected"]);
+        let mut wanted = tool_error_json(
+            expected["is_error"].as_bool().unwrap(),
+            input["code"].as_str().unwrap(),
+            input.get("severity").and_then(Value::as_str).unwrap_or("error"),
+            input["message"].as_str().unwrap(),
+        );
+        for (key, field) in [
+            ("suggestion", "recovery"),
+            ("available_actions", "available_actions"),
+            ("details", "details"),
+            ("retry_after", "retry_after"),
+        ] {
+            if let Some(value) = input.get(key) {
+                wanted[field] = value.clone();
+            }
+        }
+        assert_eq!(parse_json(expected["text"].as_str().unwrap()), wanted, "{id}");
+    }
+}
+
+#[test]
+fn parse_json_reads_each_shape_as_the_reference_client() {
+    // A bare message outside an envelope: its text, unescaped.
+    let bare = "upstream said:\n<message>Quota &amp; limits &lt;reached&gt;</message>\n";
+    assert_eq!(parse_json(bare), tool_error_json(true, "UNKNOWN", "error", "Quota & limits <reached>"));
+
+    // A repeated single-valued element: the first one wins.
+    let repeated = "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>first</message>\n<message>second</message>\n\
+                    <recovery>Wait.</recovery>\n<recovery>Give up.</recovery>\n<retry_after>5 seconds</retry_after>\n\
+                    <retry_after>60 seconds</retry_after>\n</tool_error>";
+    let mut wanted = tool_error_json(true, "RATE_LIMITED", "error", "first");
+    wanted["recovery"] = json!("Wait.");
+    wanted["retry_after"] = json!(5);
+    assert_eq!(parse_json(repeated), wanted);
+
+    // A severity outside the three: kept as sent, and an error.
+    let fatal = "<tool_error code=\"INTERNAL_ERROR\" severity=\"fatal\">\n<message>Disk gone.</message>\n</tool_error>";
+    assert_eq!(parse_json(fatal), tool_error_json(true, "INTERNAL_ERROR", "fatal", "Disk gone."));
+    assert_eq!(stdout(&fusion(&["parse"], Some(fatal))), "error: INTERNAL_ERROR (fatal): Disk gone.\n");
+
+    // Attribute values unescaped like element text.
+    let escaped = "<tool_error code=\"X&lt;Y\" severity=\"a&amp;b\">\n<message>m</message>\n<details>\n  \
+                   <detail key=\"a&quot;b\">v</detail>\n</details>\n</tool_error>";
+    let mut wanted = tool_error_json(true, "X<Y", "a&b", "m");
+    wanted["details"] = json!([["a\"b", "v"]]);
+    assert_eq!(parse_json(escaped), wanted);
+    let validation = "<validation_error action=\"a&amp;b\">\n<field name=\"x&lt;y\">bad.</field>\n</validation_error>\n\
+                      <contract_awareness>\n  <action>a&amp;b</action>\n  <contract_changes>\n    \
+                      <change severity=\"BREAKING\" field=\"p&amp;q\">\n      <description>d</description>\n    </change>\n  \
+                      </contract_changes>\n</contract_awareness>";
+    let printed = parse_json(validation);
+    assert_eq!((&printed["action"], &printed["message"]), (&json!("a&b"), &json!("Invalid arguments for a&b.")));
+    assert_eq!(printed["fields"], json!([{"name": "x<y", "text": "bad."}]));
+    assert_eq!(printed["contract_changes"][0]["field"], "p&q");
+}
+
 #[test]
 fn parse_reads_a_call_tool_result() {
     let result = json!({"content": [

@@ -105,7 +105,7 @@ impl ToolFailure {
 
     /// How bad it is.
     pub fn severity(&self) -> Severity {
-        self.envelope.error.severity
+        self.envelope.error.severity.clone()
     }
 
     /// Key/value details, in the server's order.

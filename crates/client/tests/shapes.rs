@@ -2,11 +2,13 @@
 //! through the client: the fields an agent branches on come out right, and nothing panics.
 
 use mcp_fusion_client::CallOutcome;
-use mcp_fusion_client::wire::{ChangeSeverity, ErrorCode, Severity};
+use mcp_fusion_client::wire::{ChangeSeverity, EnvelopeKind, ErrorCode, Severity, parse};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 fn failed(text: &str) -> mcp_fusion_client::ToolFailure {
     let outcome = CallOutcome::from_result(CallToolResult::error(vec![ContentBlock::text(text)]));
+    // The client reads a failure exactly as `fusion parse` and the wire parser do.
+    assert_eq!(outcome.error.as_ref(), Some(&parse(text)), "{text}");
     *outcome.into_result().expect_err("an error result")
 }
 
@@ -110,4 +112,94 @@ fn warnings_on_success_are_surfaced_not_thrown() {
     assert!(!alone.is_error());
     assert_eq!(alone.value(), None);
     assert_eq!(alone.warnings.len(), 1);
+}
+
+#[test]
+fn a_bare_message_outside_an_envelope_is_the_message() {
+    let failure = failed("upstream said:\n<message>Quota &amp; limits &lt;reached&gt;</message>\n");
+    assert_eq!(failure.envelope().kind, EnvelopeKind::Text);
+    assert_eq!((failure.code().as_str(), failure.message()), ("UNKNOWN", "Quota & limits <reached>"));
+    assert_eq!(failure.severity(), Severity::Error);
+    assert_eq!((failure.recovery(), failure.retry_after()), (None, None));
+    assert!(failure.available_actions().is_empty() && failure.details().is_empty());
+    // Without a message element the whole text is still the message.
+    assert_eq!(failed("no tags here").message(), "no tags here");
+}
+
+#[test]
+fn repeated_single_valued_elements_first_wins() {
+    let failure = failed(
+        "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>first</message>\n<message>second</message>\n\
+         <recovery>Wait.</recovery>\n<recovery>Give up.</recovery>\n<retry_after>5 seconds</retry_after>\n\
+         <retry_after>60 seconds</retry_after>\n</tool_error>",
+    );
+    assert_eq!(failure.code(), &ErrorCode::RateLimited);
+    assert_eq!(failure.message(), "first");
+    assert_eq!(failure.recovery(), Some("Wait."));
+    assert_eq!(failure.retry_after(), Some(5));
+}
+
+#[test]
+fn an_unknown_severity_is_kept_as_sent() {
+    let failure =
+        failed("<tool_error code=\"INTERNAL_ERROR\" severity=\"fatal\">\n<message>Disk gone.</message>\n</tool_error>");
+    assert_eq!(failure.severity(), Severity::Custom("fatal".to_owned()));
+    assert_eq!(failure.severity().as_str(), "fatal");
+    assert!(failure.envelope().is_error());
+    assert_eq!(failure.to_string(), "INTERNAL_ERROR: Disk gone.");
+
+    // On a success it is not a warning: only `warning` rides along as one.
+    let outcome = CallOutcome::from_result(CallToolResult::success(vec![
+        ContentBlock::text("{}"),
+        ContentBlock::text("<tool_error code=\"X\" severity=\"Warning\">\n<message>m</message>\n</tool_error>"),
+    ]));
+    assert!(outcome.warnings.is_empty());
+}
+
+#[test]
+fn attribute_values_are_unescaped_like_text() {
+    let failure = failed(
+        "<tool_error code=\"X&lt;Y\" severity=\"a&amp;b\">\n<message>m</message>\n<details>\n  \
+         <detail key=\"a&quot;b\">v</detail>\n</details>\n</tool_error>",
+    );
+    assert_eq!(failure.code().as_str(), "X<Y");
+    assert_eq!(failure.severity(), Severity::Custom("a&b".to_owned()));
+    assert_eq!(failure.details(), [("a\"b".to_owned(), "v".to_owned())]);
+
+    let failure = failed(
+        "<validation_error action=\"a&amp;b\">\n<field name=\"x&lt;y\">bad.</field>\n</validation_error>\n\
+         <contract_awareness>\n  <action>a&amp;b</action>\n  <contract_changes>\n    \
+         <change severity=\"BREAKING\" field=\"p&amp;q\">\n      <description>d</description>\n    </change>\n  \
+         </contract_changes>\n</contract_awareness>",
+    );
+    assert_eq!(failure.envelope().action.as_deref(), Some("a&b"));
+    assert_eq!(failure.message(), "Invalid arguments for a&b.");
+    assert_eq!(failure.fields()[0].name, "x<y");
+    assert_eq!(failure.contract_changes()[0].field, "p&q");
+}
+
+#[test]
+fn every_golden_vector_reads_as_the_wire_parser_reads_it() {
+    const VECTORS: &str = include_str!("../../wire/tests/vectors/wire-vectors.jsonl");
+    let mut read = 0;
+    for line in VECTORS.lines().filter(|l| !l.trim().is_empty()) {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(is_error) = case["expected"]["is_error"].as_bool() else { continue };
+        let text = case["expected"]["text"].as_str().unwrap();
+        let result = if is_error {
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text("{}"), ContentBlock::text(text)])
+        };
+        let outcome = CallOutcome::from_result(result);
+        let envelope = parse(text);
+        assert_eq!(envelope.kind, EnvelopeKind::ToolError, "{}", case["id"]);
+        if is_error {
+            assert_eq!(outcome.error, Some(envelope), "{}", case["id"]);
+        } else {
+            assert_eq!((outcome.error, outcome.warnings), (None, vec![envelope]), "{}", case["id"]);
+        }
+        read += 1;
+    }
+    assert_eq!(read, 170, "every tool_error and error_builder vector");
 }

@@ -157,7 +157,7 @@ fn seconds(value: &Value, what: &str) -> Result<u64, String> {
 }
 
 fn severity(value: &Value, what: &str) -> Result<Severity, String> {
-    string(value, what)?.parse().map_err(|e| format!("{what}: {e}"))
+    string(value, what).map(Severity::from)
 }
 
 fn tool_error(input: &Input<'_>) -> Result<ToolError, String> {
@@ -228,10 +228,7 @@ mod tests {
                 "`input.code` is 1; expected a string",
             ),
             (r#"{"id":"a","kind":"tool_error","input":{"code":"X","message":"m","retry_after":-1}}"#, "whole number"),
-            (
-                r#"{"id":"a","kind":"tool_error","input":{"code":"X","message":"m","severity":"fatal"}}"#,
-                "unknown severity",
-            ),
+            (r#"{"id":"a","kind":"tool_error","input":{"code":"X","message":"m","severity":1}}"#, "expected a string"),
             (
                 r#"{"id":"a","kind":"tool_error","input":{"code":"X","message":"m","details":[["k"]]}}"#,
                 "[key, value] pair",
@@ -258,5 +255,10 @@ mod tests {
         assert_eq!(out, Outcome { id: "e".into(), text: "&lt;".into(), is_error: None });
         let out = run_line(r#"{"id":"b","kind":"error_builder","input":{"code":"X","message":"m","chain":[{"method":"warning","args":[]}]}}"#).unwrap();
         assert_eq!(out.is_error, Some(false));
+        // A severity of the server's own is rendered as written (escaped), and is an error.
+        let out = run_line(r#"{"id":"f","kind":"tool_error","input":{"code":"X","message":"m","severity":"fatal&"}}"#)
+            .unwrap();
+        assert_eq!(out.text, "<tool_error code=\"X\" severity=\"fatal&amp;\">\n<message>m</message>\n</tool_error>");
+        assert_eq!(out.is_error, Some(true));
     }
 }

@@ -166,6 +166,6 @@ pub use parse::{Envelope, EnvelopeKind, parse};
 pub use path::{FieldPath, Segment};
 pub use problem::{Bound, Condition, FieldProblem, KnownField, ProblemKind, Suggestion, value_kind};
 pub use sent::Sent;
-pub use severity::{Severity, UnknownSeverity};
+pub use severity::Severity;
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError};

@@ -3,9 +3,25 @@
 //! The parser reads our envelopes and the shapes the TypeScript implementation emits (no
 //! `severity` attribute, comma-separated `<available_actions>`, recovery after the actions, a
 //! `<contract_awareness>` block after a `<tool_error>`), indented or not. It never fails: text
-//! that is not an envelope becomes an `UNKNOWN` error carrying the text. It never panics, and
-//! its work is linear in the input: every region of the text is scanned a bounded number of
-//! times, because element bodies are found by their closing tag and the nesting is fixed.
+//! that is not an envelope becomes an `UNKNOWN` error carrying the text (or the text of the
+//! `<message>` element in it). It never panics, and its work is linear in the input: every
+//! region of the text is scanned a bounded number of times, because element bodies are found
+//! by their closing tag and the nesting is fixed.
+//!
+//! It reads what the reference TypeScript client reads:
+//!
+//! - Attribute values are unescaped exactly as element text is.
+//! - A severity other than `error`, `critical` or `warning` is kept as written
+//!   ([`Severity::Custom`]); an empty or absent one is `error`.
+//! - When a single-valued element is repeated (`<message>`, `<recovery>`, `<retry_after>`,
+//!   `<contract_awareness>`, and inside it `<system_note>`, `<action>`, `<contract_changes>`,
+//!   `<description>`, `<before>`, `<after>`), the first one wins, as in the reference
+//!   client; so does the first of a repeated attribute. A first `<recovery>` that is empty
+//!   still wins, and means no recovery; a first `<retry_after>` that names no whole number
+//!   of seconds above zero means no delay. Repeated list elements (`<available_actions>`,
+//!   `<details>`, `<field>`) all count, in order.
+//! - Text that is not an envelope but holds a `<message>` element reads as `UNKNOWN` with
+//!   that element's text.
 
 use crate::code::ErrorCode;
 use crate::contract::{ChangeSeverity, ContractAwareness, ContractChange};
@@ -98,7 +114,16 @@ impl From<ValidationError> for Envelope {
 /// Parses envelope text: never fails, never panics, linear in the input.
 ///
 /// The envelope may follow other text (a data block before a warning) as long as its root
-/// tag starts a line.
+/// tag starts a line. Text without one reads as `UNKNOWN`: its message is the text of the
+/// first `<message>` element in it, else the whole text (`Unknown error` when blank).
+///
+/// ```
+/// use mcp_fusion_wire::{parse, EnvelopeKind};
+///
+/// let bare = parse("Upstream said: <message>Quota &amp; limits reached.</message>");
+/// assert_eq!(bare.kind, EnvelopeKind::Text);
+/// assert_eq!((bare.error.code.as_str(), bare.error.message.as_str()), ("UNKNOWN", "Quota & limits reached."));
+/// ```
 pub fn parse(text: &str) -> Envelope {
     match find_root(text) {
         Some(start) => parse_root(text, &text[start..]).unwrap_or_else(|| unstructured(text)),
@@ -107,13 +132,35 @@ pub fn parse(text: &str) -> Envelope {
 }
 
 fn unstructured(text: &str) -> Envelope {
-    let message = if text.trim().is_empty() { "Unknown error".to_owned() } else { text.to_owned() };
+    let message = match bare_message(text) {
+        Some(message) => message,
+        None if text.trim().is_empty() => "Unknown error".to_owned(),
+        None => text.to_owned(),
+    };
     Envelope {
         kind: EnvelopeKind::Text,
         error: ToolError::new(ErrorCode::unknown(), message),
         action: None,
         fields: Vec::new(),
         contract_awareness: None,
+    }
+}
+
+/// The text of the first complete `<message>` element anywhere in `text`, at any depth.
+fn bare_message(text: &str) -> Option<String> {
+    let mut scanner = Scanner { src: text, pos: 0 };
+    loop {
+        scanner.pos += find_lt(scanner.rest())?;
+        match scanner.open_tag() {
+            Some(tag) if tag.name == "message" && !tag.self_closing => {
+                // A `</message>` closing a later one would also close this one: if this one is
+                // unclosed, so is every later one.
+                return split_at_close(scanner.rest(), "message").map(|(body, _)| unescape(body));
+            }
+            // The cursor is past the tag, on what follows it (maybe the next `<`).
+            Some(_) => {}
+            None => scanner.pos += 1,
+        }
     }
 }
 
@@ -145,10 +192,12 @@ fn parse_root(whole: &str, text: &str) -> Option<Envelope> {
         _ => ErrorCode::unknown(),
     };
     let mut error = ToolError::new(code, String::new());
-    error.severity = root.attrs.raw("severity").and_then(|s| s.parse().ok()).unwrap_or(Severity::Error);
+    error.severity = root.attrs.get("severity").filter(|s| !s.is_empty()).map(Severity::from).unwrap_or_default();
     let action = if validation { Some(root.attrs.get("action").unwrap_or_default()) } else { None };
 
     let mut message = None;
+    let mut recovery = None;
+    let mut retry_after = None;
     let mut fields = Vec::new();
     let mut awareness = None;
     // Children are read up to the root's closing tag; a cut-off envelope still says what it
@@ -156,9 +205,9 @@ fn parse_root(whole: &str, text: &str) -> Option<Envelope> {
     let mut children = if root.self_closing { Elements::new("") } else { Elements::inside(scanner.rest(), root.name) };
     for element in children.by_ref() {
         match element.name {
-            "message" => message = Some(element.text()),
-            "recovery" => error.recovery = Some(element.text()).filter(|r| !r.is_empty()),
-            "retry_after" => error.retry_after = leading_seconds(element.body),
+            "message" if message.is_none() => message = Some(element.text()),
+            "recovery" if recovery.is_none() => recovery = Some(element.text()),
+            "retry_after" if retry_after.is_none() => retry_after = Some(element.body),
             "available_actions" => error.available_actions.extend(available_actions(element.body)),
             "details" => {
                 for detail in Elements::new(element.body).filter(|e| e.name == "detail") {
@@ -169,10 +218,12 @@ fn parse_root(whole: &str, text: &str) -> Option<Envelope> {
                 name: element.attr("name").unwrap_or_else(|| "(root)".to_owned()),
                 text: element.text(),
             }),
-            "contract_awareness" => awareness = Some(contract_awareness(element.body)),
+            "contract_awareness" if awareness.is_none() => awareness = Some(contract_awareness(element.body)),
             _ => {}
         }
     }
+    error.recovery = recovery.filter(|r| !r.is_empty());
+    error.retry_after = retry_after.and_then(leading_seconds);
     if awareness.is_none() {
         // The TypeScript implementation appends the block after the tool error.
         let after = if root.self_closing { scanner.rest() } else { children.rest() };
@@ -219,39 +270,43 @@ fn available_actions(body: &str) -> Vec<String> {
 }
 
 fn contract_awareness(body: &str) -> ContractAwareness {
-    let mut block = ContractAwareness { tool: String::new(), action: String::new(), changes: Vec::new() };
+    let (mut note, mut action, mut changes) = (None, None, None);
     for element in Elements::new(body) {
         match element.name {
-            "system_note" => block.tool = ContractAwareness::tool_from_note(&element.text()),
-            "action" => block.action = element.text(),
-            "contract_changes" => {
-                block.changes =
-                    Elements::new(element.body).filter(|e| e.name == "change").map(contract_change).collect()
+            "system_note" if note.is_none() => note = Some(element.text()),
+            "action" if action.is_none() => action = Some(element.text()),
+            "contract_changes" if changes.is_none() => {
+                changes =
+                    Some(Elements::new(element.body).filter(|e| e.name == "change").map(contract_change).collect())
             }
             _ => {}
         }
     }
-    block
+    ContractAwareness {
+        tool: note.map(|note| ContractAwareness::tool_from_note(&note)).unwrap_or_default(),
+        action: action.unwrap_or_default(),
+        changes: changes.unwrap_or_default(),
+    }
 }
 
 fn contract_change(element: Element<'_>) -> ContractChange {
-    let mut change = ContractChange {
-        // An unrecognised severity still reports a change of unknown weight.
-        severity: element.attr("severity").and_then(|s| s.parse().ok()).unwrap_or(ChangeSeverity::Risky),
-        field: element.attr("field").unwrap_or_default(),
-        description: String::new(),
-        before: None,
-        after: None,
-    };
+    let (mut description, mut before, mut after) = (None, None, None);
     for part in Elements::new(element.body) {
         match part.name {
-            "description" => change.description = part.text(),
-            "before" => change.before = Some(part.text()),
-            "after" => change.after = Some(part.text()),
+            "description" if description.is_none() => description = Some(part.text()),
+            "before" if before.is_none() => before = Some(part.text()),
+            "after" if after.is_none() => after = Some(part.text()),
             _ => {}
         }
     }
-    change
+    ContractChange {
+        // An unrecognised severity still reports a change of unknown weight.
+        severity: element.attr("severity").and_then(|s| s.parse().ok()).unwrap_or(ChangeSeverity::Risky),
+        field: element.attr("field").unwrap_or_default(),
+        description: description.unwrap_or_default(),
+        before,
+        after,
+    }
 }
 
 /// `30 seconds` → 30. Zero or no number means no delay.
@@ -564,6 +619,146 @@ mod tests {
         assert_eq!(env.error.code, ErrorCode::NotFound);
         assert_eq!(env.error.message, "gone");
         assert_eq!(env.error.recovery, None);
+    }
+
+    fn unknown(message: &str) -> Envelope {
+        Envelope {
+            kind: EnvelopeKind::Text,
+            error: ToolError::new(ErrorCode::unknown(), message),
+            action: None,
+            fields: Vec::new(),
+            contract_awareness: None,
+        }
+    }
+
+    #[test]
+    fn a_bare_message_outside_an_envelope_is_the_message() {
+        for (text, message) in [
+            ("<message>Quota &amp; limits &lt;reached&gt;</message>", "Quota & limits <reached>"),
+            ("Upstream failed:\n<message>gone</message>\nbye", "gone"),
+            ("<error><message>nested</message></error>", "nested"),
+            ("<message/><message>after the empty tag</message>", "after the empty tag"),
+            ("<message>first</message><message>second</message>", "first"),
+            ("<message></message>", ""),
+            // A root that is not well-formed is no envelope either.
+            ("<tool_error code=x>\n<message>m</message>\n</tool_error>", "m"),
+        ] {
+            assert_eq!(parse(text), unknown(message), "{text:?}");
+        }
+        // No complete message element: the whole text, as before.
+        for text in ["<message>cut off", "<messages>x</messages>", "</message>", "<message x>m</message>"] {
+            assert_eq!(parse(text), unknown(text), "{text:?}");
+        }
+        assert_eq!(parse(" \n"), unknown("Unknown error"));
+    }
+
+    #[test]
+    fn repeated_single_valued_elements_first_wins() {
+        let text = "<tool_error code=\"X\" severity=\"warning\" code=\"Y\" severity=\"error\">\n\
+                    <message>first &amp; only</message>\n<message>second</message>\n\
+                    <recovery>r1</recovery>\n<recovery>r2</recovery>\n\
+                    <retry_after>5 seconds</retry_after>\n<retry_after>9 seconds</retry_after>\n\
+                    <available_actions>a, b</available_actions>\n<available_actions>\n  <action>c</action>\n</available_actions>\n\
+                    <details>\n  <detail key=\"k\">1</detail>\n</details>\n<details>\n  <detail key=\"k\">2</detail>\n</details>\n\
+                    </tool_error>";
+        let expected = ToolError::new("X", "first & only")
+            .warning()
+            .suggest("r1")
+            .retry_after(5)
+            .actions(["a", "b", "c"])
+            .detail("k", 1);
+        let mut expected = Envelope::from(expected);
+        // Lists accumulate, duplicate detail keys included.
+        expected.error.details.push(("k".into(), "2".into()));
+        assert_eq!(parse(text), expected);
+
+        // The first one wins even when it says nothing.
+        let env = parse(
+            "<tool_error code=\"X\"><message>m</message><recovery></recovery><recovery>r2</recovery>\
+             <retry_after>soon</retry_after><retry_after>3 seconds</retry_after></tool_error>",
+        );
+        assert_eq!((env.error.recovery.as_deref(), env.error.retry_after), (None, None));
+
+        let change = |description: &str| {
+            format!(
+                "<change severity=\"SAFE\" field=\"f\"><description>{description}</description>\
+                 <description>later</description><before>b1</before><before>b2</before><after>a1</after><after>a2</after></change>"
+            )
+        };
+        let awareness = |action: &str| {
+            format!(
+                "<contract_awareness><system_note>IMPORTANT: The behavioral contract for tool \"{action}\" has changed since your last calibration.</system_note>\
+                 <system_note>second note</system_note><action>{action}.x</action><action>other</action>\
+                 <contract_changes>{}</contract_changes><contract_changes>{}</contract_changes></contract_awareness>",
+                change(action),
+                change("never read"),
+            )
+        };
+        let text = format!(
+            "<validation_error action=\"g.x\">\n<field name=\"a\">one</field>\n<field name=\"a\">two</field>\n{}\n{}\n</validation_error>",
+            awareness("g"),
+            awareness("h")
+        );
+        let env = parse(&text);
+        assert_eq!(
+            env.contract_awareness,
+            Some(ContractAwareness {
+                tool: "g".into(),
+                action: "g.x".into(),
+                changes: vec![ContractChange {
+                    severity: ChangeSeverity::Safe,
+                    field: "f".into(),
+                    description: "g".into(),
+                    before: Some("b1".into()),
+                    after: Some("a1".into()),
+                }],
+            })
+        );
+        let fields: Vec<_> = env.fields.iter().map(|f| (f.name.as_str(), f.text.as_str())).collect();
+        assert_eq!(fields, [("a", "one"), ("a", "two")]);
+    }
+
+    #[test]
+    fn an_unknown_severity_is_kept_as_sent() {
+        let text = "<tool_error code=\"NOT_FOUND\" severity=\"fatal\">\n<message>m</message>\n</tool_error>";
+        let env = parse(text);
+        assert_eq!(env, Envelope::from(ToolError::not_found("m").severity(Severity::Custom("fatal".into()))));
+        assert!(env.is_error());
+        assert_eq!(env.error.render(), text);
+
+        for (written, severity) in [
+            ("Warning", Severity::Custom("Warning".into())),
+            ("WARNING", Severity::Custom("WARNING".into())),
+            (" warning", Severity::Custom(" warning".into())),
+            ("", Severity::Error),
+            ("critical", Severity::Critical),
+        ] {
+            let env =
+                parse(&format!("<tool_error code=\"X\" severity=\"{written}\"><message>m</message></tool_error>"));
+            assert_eq!(env.error.severity, severity, "{written:?}");
+            assert!(env.is_error(), "{written:?}");
+        }
+    }
+
+    #[test]
+    fn attribute_values_are_unescaped_like_text() {
+        let text = "<tool_error code=\"X&lt;Y\" severity=\"a&amp;b\">\n<message>m</message>\n<details>\n  \
+                    <detail key=\"a&quot;b\">v</detail>\n  <detail key='&apos;&#60;&#x3E;'>w</detail>\n</details>\n</tool_error>";
+        let expected =
+            ToolError::new("X<Y", "m").severity(Severity::Custom("a&b".into())).details([("a\"b", "v"), ("'<>", "w")]);
+        assert_eq!(parse(text), Envelope::from(expected.clone()));
+        assert_eq!(parse(&expected.render()), Envelope::from(expected));
+
+        let text = "<validation_error action=\"a&amp;b\">\n<field name=\"x&lt;y\">bad.</field>\n</validation_error>\n\
+                    <contract_awareness>\n  <action>a&amp;b</action>\n  <contract_changes>\n    \
+                    <change severity=\"&#66;REAKING\" field=\"p&amp;q&quot;\">\n      <description>d</description>\n    </change>\n  \
+                    </contract_changes>\n</contract_awareness>";
+        let env = parse(text);
+        assert_eq!(env.action.as_deref(), Some("a&b"));
+        assert_eq!(env.error.message, "Invalid arguments for a&b.");
+        assert_eq!(env.fields, [FieldProblem { name: "x<y".into(), text: "bad.".into() }]);
+        let change = &env.contract_awareness.unwrap().changes[0];
+        assert_eq!((change.severity, change.field.as_str()), (ChangeSeverity::Breaking, "p&q\""));
     }
 
     #[test]

@@ -77,6 +77,18 @@ mod tests {
     }
 
     #[test]
+    fn a_custom_severity_prints_as_sent_and_is_an_error() {
+        let printed =
+            parse("<tool_error code=\"X\" severity=\"fatal&amp;\">\n<message>m</message>\n</tool_error>").to_json(None);
+        assert_eq!((&printed["severity"], &printed["is_error"]), (&json!("fatal&"), &json!(true)));
+        // The result's flag, when known, still wins.
+        assert_eq!(
+            parse("<tool_error severity=\"fatal\"><message>m</message></tool_error>").to_json(Some(false))["is_error"],
+            false
+        );
+    }
+
+    #[test]
     fn contract_changes_print_as_they_did_by_hand() {
         let changes: Vec<ContractChange> = [
             (ChangeSeverity::Breaking, Some("[\"id\"]"), None),

@@ -239,7 +239,7 @@ impl ToolError {
         out.push_str("<tool_error code=\"");
         push_attr(out, self.code.as_str());
         out.push_str("\" severity=\"");
-        out.push_str(self.severity.as_str());
+        push_attr(out, self.severity.as_str());
         out.push_str("\">\n<message>");
         push_text(out, &self.message);
         out.push_str("</message>\n");

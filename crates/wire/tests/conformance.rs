@@ -1,7 +1,10 @@
 //! Every case of the TypeScript implementation's wire vectors, rendered by this crate, must be
 //! byte-identical to what the vector expects. A mismatch names the case and shows a diff.
+//! Read the other way, every expected envelope text must parse back to the fields the case's
+//! input gave, as the reference client reads it.
 
 use mcp_fusion_wire::conformance::{Case, Expected, parse_case, run_case};
+use mcp_fusion_wire::{Envelope, EnvelopeKind, parse};
 use serde_json::{Value, json};
 
 const VECTORS: &str = include_str!("vectors/wire-vectors.jsonl");
@@ -98,7 +101,6 @@ fn a_broken_byte_fails_loudly_with_id_and_diff() {
 
 #[test]
 fn each_vector_also_parses_back_to_what_rendered_it() {
-    use mcp_fusion_wire::{EnvelopeKind, parse};
     for line in VECTORS.lines() {
         let case = parse_case(line).unwrap();
         if !matches!(case.kind.as_str(), "tool_error" | "error_builder") {
@@ -111,5 +113,130 @@ fn each_vector_also_parses_back_to_what_rendered_it() {
         assert_eq!(envelope.error.render(), expected.text, "{}: parse then render", case.id);
         let code = case.input.get("code").and_then(Value::as_str).unwrap();
         assert_eq!(envelope.error.code.as_str(), code, "{}", case.id);
+    }
+}
+
+/// The cases of the file that are envelopes (`tool_error` and `error_builder`); the rest are
+/// `escape_text` and `escape_attr` cases.
+const ENVELOPE_CASES_IN_FILE: usize = 170;
+
+#[test]
+fn every_expected_text_parses_back_to_its_input_fields() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for line in VECTORS.lines().filter(|l| !l.trim().is_empty()) {
+        let mut case = parse_case(line).unwrap();
+        if !matches!(case.kind.as_str(), "tool_error" | "error_builder") {
+            continue;
+        }
+        let expected = case.expected.clone().unwrap_or_else(|| panic!("case {}: no `expected`", case.id));
+        if case.id == INPUT_LOST_PROTO_DETAIL {
+            assert_input_lost_proto_detail(&case, &expected);
+            restore_proto_detail(&mut case);
+        }
+        let envelope = parse(&expected.text);
+        let (wanted, read) = (Fields::of_input(&case), Fields::of_envelope(&envelope));
+        checked += 1;
+        if envelope.kind != EnvelopeKind::ToolError {
+            failures.push(format!("case {}: read as {:?}", case.id, envelope.kind));
+        } else if Some(envelope.is_error()) != expected.is_error {
+            failures.push(format!(
+                "case {}: is_error {} but the vector says {:?}",
+                case.id,
+                envelope.is_error(),
+                expected.is_error
+            ));
+        } else if read != wanted {
+            failures.push(format!("case {}:\n  input  {wanted:?}\n  parsed {read:?}", case.id));
+        }
+    }
+    assert_eq!(checked, ENVELOPE_CASES_IN_FILE);
+    assert!(failures.is_empty(), "{} of {checked} vectors parse differently:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The fields a reader gets from an envelope, as plain text.
+#[derive(Debug, PartialEq, Eq)]
+struct Fields {
+    code: String,
+    message: String,
+    severity: String,
+    recovery: Option<String>,
+    available_actions: Vec<String>,
+    details: Vec<(String, String)>,
+    retry_after: Option<u64>,
+}
+
+impl Fields {
+    fn of_envelope(envelope: &Envelope) -> Fields {
+        let error = &envelope.error;
+        Fields {
+            code: error.code.as_str().to_owned(),
+            message: error.message.clone(),
+            severity: error.severity.as_str().to_owned(),
+            recovery: error.recovery.clone(),
+            available_actions: error.available_actions.clone(),
+            details: error.details.clone(),
+            retry_after: error.retry_after,
+        }
+    }
+
+    /// What the case's input says, read from its JSON alone (an `error_builder` chain applied
+    /// as the reference builder applies it), so this crate's builder is not its own oracle.
+    fn of_input(case: &Case) -> Fields {
+        let input = &case.input;
+        let text = |v: &Value| v.as_str().unwrap_or_else(|| panic!("case {}: {v} is not a string", case.id)).to_owned();
+        let list = |v: &Value| v.as_array().unwrap_or_else(|| panic!("case {}: {v} is not a list", case.id)).clone();
+        let mut fields = Fields {
+            code: text(&input["code"]),
+            message: text(&input["message"]),
+            severity: "error".to_owned(),
+            recovery: None,
+            available_actions: Vec::new(),
+            details: Vec::new(),
+            retry_after: None,
+        };
+        let mut apply = |method: &str, args: &[Value]| match method {
+            "suggest" => fields.recovery = Some(text(&args[0])).filter(|r| !r.is_empty()),
+            "actions" => fields.available_actions.extend(args.iter().map(text)),
+            "severity" => fields.severity = text(&args[0]),
+            "warning" | "critical" => fields.severity = method.to_owned(),
+            // A key set again keeps its place and takes the new value.
+            "details" => {
+                for pair in list(&args[0]) {
+                    let (key, value) = (text(&pair[0]), text(&pair[1]));
+                    match fields.details.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, v)) => *v = value,
+                        None => fields.details.push((key, value)),
+                    }
+                }
+            }
+            // Zero seconds means no delay.
+            "retry_after" => fields.retry_after = args[0].as_u64().filter(|&s| s > 0),
+            other => panic!("case {}: unknown method {other:?}", case.id),
+        };
+        match case.kind.as_str() {
+            "tool_error" => {
+                for (key, method) in [
+                    ("suggestion", "suggest"),
+                    ("severity", "severity"),
+                    ("details", "details"),
+                    ("retry_after", "retry_after"),
+                ] {
+                    if let Some(value) = input.get(key).filter(|v| !v.is_null()) {
+                        apply(method, std::slice::from_ref(value));
+                    }
+                }
+                if let Some(actions) = input.get("available_actions").filter(|v| !v.is_null()) {
+                    apply("actions", &list(actions));
+                }
+            }
+            _ => {
+                for call in input.get("chain").map(&list).unwrap_or_default() {
+                    let args = call.get("args").map(&list).unwrap_or_default();
+                    apply(&text(&call["method"]), &args);
+                }
+            }
+        }
+        fields
     }
 }

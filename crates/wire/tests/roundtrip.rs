@@ -43,7 +43,11 @@ fn any_code() -> impl Strategy<Value = ErrorCode> {
 }
 
 fn any_severity() -> impl Strategy<Value = Severity> {
-    prop::sample::select(vec![Severity::Error, Severity::Critical, Severity::Warning])
+    // An empty severity reads back as `error` by the contract, so custom ones are non-empty.
+    prop_oneof![
+        3 => prop::sample::select(vec![Severity::Error, Severity::Critical, Severity::Warning]),
+        1 => any_text().prop_filter("the contract reads an empty severity as error", |s| !s.is_empty()).prop_map(Severity::from),
+    ]
 }
 
 prop_compose! {
@@ -233,6 +237,10 @@ fn adversarial_megabyte_inputs_finish() {
         format!("<tool_error code=\"X\"><available_actions>{}", "a,".repeat(MIB / 2)),
         format!("<tool_error {}>", "a=\"b\" ".repeat(MIB / 6)),
         "<".repeat(MIB),
+        // Text with no root, where the parser looks for a bare `<message>`.
+        "<message>".repeat(MIB / 9),
+        "<message x=\"".repeat(MIB / 13),
+        "<a><message/>".repeat(MIB / 13),
     ];
     for input in &inputs {
         let envelope = parse(input);

@@ -103,7 +103,7 @@ mod tests {
     #[test]
     fn warnings_are_deprecated_warnings_naming_the_replacement() {
         let action = action_warning("billing.search", Some("billing.list_invoices"));
-        assert_eq!((&action.code, action.severity), (&ErrorCode::Deprecated, Severity::Warning));
+        assert_eq!((&action.code, &action.severity), (&ErrorCode::Deprecated, &Severity::Warning));
         assert_eq!(action.available_actions, ["billing.list_invoices"]);
         let field = field_warning("billing.list_invoices", "page", Some("cursor"));
         assert_eq!(field.severity, Severity::Warning);
