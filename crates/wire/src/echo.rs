@@ -10,6 +10,8 @@
 //! `\n`, `\t`, `\r` or `\u{1b}`, invisible and bidirectional formatting characters as
 //! `\u{202e}`, and the backslash and the quote doubled as escapes.
 
+use std::fmt::Write as _;
+
 /// Longest echo kept whole, in characters (escapes counted as written).
 const MAX_CHARS: usize = 50;
 /// Characters kept when an echo is cut; `...` follows.
@@ -43,6 +45,20 @@ pub fn echo(text: &str) -> String {
 
 /// Writes `text` in `style`, reading only as much of it as the cut can show.
 pub(crate) fn render(text: &str, style: Style) -> String {
+    // Most echoes are short, plain ASCII: copied whole, no character needing a second look.
+    let plain = |b: &u8| (0x20..0x7f).contains(b) && (style == Style::Json || (*b != b'\\' && *b != b'\''));
+    if text.len() <= MAX_CHARS && text.as_bytes().iter().all(plain) {
+        return match style {
+            Style::Quoted => {
+                let mut out = String::with_capacity(text.len() + 2);
+                out.push('\'');
+                out.push_str(text);
+                out.push('\'');
+                out
+            }
+            Style::Bare | Style::Json => text.to_owned(),
+        };
+    }
     let mut out = String::with_capacity(text.len().min(MAX_CHARS * 2) + 5);
     if style == Style::Quoted {
         out.push('\'');
@@ -52,23 +68,19 @@ pub(crate) fn render(text: &str, style: Style) -> String {
     // Where the text would be cut, on a boundary between escapes: the last place at most
     // CUT_CHARS characters in.
     let mut cut_at = start;
-    let mut buffer = [0u8; 4];
     for c in text.chars() {
-        let escaped;
-        let piece: &str = match escape(c, style) {
-            Some(sequence) => {
-                escaped = sequence;
-                &escaped
+        let width = match escape_into(&mut out, c, style) {
+            Some(width) => width,
+            None => {
+                out.push(c);
+                1
             }
-            None => c.encode_utf8(&mut buffer),
         };
-        let width = piece.chars().count();
         if written + width > MAX_CHARS {
             out.truncate(cut_at);
             out.push_str("...");
             break;
         }
-        out.push_str(piece);
         written += width;
         if written <= CUT_CHARS {
             cut_at = out.len();
@@ -80,17 +92,23 @@ pub(crate) fn render(text: &str, style: Style) -> String {
     out
 }
 
-/// The visible escape of `c`, if it needs one in `style`.
-fn escape(c: char, style: Style) -> Option<String> {
-    match c {
-        '\\' if style != Style::Json => Some("\\\\".into()),
-        '\'' if style == Style::Quoted => Some("\\'".into()),
-        '\n' => Some("\\n".into()),
-        '\r' => Some("\\r".into()),
-        '\t' => Some("\\t".into()),
-        c if c.is_control() || is_invisible(c) => Some(format!("\\u{{{:x}}}", u32::from(c))),
-        _ => None,
-    }
+/// Writes the visible escape of `c` when it needs one in `style`, and returns its width.
+fn escape_into(out: &mut String, c: char, style: Style) -> Option<usize> {
+    let fixed = match c {
+        '\\' if style != Style::Json => "\\\\",
+        '\'' if style == Style::Quoted => "\\'",
+        '\n' => "\\n",
+        '\r' => "\\r",
+        '\t' => "\\t",
+        c if c.is_control() || is_invisible(c) => {
+            let before = out.len();
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            return Some(out.len() - before);
+        }
+        _ => return None,
+    };
+    out.push_str(fixed);
+    Some(fixed.len())
 }
 
 /// Characters that render as nothing, or reorder or break the text around them: soft hyphen,

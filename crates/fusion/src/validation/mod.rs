@@ -33,6 +33,9 @@ pub(crate) struct Checker {
     schema: Value,
     /// Paths (`card.number`) whose values are never echoed, besides `writeOnly` fields.
     sensitive: Vec<String>,
+    /// Whether the schema says `writeOnly` anywhere: when not, and no path is marked, no echo
+    /// needs the walk through the schema that finds out.
+    any_write_only: bool,
 }
 
 impl Checker {
@@ -43,7 +46,8 @@ impl Checker {
             .should_validate_formats(true)
             .build(&schema)
             .map_err(|e| e.to_string())?;
-        Ok(Checker { validator, schema, sensitive })
+        let any_write_only = schema.to_string().contains("\"writeOnly\"");
+        Ok(Checker { validator, schema, sensitive, any_write_only })
     }
 
     /// The problems of `arguments` against the schema, in a stable order (by path); empty when
@@ -97,6 +101,9 @@ impl Checker {
     }
 
     fn is_sensitive(&self, path: &FieldPath) -> bool {
+        if self.sensitive.is_empty() && !self.any_write_only {
+            return false;
+        }
         let rendered = path.to_string();
         let marked = self
             .sensitive

@@ -268,6 +268,9 @@ impl Checker {
     /// Why a conditional sub-schema applied, when the error comes from one: the innermost
     /// `dependentSchemas`, `then` or `else` on its schema path.
     fn condition(&self, schema_path: &str) -> Option<Condition> {
+        if !["/then/", "/else/", "/dependentSchemas/"].iter().any(|keyword| schema_path.contains(keyword)) {
+            return None;
+        }
         let segments: Vec<&str> = schema_path.split('/').collect();
         let at = segments.iter().rposition(|s| matches!(*s, "then" | "else" | "dependentSchemas"))?;
         let owner = segments[..at].join("/");
