@@ -65,12 +65,17 @@ impl Checker {
 
     /// A value the schema accepted and the input type did not: said from the schema at that
     /// field and the value sent, never from the decoder's message (which may quote the value).
+    /// The problem is said of the deepest field the schema describes: a decoder may fail
+    /// inside a value the schema leaves open (an enum's tag inside an object).
     pub(crate) fn decode_problem(&self, error: &DecodeError, arguments: &Value) -> Vec<FieldProblem> {
-        let path = error.path();
-        let expected = self.schema_along(path).filter(|along| along.len() == path.len() + 1);
-        let expected = expected.and_then(|along| along.last().copied()).map(expectation_of).unwrap_or_default();
+        let along = self.schema_along(error.path()).unwrap_or_default();
+        let mut path = error.path().clone();
+        while path.len() + 1 > along.len().max(1) {
+            path = path.parent();
+        }
+        let expected = along.last().map(|schema| expectation_of(schema)).unwrap_or_default();
         let kind = ProblemKind::NotAccepted { expected };
-        vec![FieldProblem::new(path, &kind, &self.sent(path, value_at_path(arguments, path)))]
+        vec![FieldProblem::new(&path, &kind, &self.sent(&path, value_at_path(arguments, &path)))]
     }
 
     /// Writes the whole floats of `arguments` (`30.0`) as integers (`30`) where the schema asks
