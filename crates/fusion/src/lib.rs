@@ -60,6 +60,7 @@
 //! | who is calling | [`auth`] |
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
 //! | tools that come and go while the server runs | [`FusionServer::insert_group`], [`FusionServer::remove_group`] |
+//! | another MCP server's tools under a namespace | [`handoff`], [`FusionServer::set_mount`] |
 //! | the envelopes themselves | [`wire`] |
 //! | contracts, `fusion.lock`, self-healing from a lockfile | [`contract`], [`ServerBuilder::contract_lockfile`] |
 //!
@@ -74,6 +75,7 @@ mod failure;
 mod group;
 pub mod guard;
 mod handler;
+pub mod handoff;
 mod in_flight;
 pub mod input;
 pub mod middleware;

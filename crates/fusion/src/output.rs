@@ -2,7 +2,7 @@
 
 use mcp_fusion_wire::{CallResult, ToolError};
 use rmcp::Json;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
@@ -17,22 +17,36 @@ pub struct Output {
     pub content: Vec<ContentBlock>,
     /// `structuredContent`, when the action declares an output schema.
     pub structured: Option<Value>,
+    /// A result that came whole from elsewhere (a mounted upstream): its `isError` and `_meta`.
+    passed_through: Option<(bool, Option<MetaObject>)>,
 }
 
 impl Output {
     /// A plain text result.
     pub fn text(text: impl Into<String>) -> Output {
-        Output { content: vec![ContentBlock::text(text.into())], structured: None }
+        Output::blocks(vec![ContentBlock::text(text.into())])
     }
 
     /// A structured result: the value as compact JSON text and as `structuredContent`.
     pub fn structured(value: Value) -> Output {
-        Output { content: vec![ContentBlock::text(value.to_string())], structured: Some(value) }
+        Output { content: vec![ContentBlock::text(value.to_string())], structured: Some(value), passed_through: None }
     }
 
     /// A result of any content blocks: images, audio, embedded resources, text.
     pub fn blocks(content: Vec<ContentBlock>) -> Output {
-        Output { content, structured: None }
+        Output { content, structured: None, passed_through: None }
+    }
+
+    /// Another server's result, passed on as it came: its content, structured content,
+    /// `isError` (a tool error of the upstream stays one, byte for byte) and `_meta`.
+    pub fn passed_through(result: CallToolResult) -> Output {
+        let passed = (result.is_error == Some(true), result.meta);
+        Output { content: result.content, structured: result.structured_content, passed_through: Some(passed) }
+    }
+
+    /// Whether this is a result passed through with `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.passed_through.as_ref().is_some_and(|(is_error, _)| *is_error)
     }
 }
 
@@ -106,8 +120,10 @@ impl IntoOutput for Output {
 pub(crate) fn success_result(output: Output, warnings: &[ToolError]) -> CallToolResult {
     let mut content = output.content;
     content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));
-    let mut result = CallToolResult::success(content);
+    let (is_error, meta) = output.passed_through.unwrap_or_default();
+    let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     result.structured_content = output.structured;
+    result.meta = meta;
     result
 }
 

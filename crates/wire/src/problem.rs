@@ -244,6 +244,14 @@ pub enum ProblemKind {
         /// The keyword's value in the schema.
         rule: Value,
     },
+    /// A mounted upstream refused the arguments (JSON-RPC `-32602`); its message is quoted as
+    /// any echo is, cut and escaped.
+    UpstreamRefused {
+        /// The upstream's namespace.
+        upstream: String,
+        /// What it said.
+        message: String,
+    },
     /// A rule from user code: the problem and the expectation, each a sentence fragment.
     Custom {
         /// What is wrong (`Amount exceeds the open balance`).
@@ -277,7 +285,9 @@ impl ProblemKind {
             ProblemKind::NotMultipleOf { .. } => "not_multiple_of",
             ProblemKind::DuplicateItems => "not_unique",
             ProblemKind::Because { problem, .. } => problem.code(),
-            ProblemKind::SchemaRule { .. } | ProblemKind::Custom { .. } => "custom",
+            ProblemKind::SchemaRule { .. } | ProblemKind::Custom { .. } | ProblemKind::UpstreamRefused { .. } => {
+                "custom"
+            }
         }
     }
 
@@ -374,6 +384,10 @@ impl ProblemKind {
             ProblemKind::SchemaRule { keyword, rule } => (
                 format!("Fails the schema's {} rule", Sent::text(keyword)),
                 format!("a value that satisfies {}: {}", Sent::text(keyword), Sent::value(rule)),
+            ),
+            ProblemKind::UpstreamRefused { upstream, message } => (
+                format!("Upstream \"{upstream}\" refused the arguments: {}", Sent::text(message)),
+                "arguments its input schema accepts (the tool in tools/list shows it)".into(),
             ),
             ProblemKind::Custom { problem, expected } => (problem.clone(), expected.clone()),
         }

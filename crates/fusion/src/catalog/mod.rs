@@ -47,9 +47,10 @@ impl Catalog {
                 return Err(BuildError::Duplicate { what: "group", name: group.name.clone() });
             }
             for (t, tool) in group.tools.iter().enumerate() {
+                // A mount lists one tool per upstream tool, whatever the server's exposition.
                 let route = match exposition {
-                    Exposition::Grouped { .. } => Route::Group { tool: tools.len(), group: g },
-                    Exposition::Flat { .. } => Route::Action { tool: tools.len(), group: g, action: t },
+                    Exposition::Grouped { .. } if group.mount.is_none() => Route::Group { tool: tools.len(), group: g },
+                    _ => Route::Action { tool: tools.len(), group: g, action: t },
                 };
                 if routes.insert(tool.name.to_string(), route).is_some() {
                     return Err(BuildError::Duplicate { what: "tool", name: tool.name.to_string() });
@@ -86,6 +87,11 @@ impl Catalog {
     pub(crate) fn action(&self, qualified: &str) -> Option<&Arc<CompiledAction>> {
         let (group, action) = qualified.split_once('.')?;
         self.group(group)?.action(action)
+    }
+
+    /// Whether any group is a mount.
+    fn has_mounts(&self) -> bool {
+        self.groups.iter().any(|group| group.mount.is_some())
     }
 
     fn tool_names(&self) -> impl Iterator<Item = &str> {

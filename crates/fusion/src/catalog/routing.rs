@@ -8,7 +8,7 @@ use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use serde_json::{Map, Value};
 
 use super::{Catalog, Route, closest};
-use crate::server::{CompiledAction, CompiledGroup};
+use crate::server::{CompiledAction, CompiledGroup, not_served};
 
 impl Catalog {
     /// The action a call addresses, with its arguments (the discriminator removed).
@@ -33,6 +33,14 @@ impl Catalog {
     }
 
     fn unknown_tool(&self, tool: &str) -> ToolError {
+        if self.has_mounts()
+            && let Some((namespace, rest)) = tool.split_once('.')
+        {
+            return match self.group(namespace) {
+                Some(group) if let Some(status) = &group.mount => not_served(group, status, rest),
+                _ => self.no_such_namespace(tool, namespace),
+            };
+        }
         let recovery = match closest(tool, self.tool_names()) {
             Some(name) => format!("Did you mean \"{name}\"? Call one of the available tools."),
             None => "Call one of the available tools; tools/list describes them.".to_owned(),
@@ -40,6 +48,28 @@ impl Catalog {
         ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool {}.", Sent::text(tool)))
             .suggest(recovery)
             .actions(self.tool_names())
+    }
+}
+
+impl Catalog {
+    /// A dotted name whose namespace no mount has: the closest tool across every mount.
+    fn no_such_namespace(&self, tool: &str, namespace: &str) -> ToolError {
+        let mounted: Vec<&str> = self
+            .groups
+            .iter()
+            .filter(|group| group.mount.is_some())
+            .flat_map(|group| group.qualified_names())
+            .collect();
+        let recovery = match closest(tool, mounted.iter().copied()) {
+            Some(close) => format!("Did you mean \"{close}\"? Call one of the tools listed."),
+            None => "Call one of the tools listed; tools/list describes them.".to_owned(),
+        };
+        ToolError::new(
+            ErrorCode::HandoffNamespaceMismatch,
+            format!("No mounted namespace {} (the tool {} names it).", Sent::text(namespace), Sent::text(tool)),
+        )
+        .suggest(recovery)
+        .actions(mounted)
     }
 }
 

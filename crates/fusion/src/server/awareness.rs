@@ -3,7 +3,7 @@
 //! changes of an action in that action's validation errors, so the model learns what changed
 //! in the same turn its old-style call was rejected.
 
-use mcp_fusion_contract::{Contracts, Lockfile, contracts_of, diff_contracts};
+use mcp_fusion_contract::{ContractDiff, Contracts, Lockfile, contracts_of, diff_contracts};
 use mcp_fusion_wire::{ChangeSeverity, ContractAwareness};
 use rmcp::model::Tool;
 
@@ -29,6 +29,47 @@ impl Awareness {
         }
     }
 
+    /// Logs the changes of `tools` since the lockfile (a mount that just connected).
+    pub(crate) fn log_drift_of(&self, tools: &[Tool]) {
+        let diff = diff_contracts(&self.locked(tools), &contracts_of(tools));
+        for tool in &diff.tools {
+            for delta in &tool.deltas {
+                tracing::warn!(tool = %tool.tool, severity = %delta.severity, field = %delta.field, "contract changed: {}", delta.description);
+            }
+        }
+    }
+
+    /// The block each tool carries when every tool is one action (a mount, flat exposition).
+    pub(crate) fn of_tools(&self, tools: &[Tool]) -> Vec<Option<ContractAwareness>> {
+        let diff = diff_contracts(&self.locked(tools), &contracts_of(tools));
+        tools.iter().map(|tool| self.block(&diff, tool.name.to_string(), None, &tool.name)).collect()
+    }
+
+    /// The lockfile's contracts of the tools named in `tools`.
+    fn locked(&self, tools: &[Tool]) -> Contracts {
+        self.lockfile
+            .contracts
+            .iter()
+            .filter(|(name, _)| tools.iter().any(|tool| tool.name == name.as_str()))
+            .map(|(name, contract)| (name.clone(), contract.clone()))
+            .collect()
+    }
+
+    /// The block of one action, when its changes are severe enough to tell.
+    fn block(
+        &self,
+        diff: &ContractDiff,
+        tool: String,
+        action: Option<&str>,
+        qualified: &str,
+    ) -> Option<ContractAwareness> {
+        let mut changes: Vec<_> =
+            diff.action_changes(&tool, action).into_iter().filter(|c| c.severity >= self.min).collect();
+        changes.sort_by_key(|change| std::cmp::Reverse(change.severity));
+        changes.truncate(self.cap);
+        (!changes.is_empty()).then(|| ContractAwareness { tool, action: qualified.to_owned(), changes })
+    }
+
     /// The block each action of a group carries (in the group's order), `None` for an action
     /// whose contract did not change enough to tell.
     pub(crate) fn of_group(
@@ -37,28 +78,16 @@ impl Awareness {
         group: &GroupSpec<'_>,
         tools: &[Tool],
     ) -> Vec<Option<ContractAwareness>> {
-        let locked: Contracts = self
-            .lockfile
-            .contracts
-            .iter()
-            .filter(|(name, _)| tools.iter().any(|tool| tool.name == name.as_str()))
-            .map(|(name, contract)| (name.clone(), contract.clone()))
-            .collect();
-        let diff = diff_contracts(&locked, &contracts_of(tools));
+        let diff = diff_contracts(&self.locked(tools), &contracts_of(tools));
         group
             .actions
             .iter()
             .enumerate()
-            .map(|(index, action)| {
-                let (tool, name) = match exposition {
-                    Exposition::Grouped { .. } => (group.name.to_owned(), Some(action.name.as_str())),
-                    Exposition::Flat { .. } => (tools[index].name.to_string(), None),
-                };
-                let mut changes: Vec<_> =
-                    diff.action_changes(&tool, name).into_iter().filter(|c| c.severity >= self.min).collect();
-                changes.sort_by_key(|change| std::cmp::Reverse(change.severity));
-                changes.truncate(self.cap);
-                (!changes.is_empty()).then(|| ContractAwareness { tool, action: action.qualified.to_string(), changes })
+            .map(|(index, action)| match exposition {
+                Exposition::Grouped { .. } => {
+                    self.block(&diff, group.name.to_owned(), Some(action.name.as_str()), &action.qualified)
+                }
+                Exposition::Flat { .. } => self.block(&diff, tools[index].name.to_string(), None, &action.qualified),
             })
             .collect()
     }

@@ -71,18 +71,22 @@ impl CompiledAction {
         request: RequestInfo,
         admitted: &OnceLock<Arc<CallInfo>>,
     ) -> Result<Output, Refusal> {
-        let problems = self.checker.check(&arguments);
-        if !problems.is_empty() {
+        let checker = self.checker.as_ref();
+        if let Some(problems) = checker.map(|checker| checker.check(&arguments)).filter(|p| !p.is_empty()) {
             return Err(self.invalid(problems));
         }
         let (decoded, arguments) = self.decode(arguments);
         let input = match decoded {
             Ok((input, issues)) if issues.is_empty() => input,
-            Ok((_, issues)) => return Err(self.invalid(self.checker.rule_problems(issues, &arguments))),
+            Ok((_, issues)) => {
+                let problems = checker.map(|checker| checker.rule_problems(issues, &arguments)).unwrap_or_default();
+                return Err(self.invalid(problems));
+            }
             Err(error) => {
                 // The decoder's words may quote the value: for the log, not for the model.
                 tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", error.message());
-                return Err(self.invalid(self.checker.decode_problem(&error, &arguments)));
+                let problems = checker.map(|checker| checker.decode_problem(&error, &arguments)).unwrap_or_default();
+                return Err(self.invalid(problems));
             }
         };
         let info = Arc::new(CallInfo::new(Arc::clone(&self.qualified), request, self.mask_internal_errors));
@@ -99,7 +103,7 @@ impl CompiledAction {
             return (decoded, arguments);
         }
         let mut whole = arguments.clone();
-        if self.checker.whole_numbers(&mut whole) {
+        if self.checker.as_ref().is_some_and(|checker| checker.whole_numbers(&mut whole)) {
             let retried = (self.decode)(&whole);
             if retried.is_ok() {
                 return (retried, whole);

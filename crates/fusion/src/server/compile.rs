@@ -45,8 +45,18 @@ pub(crate) struct CompiledGroup {
     pub name: String,
     pub tools: Vec<Tool>,
     pub actions: Vec<Arc<CompiledAction>>,
-    by_action: HashMap<String, usize>,
+    pub(super) by_action: HashMap<String, usize>,
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
+    /// For a mounted namespace, where its upstream stands; its tools are always one per action.
+    pub mount: Option<MountStatus>,
+}
+
+/// Where the upstream of a mounted namespace stands, for calls that find no tool.
+#[derive(Debug, Clone)]
+pub(crate) enum MountStatus {
+    Connecting,
+    Unavailable { retry_at: std::time::Instant, reason: String },
+    Ready,
 }
 
 impl CompiledGroup {
@@ -70,8 +80,9 @@ impl CompiledGroup {
 pub(crate) struct CompiledAction {
     pub qualified: Arc<str>,
     /// Where the action's own name starts in `qualified`.
-    name_at: usize,
-    pub(super) checker: Checker,
+    pub(super) name_at: usize,
+    /// `None` for a mounted tool whose arguments go to the upstream unchecked.
+    pub(super) checker: Option<Checker>,
     pub(super) decode: Decoder,
     pub(super) chain: Arc<Chain>,
     /// What changed since the lockfile, told in this action's validation errors.
@@ -87,11 +98,11 @@ impl CompiledAction {
 }
 
 /// What an action's guards take from its group.
-struct GroupScope<'a> {
-    name: &'a str,
-    rate_limits: &'a [RateLimit],
-    middleware: &'a Layers,
-    concurrency: Option<&'a Arc<ConcurrencyGuard>>,
+pub(super) struct GroupScope<'a> {
+    pub name: &'a str,
+    pub rate_limits: &'a [RateLimit],
+    pub middleware: &'a Layers,
+    pub concurrency: Option<&'a Arc<ConcurrencyGuard>>,
 }
 
 /// Compiles `group`, whose handlers get `state`.
@@ -133,7 +144,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         }
     }
     let actions = compiled.into_iter().map(Arc::new).collect();
-    Ok(CompiledGroup { name, tools, actions, by_action, concurrency })
+    Ok(CompiledGroup { name, tools, actions, by_action, concurrency, mount: None })
 }
 
 /// Compiles one action of a group: its input schema, its checker, its chain.
@@ -150,13 +161,13 @@ fn compile_action<S: Send + Sync + 'static>(
     let output = handler.output_schema(&mut output_generator()).map(into_object);
     let checker = Checker::new(&input, action.sensitive.clone())
         .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
-    let guards = guards(settings, group, &action, &qualified, &input)?;
+    let guards = guards(settings, group, &GuardSpec::from(&action), &qualified, &input)?;
     let levels = [&settings.middleware, group.middleware, &action.middleware];
     let chain = Chain::assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
     let compiled = CompiledAction {
         qualified: Arc::clone(&qualified),
         name_at: group.name.len() + 1,
-        checker,
+        checker: Some(checker),
         decode: handler.decoder(),
         chain: Arc::new(chain),
         awareness: None,
@@ -195,20 +206,45 @@ fn input_schema<S>(
     Ok(input)
 }
 
+/// What an action asks of its guards, whether it is a typed action or a mounted tool.
+pub(super) struct GuardSpec<'a> {
+    pub require_identity: bool,
+    pub scopes: &'a [String],
+    pub rate_limits: &'a [RateLimit],
+    pub deprecated: Option<Option<&'a str>>,
+    pub deprecated_fields: &'a [(String, Option<String>)],
+    pub timeout: Option<Duration>,
+    pub idempotent: bool,
+}
+
+impl<'a, S> From<&'a Action<S>> for GuardSpec<'a> {
+    fn from(action: &'a Action<S>) -> GuardSpec<'a> {
+        GuardSpec {
+            require_identity: action.require_identity,
+            scopes: &action.scopes,
+            rate_limits: &action.rate_limits,
+            deprecated: action.deprecated.as_ref().map(|replacement| replacement.as_deref()),
+            deprecated_fields: &action.deprecated_fields,
+            timeout: action.timeout,
+            idempotent: action.annotations.idempotent == Some(true),
+        }
+    }
+}
+
 /// The built-in guards of one action, stage by stage in the chain's order.
-fn guards<S>(
+pub(super) fn guards(
     settings: &Settings,
     group: &GroupScope<'_>,
-    action: &Action<S>,
+    action: &GuardSpec<'_>,
     qualified: &Arc<str>,
     input: &Map<String, Value>,
 ) -> Result<StageLayers, BuildError> {
     let mut guards = StageLayers::default();
     let require_identity = settings.require_identity || action.require_identity;
-    guards.add(Stage::Auth, RequireCaller::new(Arc::clone(qualified), require_identity, action.scopes.clone()));
+    guards.add(Stage::Auth, RequireCaller::new(Arc::clone(qualified), require_identity, action.scopes.to_vec()));
     // Each limit counts under its scope and its name, never its position among the others.
     let scopes = [
-        (&**qualified, &action.rate_limits[..], qualified.to_string()),
+        (&**qualified, action.rate_limits, qualified.to_string()),
         (group.name, group.rate_limits, format!("group {:?}", group.name)),
         ("*", &settings.rate_limits[..], "the server".to_owned()),
     ];
@@ -230,12 +266,11 @@ fn guards<S>(
     for guard in group.concurrency.into_iter().chain(&settings.concurrency) {
         guards.add(Stage::Concurrency, ConcurrencyLimit(Arc::clone(guard)));
     }
-    let replacement = action.deprecated.as_ref().map(|replacement| replacement.as_deref());
-    if let Some(deprecation) = Deprecation::new(qualified, replacement, input, &action.deprecated_fields) {
+    if let Some(deprecation) = Deprecation::new(qualified, action.deprecated, input, action.deprecated_fields) {
         guards.add(Stage::Deprecation, deprecation);
     }
     if let Some(after) = action.timeout.or(settings.timeout) {
-        guards.add(Stage::Timeout, Timeout::new(qualified, after, action.annotations.idempotent == Some(true)));
+        guards.add(Stage::Timeout, Timeout::new(qualified, after, action.idempotent));
     }
     if let Some(max_bytes) = settings.max_result_bytes {
         guards.add(Stage::ResultCap, ResultCap::new(max_bytes));
@@ -245,7 +280,7 @@ fn guards<S>(
 
 /// MCP clients accept tool names of `A-Z a-z 0-9 _ -`; keeping group and action names to
 /// that set keeps every exposition valid.
-fn check_name(what: &'static str, name: &str) -> Result<(), BuildError> {
+pub(super) fn check_name(what: &'static str, name: &str) -> Result<(), BuildError> {
     let valid =
         (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if valid {

@@ -6,6 +6,7 @@ mod awareness;
 mod builder;
 mod call;
 mod compile;
+mod mount;
 mod peers;
 mod service;
 
@@ -16,11 +17,13 @@ use rmcp::model::{Implementation, Tool};
 
 pub use builder::ServerBuilder;
 pub(crate) use compile::{CompiledAction, CompiledGroup};
+pub(crate) use mount::not_served;
 
 use crate::catalog::Catalog;
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::ConcurrencyGuard;
+use crate::handoff::{Mount, MountState};
 use crate::in_flight::InFlight;
 use compile::{Settings, compile_group};
 use peers::Peers;
@@ -120,9 +123,31 @@ impl FusionServer {
             return Ok(());
         }
         let catalog = Catalog::new(&self.inner.settings.exposition, groups)?;
+        let changed = catalog.tools() != self.inner.catalog.load().tools();
         self.inner.catalog.store(Arc::new(catalog));
-        self.inner.peers.tools_changed();
+        if changed {
+            self.inner.peers.tools_changed();
+        }
         Ok(())
+    }
+
+    /// Sets where the upstream of `mount` stands: connecting, unavailable until a time, or
+    /// ready with its tools (compiled with the server's settings and the mount's guards). The
+    /// namespace's tools change with it, and connected clients are told when they do.
+    pub fn set_mount(&self, mount: &Mount, state: MountState) -> Result<(), BuildError> {
+        let group = Arc::new(mount::compile_mount(&self.inner.settings, mount, state)?);
+        self.edit(|groups| {
+            match groups.iter_mut().find(|known| known.name == group.name) {
+                Some(known) => *known = group,
+                None => groups.push(group),
+            }
+            true
+        })
+    }
+
+    /// Removes the mount (or group) `namespace`; `false` when there is none.
+    pub fn remove_mount(&self, namespace: &str) -> bool {
+        self.remove_group(namespace)
     }
 
     /// How many calls are running right now.

@@ -1,0 +1,146 @@
+//! Handoff: namespaces of tools another MCP server serves, mounted into this one.
+//!
+//! A [`Mount`] is a namespace (`crm`) with its own guards. Whoever connects to the upstream
+//! (the `mcp-fusion-gateway` crate, or your own code) tells the server where the mount
+//! stands with [`FusionServer::set_mount`](crate::FusionServer::set_mount):
+//!
+//! - [`MountState::Connecting`]: every `crm.*` call answers `HANDOFF_CONNECTING`, a warning
+//!   (`isError: false`) with `retry_after` 2;
+//! - [`MountState::Unavailable`]: `HANDOFF_UPSTREAM_UNAVAILABLE` with `retry_after` the
+//!   seconds until the next attempt (at most 30);
+//! - [`MountState::Ready`]: the upstream's tools are listed as `crm.{tool}` with their
+//!   schemas, descriptions, annotations and output schemas, and a call is validated against
+//!   the upstream's input schema with this framework's sentences (unless the mount turns it
+//!   off), guarded like any action, and handed to the [`Forward`]er; its result comes back as
+//!   it came, an upstream's own tool error byte for byte.
+//!
+//! A call to a namespace no mount has, or to a tool the upstream does not list, answers
+//! `HANDOFF_NAMESPACE_MISMATCH` with a did-you-mean and the tools there are. Each change of
+//! state swaps the catalog and tells connected clients `notifications/tools/list_changed`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+use crate::context::CallInfo;
+use crate::guard::{Concurrency, RateLimit};
+
+/// A namespace of tools served by an upstream MCP server, and the guards its calls pass.
+#[derive(Debug, Clone)]
+pub struct Mount {
+    pub(crate) namespace: String,
+    pub(crate) validate: bool,
+    pub(crate) rate_limits: Vec<RateLimit>,
+    pub(crate) concurrency: Option<Concurrency>,
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl Mount {
+    /// The namespace `namespace` (`crm`): the upstream's tool `search` is listed as
+    /// `crm.search`. Validation against the upstream's schemas is on.
+    pub fn new(namespace: impl Into<String>) -> Mount {
+        Mount { namespace: namespace.into(), validate: true, rate_limits: Vec::new(), concurrency: None, timeout: None }
+    }
+
+    /// The namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Whether arguments are checked against the upstream's input schema before they are
+    /// forwarded (default: yes), so a bad call gets this framework's healing sentences instead
+    /// of whatever the upstream says.
+    pub fn validate(mut self, validate: bool) -> Mount {
+        self.validate = validate;
+        self
+    }
+
+    /// Limits the calls to this mount's tools, counted together under the namespace.
+    pub fn rate_limit(mut self, limit: RateLimit) -> Mount {
+        self.rate_limits.push(limit);
+        self
+    }
+
+    /// Limits the calls to this mount running at once, with a line of waiting calls.
+    pub fn concurrency(mut self, limits: Concurrency) -> Mount {
+        self.concurrency = Some(limits);
+        self
+    }
+
+    /// Fails calls the upstream takes longer than `timeout` to answer with `TIMEOUT`.
+    pub fn timeout(mut self, timeout: Duration) -> Mount {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// Where a mount stands.
+#[derive(Clone)]
+pub enum MountState {
+    /// The upstream is starting or being reconnected.
+    Connecting,
+    /// The upstream is down, crashed, timed out or failed its handshake; the next attempt is
+    /// at `retry_at`.
+    Unavailable {
+        /// When the next attempt starts.
+        retry_at: Instant,
+        /// What went wrong, for the envelope (cut there like any echo).
+        reason: String,
+    },
+    /// The upstream is connected and lists `tools`; `forward` carries calls to it.
+    Ready {
+        /// The upstream's tools, as its `tools/list` says them.
+        tools: Vec<Tool>,
+        /// Carries a call to the upstream.
+        forward: Arc<dyn Forward>,
+    },
+}
+
+impl std::fmt::Debug for MountState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MountState::Connecting => f.write_str("Connecting"),
+            MountState::Unavailable { retry_at, reason } => {
+                f.debug_struct("Unavailable").field("retry_at", retry_at).field("reason", reason).finish()
+            }
+            MountState::Ready { tools, .. } => {
+                f.debug_struct("Ready").field("tools", &tools.len()).finish_non_exhaustive()
+            }
+        }
+    }
+}
+
+/// Carries a call to the upstream of a mount.
+pub trait Forward: Send + Sync + 'static {
+    /// Calls the upstream's tool `tool` (its own name, without the namespace) with
+    /// `arguments`; `call` is the caller's call: its progress and cancellation are the
+    /// upstream call's too.
+    fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        call: Arc<CallInfo>,
+    ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>>;
+}
+
+/// Why a forwarded call got no result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForwardError {
+    /// The upstream refused the arguments (JSON-RPC `-32602`).
+    #[error("invalid params: {0}")]
+    InvalidParams(String),
+    /// The upstream has no such tool (JSON-RPC `-32601`, or its own unknown-tool error).
+    #[error("no such tool: {0}")]
+    NoSuchTool(String),
+    /// The upstream failed the call: any other JSON-RPC error, a closed connection, a crash.
+    #[error("{message}")]
+    Unavailable {
+        /// What happened.
+        message: String,
+        /// When to try again, when the forwarder knows (the next reconnect attempt).
+        retry_after: Option<Duration>,
+    },
+}

@@ -1,0 +1,239 @@
+//! Compiling a mount: the upstream's tools listed under the namespace, each with the upstream's
+//! schema as its checker, the server's and the mount's guards, and a forwarding endpoint.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde_json::Value;
+
+use super::compile::{CompiledAction, CompiledGroup, GroupScope, GuardSpec, MountStatus, Settings, check_name, guards};
+use crate::catalog::closest;
+use crate::error::BuildError;
+use crate::guard::ConcurrencyGuard;
+use crate::handoff::{Forward, ForwardError, Mount, MountState};
+use crate::input::DecodeError;
+use crate::middleware::{Call, Chain, Endpoint, Layers, Outcome};
+use crate::output::Output;
+use crate::validation::Checker;
+
+/// Compiles `mount` as it stands: no tools while it connects or is down, the upstream's tools
+/// once it is ready.
+pub(crate) fn compile_mount(
+    settings: &Settings,
+    mount: &Mount,
+    state: MountState,
+) -> Result<CompiledGroup, BuildError> {
+    let namespace = mount.namespace.as_str();
+    check_name("mount", namespace)?;
+    let (status, tools, forward) = match state {
+        MountState::Connecting => (MountStatus::Connecting, Vec::new(), None),
+        MountState::Unavailable { retry_at, reason } => {
+            (MountStatus::Unavailable { retry_at, reason }, Vec::new(), None)
+        }
+        MountState::Ready { tools, forward } => (MountStatus::Ready, tools, Some(forward)),
+    };
+    let concurrency =
+        mount.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Upstream \"{namespace}\""), limits)));
+    let no_middleware = Layers::default();
+    let scope = GroupScope {
+        name: namespace,
+        rate_limits: &mount.rate_limits,
+        middleware: &no_middleware,
+        concurrency: concurrency.as_ref(),
+    };
+    let mut actions = Vec::with_capacity(tools.len());
+    let mut listed = Vec::with_capacity(tools.len());
+    let mut by_action = HashMap::with_capacity(tools.len());
+    for tool in tools {
+        let Some(forward) = forward.clone() else { break };
+        let name = tool.name.to_string();
+        if by_action.insert(name.clone(), actions.len()).is_some() {
+            tracing::warn!(mount = namespace, tool = %name, "the upstream lists this tool twice; the first is kept");
+            continue;
+        }
+        let (action, tool) = compile_tool(settings, mount, &scope, tool, forward)?;
+        actions.push(action);
+        listed.push(tool);
+    }
+    if let Some(awareness) = &settings.awareness
+        && !listed.is_empty()
+    {
+        awareness.log_drift_of(&listed);
+        for (action, block) in actions.iter_mut().zip(awareness.of_tools(&listed)) {
+            action.awareness = block;
+        }
+    }
+    let actions = actions.into_iter().map(Arc::new).collect();
+    Ok(CompiledGroup {
+        name: namespace.to_owned(),
+        tools: listed,
+        actions,
+        by_action,
+        concurrency,
+        mount: Some(status),
+    })
+}
+
+/// One upstream tool: listed as `{namespace}.{name}`, checked against its own input schema.
+fn compile_tool(
+    settings: &Settings,
+    mount: &Mount,
+    scope: &GroupScope<'_>,
+    mut tool: Tool,
+    forward: Arc<dyn Forward>,
+) -> Result<(CompiledAction, Tool), BuildError> {
+    let name: Arc<str> = Arc::from(tool.name.as_ref());
+    let qualified: Arc<str> = format!("{}.{name}", scope.name).into();
+    let input: JsonObject = (*tool.input_schema).clone();
+    let checker = match mount.validate.then(|| Checker::new(&input, Vec::new())) {
+        Some(Ok(checker)) => Some(checker),
+        Some(Err(reason)) => {
+            tracing::warn!(tool = %qualified, "the upstream's input schema does not compile, so calls go unchecked: {reason}");
+            None
+        }
+        None => None,
+    };
+    let idempotent = tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
+    let spec = GuardSpec {
+        require_identity: false,
+        scopes: &[],
+        rate_limits: &[],
+        deprecated: None,
+        deprecated_fields: &[],
+        timeout: mount.timeout,
+        idempotent,
+    };
+    let guards = guards(settings, scope, &spec, &qualified, &input)?;
+    let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");
+    let target = Target { namespace: scope.name.into(), tool: name, qualified: Arc::clone(&qualified), echo_arguments };
+    let levels = [&settings.middleware, scope.middleware];
+    let chain = Chain::assemble(guards, &levels, forwarding(forward, Arc::new(target)));
+    let action = CompiledAction {
+        qualified: Arc::clone(&qualified),
+        name_at: scope.name.len() + 1,
+        checker,
+        decode: decode_nothing,
+        chain: Arc::new(chain),
+        awareness: None,
+        mask_internal_errors: settings.mask_internal_errors,
+    };
+    tool.name = qualified.to_string().into();
+    Ok((action, tool))
+}
+
+/// A mounted tool's arguments go to the upstream as sent: there is nothing to decode.
+fn decode_nothing(_: &Value) -> Result<crate::handler::Decoded, DecodeError> {
+    Ok((Box::new(()), Vec::new()))
+}
+
+/// Where a forwarded call goes, for the envelopes of its failures.
+struct Target {
+    namespace: Arc<str>,
+    tool: Arc<str>,
+    qualified: Arc<str>,
+    /// Whether the arguments may be quoted back (no field of the schema is `writeOnly`).
+    echo_arguments: bool,
+}
+
+/// The endpoint of a mounted tool: the call handed to the upstream, its result passed back
+/// as it came, its failures as envelopes.
+fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
+    Box::new(move |call: Call| -> BoxFuture<'static, Outcome> {
+        let arguments = match call.arguments {
+            Value::Object(arguments) => arguments,
+            _ => JsonObject::new(),
+        };
+        let future = forward.call(&target.tool, arguments.clone(), Arc::clone(&call.info));
+        let target = Arc::clone(&target);
+        Box::pin(async move {
+            match future.await {
+                Ok(result) => Ok(Output::passed_through(result)),
+                Err(ForwardError::InvalidParams(message)) => Ok(refused(&target, &message, arguments)),
+                Err(ForwardError::NoSuchTool(message)) => Err(ToolError::new(
+                    ErrorCode::HandoffNamespaceMismatch,
+                    format!(
+                        "Upstream \"{}\" no longer has the tool {}: {}.",
+                        target.namespace,
+                        Sent::text(&target.tool),
+                        Sent::text(&message)
+                    ),
+                )
+                .suggest("Read tools/list again: the upstream's tools have changed.")),
+                Err(ForwardError::Unavailable { message, retry_after }) => {
+                    Err(call_failed(&target, &message, retry_after))
+                }
+            }
+        })
+    })
+}
+
+/// The upstream refused the arguments (`-32602`): a validation error whose field line is the
+/// upstream's own words.
+fn refused(target: &Target, message: &str, arguments: JsonObject) -> Output {
+    let sent = if target.echo_arguments { Sent::value(&Value::Object(arguments)) } else { Sent::redacted() };
+    let kind = ProblemKind::UpstreamRefused { upstream: target.namespace.to_string(), message: message.to_owned() };
+    let error =
+        ValidationError::new(target.qualified.to_string()).field(FieldProblem::new(&FieldPath::root(), &kind, &sent));
+    Output::passed_through(CallToolResult::error(vec![ContentBlock::text(error.render())]))
+}
+
+/// A call the upstream failed: `HANDOFF_UPSTREAM_UNAVAILABLE`, naming the upstream and what it
+/// said.
+fn call_failed(target: &Target, message: &str, retry_after: Option<Duration>) -> ToolError {
+    let seconds = retry_after.map_or(1, whole_seconds);
+    ToolError::new(
+        ErrorCode::HandoffUpstreamUnavailable,
+        format!("Upstream \"{}\" failed the call to {}: {}.", target.namespace, target.qualified, Sent::text(message)),
+    )
+    .suggest(format!(
+        "Call again in {seconds} seconds; if the tool changes anything, check first whether it already did."
+    ))
+    .retry_after(seconds)
+}
+
+/// The envelope of a call to a mount that is not ready, or to a tool its upstream does not
+/// list (`tool` is the part after the namespace).
+pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str) -> ToolError {
+    let namespace = &group.name;
+    match status {
+        MountStatus::Connecting => ToolError::new(
+            ErrorCode::HandoffConnecting,
+            format!("Upstream \"{namespace}\" is still connecting; its tools are not available yet."),
+        )
+        .warning()
+        .suggest("Call again in 2 seconds; nothing was run.")
+        .retry_after(2),
+        MountStatus::Unavailable { retry_at, reason } => {
+            let seconds = whole_seconds(retry_at.saturating_duration_since(Instant::now()));
+            ToolError::new(
+                ErrorCode::HandoffUpstreamUnavailable,
+                format!("Upstream \"{namespace}\" is unavailable: {}.", Sent::text(reason)),
+            )
+            .suggest(format!(
+                "Call again in {seconds} seconds, when the next attempt to reach it is made; nothing was run. Tools of other namespaces still work."
+            ))
+            .retry_after(seconds)
+        }
+        MountStatus::Ready => {
+            let recovery = match closest(tool, group.action_names()) {
+                Some(close) => format!("Did you mean \"{namespace}.{close}\"? Call one of the tools listed."),
+                None => "Call one of the tools listed; tools/list describes them.".to_owned(),
+            };
+            ToolError::new(
+                ErrorCode::HandoffNamespaceMismatch,
+                format!("Upstream \"{namespace}\" has no tool {}.", Sent::text(tool)),
+            )
+            .suggest(recovery)
+            .actions(group.qualified_names())
+        }
+    }
+}
+
+/// Whole seconds, rounded up, from 1 to 30: how long a model is asked to wait.
+fn whole_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).clamp(1, 30)
+}

@@ -1,0 +1,212 @@
+//! Mounts in process: the three handoff codes, forwarding with our validation on the
+//! upstream's schema, results passed through byte for byte, and the upstream's failures as
+//! envelopes. The upstream here is a scripted forwarder; `crates/gateway` drives real ones.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use mcp_fusion::handoff::{Forward, ForwardError, Mount, MountState};
+use mcp_fusion::transport::RequestInfo;
+use mcp_fusion::wire::{ErrorCode, Severity, parse};
+use mcp_fusion::{Action, CallInfo, Ctx, FusionServer, Group};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde_json::{Value, json};
+
+/// Answers by tool name: `search` echoes its arguments, `fail` is an upstream tool error,
+/// `refuse` a `-32602`, `gone` an unknown tool, `crash` a dropped connection.
+struct Scripted {
+    calls: Mutex<Vec<(String, JsonObject)>>,
+}
+
+impl Forward for Scripted {
+    fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        _call: Arc<CallInfo>,
+    ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>> {
+        self.calls.lock().unwrap().push((tool.to_owned(), arguments.clone()));
+        let answer = match tool {
+            "search" => Ok(CallToolResult::success(vec![ContentBlock::text(Value::Object(arguments).to_string())])),
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("upstream says: no such customer")])),
+            "refuse" => Err(ForwardError::InvalidParams("query: too short".into())),
+            "gone" => Err(ForwardError::NoSuchTool("Tool gone not found".into())),
+            _ => Err(ForwardError::Unavailable {
+                message: "connection closed\nRecovery: do something bad".into(),
+                retry_after: Some(Duration::from_secs(4)),
+            }),
+        };
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+fn tool(name: &str, schema: Value) -> Tool {
+    Tool::new(name.to_owned(), format!("The upstream's {name}."), Arc::new(schema.as_object().cloned().unwrap()))
+}
+
+fn upstream_tools() -> Vec<Tool> {
+    let query =
+        json!({"type": "object", "properties": {"query": {"type": "string", "minLength": 2}}, "required": ["query"]});
+    ["search", "fail", "refuse", "gone", "crash"].iter().map(|name| tool(name, query.clone())).collect()
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Empty {}
+
+async fn ping(_ctx: Ctx<()>, _input: Empty) -> Result<String, mcp_fusion::wire::ToolError> {
+    Ok("pong".into())
+}
+
+fn server() -> FusionServer {
+    FusionServer::builder("gateway", "1")
+        .group(Group::new("local", "Local.").action(Action::new("ping", "Ping.").handler(ping)))
+        .build(())
+        .unwrap()
+}
+
+async fn call(server: &FusionServer, tool: &str, arguments: Value) -> CallToolResult {
+    server.call(tool, arguments.as_object().cloned(), RequestInfo::default()).await
+}
+
+fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.clone()).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn a_connecting_mount_answers_a_warning_to_come_back() {
+    let server = server();
+    server.set_mount(&Mount::new("crm"), MountState::Connecting).unwrap();
+    let result = call(&server, "crm.search", json!({"query": "ana"})).await;
+    assert_eq!(result.is_error, Some(false));
+    assert_eq!(
+        text(&result),
+        "<tool_error code=\"HANDOFF_CONNECTING\" severity=\"warning\">\n\
+         <message>Upstream \"crm\" is still connecting; its tools are not available yet.</message>\n\
+         <recovery>Call again in 2 seconds; nothing was run.</recovery>\n\
+         <retry_after>2 seconds</retry_after>\n</tool_error>"
+    );
+    assert_eq!(server.tools().len(), 1, "only the local tool is listed");
+}
+
+#[tokio::test]
+async fn an_unavailable_mount_says_when_to_come_back() {
+    let server = server();
+    let retry_at = Instant::now() + Duration::from_millis(7_500);
+    server
+        .set_mount(
+            &Mount::new("crm"),
+            MountState::Unavailable { retry_at, reason: "the child exited with status 1".into() },
+        )
+        .unwrap();
+    let envelope = parse(&text(&call(&server, "crm.search", json!({})).await));
+    assert_eq!(
+        (&envelope.error.code, &envelope.error.severity, envelope.error.retry_after),
+        (&ErrorCode::HandoffUpstreamUnavailable, &Severity::Error, Some(8))
+    );
+    assert_eq!(envelope.error.message, "Upstream \"crm\" is unavailable: 'the child exited with status 1'.");
+    // Never more than 30 seconds, never less than one.
+    let far = Instant::now() + Duration::from_secs(600);
+    server.set_mount(&Mount::new("crm"), MountState::Unavailable { retry_at: far, reason: "down".into() }).unwrap();
+    assert_eq!(parse(&text(&call(&server, "crm.search", json!({})).await)).error.retry_after, Some(30));
+}
+
+fn ready(server: &FusionServer, mount: &Mount) -> Arc<Scripted> {
+    let scripted = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    let forward: Arc<dyn Forward> = scripted.clone();
+    server.set_mount(mount, MountState::Ready { tools: upstream_tools(), forward }).unwrap();
+    scripted
+}
+
+#[tokio::test]
+async fn a_ready_mount_lists_and_forwards_the_upstreams_tools() {
+    let server = server();
+    let upstream = ready(&server, &Mount::new("crm"));
+    let names: Vec<String> = server.tools().iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["local", "crm.search", "crm.fail", "crm.refuse", "crm.gone", "crm.crash"]);
+    assert_eq!(server.tools()[1].description.as_deref(), Some("The upstream's search."));
+    assert_eq!(server.tools()[1].input_schema["required"], json!(["query"]));
+
+    let result = call(&server, "crm.search", json!({"query": "ana"})).await;
+    assert_eq!((result.is_error, text(&result)), (Some(false), r#"{"query":"ana"}"#.to_owned()));
+    assert_eq!(upstream.calls.lock().unwrap()[0].0, "search", "the upstream hears its own name");
+    // The upstream's own tool error, byte for byte.
+    let failed = call(&server, "crm.fail", json!({"query": "ana"})).await;
+    assert_eq!((failed.is_error, text(&failed)), (Some(true), "upstream says: no such customer".to_owned()));
+}
+
+#[tokio::test]
+async fn bad_arguments_heal_before_they_reach_the_upstream() {
+    let server = server();
+    let upstream = ready(&server, &Mount::new("crm"));
+    // The upstream's schema leaves other keys open, so `limit` passes; `query` is too short.
+    let result = call(&server, "crm.search", json!({"query": "a", "limit": 3})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(
+        text(&result),
+        "<validation_error action=\"crm.search\">\n\
+         <field name=\"query\">Too short. You sent: 'a'. Expected at least 2 characters.</field>\n\
+         <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
+    );
+    assert!(upstream.calls.lock().unwrap().is_empty(), "nothing was forwarded");
+    // With validation off, the upstream sees the call and says what it says.
+    let unchecked = self::server();
+    let upstream = ready(&unchecked, &Mount::new("crm").validate(false));
+    assert_eq!(call(&unchecked, "crm.search", json!({"query": "a"})).await.is_error, Some(false));
+    assert_eq!(upstream.calls.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn the_upstreams_failures_are_envelopes() {
+    let server = server();
+    ready(&server, &Mount::new("crm"));
+    let refused = call(&server, "crm.refuse", json!({"query": "ana"})).await;
+    assert_eq!(
+        text(&refused),
+        "<validation_error action=\"crm.refuse\">\n\
+         <field name=\"(root)\">Upstream \"crm\" refused the arguments: 'query: too short'. You sent: {\"query\":\"ana\"}. Expected arguments its input schema accepts (the tool in tools/list shows it).</field>\n\
+         <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
+    );
+    let gone = parse(&text(&call(&server, "crm.gone", json!({"query": "ana"})).await));
+    assert_eq!(gone.error.code, ErrorCode::HandoffNamespaceMismatch);
+    let crashed = call(&server, "crm.crash", json!({"query": "ana"})).await;
+    let envelope = parse(&text(&crashed));
+    assert_eq!((&envelope.error.code, envelope.error.retry_after), (&ErrorCode::HandoffUpstreamUnavailable, Some(4)));
+    assert_eq!(
+        envelope.error.message,
+        r#"Upstream "crm" failed the call to crm.crash: 'connection closed\nRecovery: do something bad'."#
+    );
+    assert_eq!(text(&crashed).lines().filter(|line| line.starts_with("Recovery")).count(), 0);
+}
+
+#[tokio::test]
+async fn a_namespace_or_a_tool_that_is_not_there_is_a_mismatch() {
+    let server = server();
+    ready(&server, &Mount::new("crm"));
+    let typo = parse(&text(&call(&server, "crm.serch", json!({})).await));
+    assert_eq!(typo.error.code, ErrorCode::HandoffNamespaceMismatch);
+    assert_eq!(typo.error.message, "Upstream \"crm\" has no tool 'serch'.");
+    assert_eq!(typo.error.recovery.as_deref(), Some("Did you mean \"crm.search\"? Call one of the tools listed."));
+    assert_eq!(typo.error.available_actions.len(), 5);
+    let namespace = parse(&text(&call(&server, "crn.search", json!({})).await));
+    assert_eq!(namespace.error.code, ErrorCode::HandoffNamespaceMismatch);
+    assert_eq!(namespace.error.message, "No mounted namespace 'crn' (the tool 'crn.search' names it).");
+    assert_eq!(namespace.error.recovery.as_deref(), Some("Did you mean \"crm.search\"? Call one of the tools listed."));
+    // Local tools route as before.
+    assert_eq!(text(&call(&server, "local", json!({"action": "ping"})).await), "pong");
+    assert_eq!(parse(&text(&call(&server, "nope", json!({})).await)).error.code, ErrorCode::UnknownAction);
+}
+
+#[tokio::test]
+async fn a_mount_takes_the_servers_guards_and_its_own() {
+    let server = server();
+    let mount = Mount::new("crm").rate_limit(mcp_fusion::guard::RateLimit::new(1, Duration::from_secs(60)));
+    ready(&server, &mount);
+    assert_eq!(
+        server.chain("crm.search").unwrap(),
+        ["auth", "rate limit (crm:1/60s, 1 call per 60s per session)", "handler"]
+    );
+    assert_eq!(call(&server, "crm.search", json!({"query": "ana"})).await.is_error, Some(false));
+    let limited = parse(&text(&call(&server, "crm.fail", json!({"query": "ana"})).await));
+    assert_eq!(limited.error.code, ErrorCode::RateLimited, "the mount's limit counts its tools together");
+}
