@@ -35,7 +35,7 @@ impl ToolSource {
             return tools_from_json(&text).with_context(|| format!("reading the tools of {}", path.display()));
         }
         let client = self.server.connect(token).await?;
-        let tools = client.tools().to_vec();
+        let tools = client.tools();
         let _ = client.close().await;
         Ok(tools)
     }

@@ -1,8 +1,9 @@
 //! The client: connect, learn the server's tools, call actions by their qualified names.
 
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use mcp_fusion_contract::Exposition;
+use mcp_fusion_contract::{Exposition, MOUNTS_CAPABILITY};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -12,10 +13,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::error::{FusionClientError, ToolFailure};
+use crate::error::FusionClientError;
 use crate::outcome::{CallOutcome, Reply};
 use crate::retry::RetryPolicy;
-use crate::routing::Routes;
+use crate::routing::{Route, Routes};
 
 /// A connection to an MCP server that calls actions by qualified name and reads every
 /// envelope back as a typed error.
@@ -36,13 +37,17 @@ use crate::routing::Routes;
 /// ```
 pub struct FusionClient {
     service: RunningService<RoleClient, ()>,
-    routes: Routes,
+    /// Read again when a name does not resolve: the server's tools change at run time.
+    routes: RwLock<Arc<Routes>>,
+    /// The namespaces the server mounts from upstreams (a mount still connecting lists no
+    /// tools, yet a call to it is answered).
+    mounts: Vec<String>,
     retry: Option<RetryPolicy>,
 }
 
 impl std::fmt::Debug for FusionClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FusionClient").field("tools", &self.routes.tool_names()).field("retry", &self.retry).finish()
+        f.debug_struct("FusionClient").field("tools", &self.routes().tool_names()).field("retry", &self.retry).finish()
     }
 }
 
@@ -69,24 +74,54 @@ impl FusionClient {
     /// Wraps a connected rmcp client (any transport) and reads its `tools/list`.
     pub async fn from_service(service: RunningService<RoleClient, ()>) -> Result<FusionClient, FusionClientError> {
         let tools = service.list_all_tools().await.map_err(service_error)?;
-        Ok(FusionClient { service, routes: Routes::new(tools), retry: None })
+        let mounts = service
+            .peer_info()
+            .and_then(|info| info.capabilities.experimental.as_ref()?.get(MOUNTS_CAPABILITY).cloned())
+            .and_then(|mounts| mounts.get("namespaces")?.as_array().cloned())
+            .into_iter()
+            .flatten()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect();
+        Ok(FusionClient { service, routes: RwLock::new(Arc::new(Routes::new(tools))), mounts, retry: None })
     }
 
-    /// Retries `RATE_LIMITED`, `SERVER_BUSY` and `HANDOFF_CONNECTING` failures per `policy`.
+    /// Retries per `policy` the calls answered with `RATE_LIMITED`, `SERVER_BUSY` or
+    /// `HANDOFF_CONNECTING`, whether as a failure or as a standalone warning.
     pub fn with_retry(mut self, policy: RetryPolicy) -> FusionClient {
         self.retry = Some(policy);
         self
     }
 
-    /// Reads `tools/list` again (after a `tools/list_changed`, say).
-    pub async fn refresh(&mut self) -> Result<(), FusionClientError> {
-        self.routes = Routes::new(self.service.list_all_tools().await.map_err(service_error)?);
+    /// Reads `tools/list` again (after a `tools/list_changed`, say). A call to a name that
+    /// does not resolve does this by itself.
+    pub async fn refresh(&self) -> Result<(), FusionClientError> {
+        let routes = Routes::new(self.service.list_all_tools().await.map_err(service_error)?);
+        *self.routes.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(routes);
         Ok(())
     }
 
-    /// The tools the server listed.
-    pub fn tools(&self) -> &[rmcp::model::Tool] {
-        self.routes.tools()
+    /// The tools the server listed when last read.
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.routes().tools().to_vec()
+    }
+
+    fn routes(&self) -> Arc<Routes> {
+        Arc::clone(&self.routes.read().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    /// Where `action` goes: as the tools last read say; else as they say when read again;
+    /// else, for a name under a mounted namespace, to the server as it is, for it to say
+    /// where that mount stands. `None` when nothing serves it.
+    async fn route(&self, action: &str) -> Result<Option<(Route, bool)>, FusionClientError> {
+        if let Some(route) = self.routes().resolve(action) {
+            return Ok(Some((route, false)));
+        }
+        self.refresh().await?;
+        if let Some(route) = self.routes().resolve(action) {
+            return Ok(Some((route, false)));
+        }
+        let mounted = action.split_once('.').is_some_and(|(namespace, _)| self.mounts.iter().any(|m| m == namespace));
+        Ok(mounted.then(|| (Route { tool: action.to_owned(), discriminator: None }, true)))
     }
 
     /// How the server exposes its actions: grouped, with the discriminator its tools publish
@@ -94,7 +129,7 @@ impl FusionClient {
     /// between group and action in the name of a tool that publishes its action; `None` when
     /// the server's tools say neither (plain tools, or flat tools that publish nothing).
     pub fn exposition(&self) -> Option<Exposition> {
-        self.routes.exposition()
+        self.routes().exposition()
     }
 
     /// Calls `action` (`billing.get_invoice`, or a plain tool name) and returns its value and
@@ -105,6 +140,10 @@ impl FusionClient {
 
     /// Calls `action` with a typed input and decodes the value (`structuredContent`, or the
     /// JSON text) as `Out`.
+    ///
+    /// A result with no value (a standalone warning, such as `HANDOFF_CONNECTING`) decodes as
+    /// `Out` from `null` when `Out` allows it (`()`, `Option<T>`), with its warnings in the
+    /// reply; for any other `Out` it is [`FusionClientError::Warned`], not a failure.
     pub async fn call_typed<In, Out>(&self, action: &str, input: &In) -> Result<Reply<Out>, FusionClientError>
     where
         In: Serialize + ?Sized,
@@ -116,13 +155,16 @@ impl FusionClient {
             reason: e.to_string(),
             raw: Box::default(),
         })?;
-        let reply = self.call(action, arguments).await?;
-        let Reply { value, warnings, result } = reply;
+        let Reply { value, warnings, result } = self.call(action, arguments).await?;
         let Some(value) = value else {
-            // A standalone warning: there is no value to decode, the warning says why.
-            return match warnings.into_iter().next() {
-                Some(warning) => Err(FusionClientError::Tool(Box::new(ToolFailure::new(warning, result)))),
-                None => Err(output_error::<Out>(action, "the result has no value".into(), result)),
+            // No value is a value for `()` and `Option<T>`: the warnings ride on it as on any
+            // reply. Any other type cannot be made, and the warnings say why.
+            return match serde_json::from_value::<Out>(Value::Null) {
+                Ok(value) => Ok(Reply { value, warnings, result }),
+                Err(_) if !warnings.is_empty() => {
+                    Err(FusionClientError::Warned { action: action.to_owned(), warnings, result: Box::new(result) })
+                }
+                Err(_) => Err(output_error::<Out>(action, "the result has no value".into(), result)),
             };
         };
         match serde_json::from_value::<Out>(value) {
@@ -140,22 +182,27 @@ impl FusionClient {
             Value::Null => Map::new(),
             found => return Err(FusionClientError::Arguments { action: action.to_owned(), found }),
         };
-        let route = self.routes.resolve(action).ok_or_else(|| FusionClientError::NoSuchAction {
-            action: action.to_owned(),
-            tools: self.routes.tool_names(),
-        })?;
-        let arguments = route.arguments(arguments);
+        let Some((mut route, mut unlisted)) = self.route(action).await? else {
+            return Err(FusionClientError::NoSuchAction {
+                action: action.to_owned(),
+                tools: self.routes().tool_names(),
+            });
+        };
         let mut attempts = 0;
         let mut waited = Duration::ZERO;
         loop {
             attempts += 1;
-            let request = CallToolRequestParams::new(route.tool.clone()).with_arguments(arguments.clone());
+            if unlisted && attempts > 1 {
+                // The mount may have connected while we waited: its tools say the route now.
+                if let Some((listed, still_unlisted)) = self.route(action).await? {
+                    (route, unlisted) = (listed, still_unlisted);
+                }
+            }
+            let request =
+                CallToolRequestParams::new(route.tool.clone()).with_arguments(route.arguments(arguments.clone()));
             let result: CallToolResult = self.service.call_tool(request).await.map_err(service_error)?;
             let outcome = CallOutcome::from_result(result);
-            let wait = match (&outcome.error, &self.retry) {
-                (Some(error), Some(policy)) => policy.wait_before_retry(error, attempts, waited),
-                _ => None,
-            };
+            let wait = self.retry.as_ref().and_then(|policy| policy.wait_before_retry(&outcome, attempts, waited));
             let Some(wait) = wait else { return Ok(outcome) };
             tracing::debug!(action, attempts, ?wait, "retrying after the server's retry_after");
             tokio::time::sleep(wait).await;

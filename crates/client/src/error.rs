@@ -9,10 +9,19 @@ use serde_json::Value;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FusionClientError {
-    /// The server answered with an error envelope (`isError: true`, or a warning where a value
-    /// was needed).
+    /// The server answered with an error envelope (`isError: true`).
     #[error("{0}")]
     Tool(Box<ToolFailure>),
+    /// The server answered with warnings alone, no value; they say why (a mount connecting: nothing ran).
+    #[error("{action} answered with a warning and no value: {}", first_warning(warnings))]
+    Warned {
+        /// The action called.
+        action: String,
+        /// The warnings, in the order the server sent them.
+        warnings: Vec<Envelope>,
+        /// The result as received.
+        result: Box<CallToolResult>,
+    },
     /// The server answered with a JSON-RPC error.
     #[error("JSON-RPC error {code}: {message}")]
     Protocol {
@@ -69,6 +78,26 @@ impl FusionClientError {
     pub fn code(&self) -> Option<&ErrorCode> {
         self.tool().map(ToolFailure::code)
     }
+
+    /// The warnings of an answer that had nothing else ([`FusionClientError::Warned`]); empty
+    /// for any other error.
+    pub fn warnings(&self) -> &[Envelope] {
+        match self {
+            FusionClientError::Warned { warnings, .. } => warnings,
+            _ => &[],
+        }
+    }
+}
+
+/// The first warning as the server said it: its code, its message and what to do.
+fn first_warning(warnings: &[Envelope]) -> String {
+    let Some(warning) = warnings.first() else { return "(none given)".to_owned() };
+    let error = &warning.error;
+    let mut said = format!("{}: {}", error.code, error.message);
+    if let Some(recovery) = &error.recovery {
+        said.push_str(&format!(" ({recovery})"));
+    }
+    said
 }
 
 /// A tool error, parsed from the envelope the server sent.

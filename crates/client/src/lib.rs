@@ -28,8 +28,8 @@
 //! ```
 //!
 //! [`FusionClient`] makes the calls: over stdio to a spawned server or over Streamable HTTP,
-//! by qualified action name, with an optional [`RetryPolicy`] for the failures that say when
-//! to come back.
+//! by qualified action name, with an optional [`RetryPolicy`] for the failures (and the
+//! standalone warnings) that say nothing was run and when to come back.
 
 mod client;
 mod error;

@@ -40,11 +40,26 @@ impl CallOutcome {
         if let Some(structured) = &self.result.structured_content {
             return Some(structured.clone());
         }
+        let first = self.value_text()?;
+        Some(serde_json::from_str(first).unwrap_or_else(|_| Value::String(first.to_owned())))
+    }
+
+    /// Whether the call succeeded with warnings and no value: a standalone warning, such as
+    /// `HANDOFF_CONNECTING` from a mount that is still connecting.
+    pub fn is_standalone_warning(&self) -> bool {
+        self.error.is_none()
+            && !self.warnings.is_empty()
+            && self.result.structured_content.is_none()
+            && self.value_text().is_none()
+    }
+
+    /// The text block that holds the value: the first one, unless it is a warning sent alone.
+    fn value_text(&self) -> Option<&str> {
         let first = self.result.content.iter().find_map(|c| c.as_text())?;
         if first.text.trim_start().starts_with("<tool_error") && !self.warnings.is_empty() {
             return None;
         }
-        Some(serde_json::from_str(&first.text).unwrap_or_else(|_| Value::String(first.text.clone())))
+        Some(&first.text)
     }
 
     /// The outcome as a `Result`: the failure when the call failed.

@@ -89,7 +89,10 @@ impl Routes {
 
     /// The route of `action`: a tool of that exact name; else the flat tool that publishes
     /// `action`; else, for `group.name`, tool `group` with its discriminator set to `name`;
-    /// else a flat tool that publishes nothing, named `group{sep}name`.
+    /// else a flat tool that publishes nothing, named `group{sep}name`; else, for a group
+    /// whose own name has dots (`crm.billing.get_invoice`, an upstream's group `billing`
+    /// mounted as `crm`), the longest such tool `crm.billing` with its discriminator set to
+    /// the rest.
     pub(crate) fn resolve(&self, action: &str) -> Option<Route> {
         if self.tools.iter().any(|t| t.name == action) {
             return Some(Route { tool: action.to_owned(), discriminator: None });
@@ -100,26 +103,42 @@ impl Routes {
             return Some(Route { tool: tool.name.to_string(), discriminator: None });
         }
         let (group, name) = split_qualified(action)?;
-        if let Some((tool, route)) = self.listed().find(|(t, _)| t.name == group) {
-            // A name the tool does not list still goes to it: its server says what exists (an
-            // UNKNOWN_ACTION envelope with a did-you-mean).
-            let field = match route {
-                Some(PublishedRoute::Grouped { discriminator, .. }) => Some(discriminator.clone()),
-                Some(PublishedRoute::Flat { .. }) => None,
-                None => discriminator_of(tool, Some(name)).or_else(|| discriminator_of(tool, None)),
-            };
-            if let Some(field) = field {
-                return Some(Route { tool: group.to_owned(), discriminator: Some((field, name.to_owned())) });
-            }
+        if let Some(route) = self.grouped(group, name) {
+            return Some(route);
         }
-        self.unpublished()
-            .find(|t| {
-                t.name
-                    .strip_prefix(group)
-                    .and_then(|rest| rest.strip_suffix(name))
-                    .is_some_and(|sep| (1..=2).contains(&sep.len()) && sep.chars().all(|c| !c.is_alphanumeric()))
-            })
-            .map(|t| Route { tool: t.name.to_string(), discriminator: None })
+        let guessed_flat = self.unpublished().find(|t| {
+            t.name
+                .strip_prefix(group)
+                .and_then(|rest| rest.strip_suffix(name))
+                .is_some_and(|sep| (1..=2).contains(&sep.len()) && sep.chars().all(|c| !c.is_alphanumeric()))
+        });
+        if let Some(tool) = guessed_flat {
+            return Some(Route { tool: tool.name.to_string(), discriminator: None });
+        }
+        // Last, so that no name the rules above already route changes its route. The tool's
+        // name ends at a later dot, tried from the last: an action's own name may hold dots
+        // too (`crm.files.read.v2` reaches `crm.files` when there is no `crm.files.read`).
+        let after_first_dot = group.len() + 1;
+        action[after_first_dot..]
+            .rmatch_indices('.')
+            .map(|(at, _)| action.split_at(after_first_dot + at))
+            .find_map(|(group, dot_name)| self.grouped(group, &dot_name[1..]))
+    }
+
+    /// Tool `group` with its discriminator set to `name`, when `group` is a grouped tool.
+    fn grouped(&self, group: &str, name: &str) -> Option<Route> {
+        if name.is_empty() {
+            return None;
+        }
+        let (tool, route) = self.listed().find(|(t, _)| t.name == group)?;
+        // A name the tool does not list still goes to it: its server says what exists (an
+        // UNKNOWN_ACTION envelope with a did-you-mean).
+        let field = match route {
+            Some(PublishedRoute::Grouped { discriminator, .. }) => discriminator.clone(),
+            Some(PublishedRoute::Flat { .. }) => return None,
+            None => discriminator_of(tool, Some(name)).or_else(|| discriminator_of(tool, None))?,
+        };
+        Some(Route { tool: group.to_owned(), discriminator: Some((field, name.to_owned())) })
     }
 }
 
@@ -263,6 +282,66 @@ mod tests {
         assert_eq!(routes.resolve("ping").unwrap().discriminator, None);
         assert_eq!(routes.resolve("billing.list"), None);
         assert_eq!(routes.resolve("billingxget"), None);
+    }
+
+    /// The tools of a server that mounts an upstream as `crm`: the upstream's group `billing`
+    /// (as this framework publishes it), a flat tool of its own, and a local group.
+    fn mounted() -> Routes {
+        Routes::new(vec![
+            published_group("local", "action", &["ping"], json!({"type": "object"})),
+            published_group("crm.billing", "action", &["get_invoice", "pay"], json!({"type": "object"})),
+            tool("crm.search", json!({"type": "object"})),
+            tool(
+                "crm.files",
+                json!({"type": "object", "required": ["op"], "properties": {"op": {"enum": ["read.v2", "list"]}}}),
+            ),
+        ])
+    }
+
+    #[test]
+    fn a_mounted_group_routes_at_a_later_dot() {
+        let routes = mounted();
+        assert_eq!(routes.resolve("crm.billing.get_invoice"), route("crm.billing", Some(("action", "get_invoice"))));
+        // An action the upstream does not list still reaches it, as for any group.
+        assert_eq!(routes.resolve("crm.billing.refund"), route("crm.billing", Some(("action", "refund"))));
+        // A group that publishes nothing: its discriminator is read off its schema, and an
+        // action's own dots stay in the action.
+        assert_eq!(routes.resolve("crm.files.read.v2"), route("crm.files", Some(("op", "read.v2"))));
+        assert_eq!(routes.resolve("local.ping"), route("local", Some(("action", "ping"))));
+        assert_eq!(routes.resolve("crm.billing."), None);
+        assert_eq!(routes.resolve("crm.nothing.get"), None);
+        // A flat tool is not a group: no action of its own name reaches it.
+        assert_eq!(routes.resolve("crm.search.all"), None);
+    }
+
+    #[test]
+    fn a_mounted_flat_tool_routes_to_itself_by_its_exact_name() {
+        let routes = mounted();
+        assert_eq!(routes.resolve("crm.search"), route("crm.search", None));
+        assert_eq!(routes.resolve("crm.billing"), route("crm.billing", None));
+        // An exact name with a dot later still wins over a group at that dot.
+        let routes = Routes::new(vec![
+            tool("crm.billing.get_invoice", json!({"type": "object"})),
+            published_group("crm.billing", "action", &["get_invoice"], json!({"type": "object"})),
+        ]);
+        assert_eq!(routes.resolve("crm.billing.get_invoice"), route("crm.billing.get_invoice", None));
+        assert_eq!(routes.resolve("crm.billing.pay"), route("crm.billing", Some(("action", "pay"))));
+    }
+
+    #[test]
+    fn the_first_dot_still_wins_over_a_later_one() {
+        // `crm` is a group of its own: `crm.billing.get` is its action `billing.get`, as before.
+        let routes = Routes::new(vec![
+            published_group("crm", "action", &["billing.get"], json!({"type": "object"})),
+            published_group("crm.billing", "action", &["get"], json!({"type": "object"})),
+        ]);
+        assert_eq!(routes.resolve("crm.billing.get"), route("crm", Some(("action", "billing.get"))));
+        // A flat tool named for `crm.billing` with a separator, as the earlier rules guess.
+        let routes = Routes::new(vec![
+            tool("crm_billing.get", json!({"type": "object"})),
+            published_group("crm.billing", "action", &["get"], json!({"type": "object"})),
+        ]);
+        assert_eq!(routes.resolve("crm.billing.get"), route("crm_billing.get", None));
     }
 
     #[test]

@@ -62,7 +62,9 @@ pub use diff::{ContractDiff, ToolDiff, diff_contracts};
 pub use exposition::{Exposition, qualified_name, split_qualified};
 pub use lockfile::{LOCKFILE_VERSION, Lockfile, LockfileError};
 pub use mcp_fusion_wire::{ChangeSeverity, ContractChange};
-pub use meta::{ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, PublishedRoute, published_route};
+pub use meta::{
+    ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, MOUNTS_CAPABILITY, PublishedRoute, published_route,
+};
 
 #[doc = include_str!("../docs/governance.md")]
 pub mod governance {}

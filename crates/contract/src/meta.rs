@@ -24,6 +24,12 @@ pub const DISCRIMINATOR_META_KEY: &str = "fusion/discriminator";
 /// `billing.get_invoice`), whatever separator the tool name uses.
 pub const ACTION_META_KEY: &str = "fusion/action";
 
+/// In the server's `capabilities.experimental` at `initialize`: `{"namespaces": [...]}`, the
+/// namespaces mounted from upstream servers. A mount that is still connecting lists no tools,
+/// so this is how a client knows that `crm.search` is worth sending (the server answers
+/// `HANDOFF_CONNECTING`) rather than a name nothing serves.
+pub const MOUNTS_CAPABILITY: &str = "fusion/mounts";
+
 /// The route a tool publishes in its `_meta`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum PublishedRoute {

@@ -87,6 +87,11 @@ impl CallInfo {
         self.peer.as_ref().filter(|_| self.peer_accepts_requests)
     }
 
+    /// The `progressToken` the client sent with the call, if it wants progress reports.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
     /// Reports progress, when the client asked for it (a `progressToken` in the request's
     /// `_meta`); otherwise does nothing. Progress should grow from one report to the next.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {

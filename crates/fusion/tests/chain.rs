@@ -318,12 +318,19 @@ async fn groups_come_and_go_while_clients_are_connected() {
     let greeting = call(&client, "hello", json!({"action": "greet", "name": "Ana"})).await;
     assert_eq!(texts(&greeting), ["hello Ana"]);
 
-    // Replaced under the same name: one tool, the new state.
+    // Replaced under the same name: one tool, the new state; its tools are the same, so
+    // nobody is told to read them again.
     let hola = Group::new("hello", "Greets.").action(Action::new("greet", "Greet someone.").handler(greet));
     server.insert_group(hola, Arc::new("hola".to_owned())).unwrap();
-    wait_until(|| watcher.0.load(Ordering::SeqCst) == 2).await;
     let greeting = call(&client, "hello", json!({"action": "greet", "name": "Ana"})).await;
     assert_eq!(texts(&greeting), ["hola Ana"]);
+    assert_eq!(watcher.0.load(Ordering::SeqCst), 1);
+    // Replaced by one whose tool differs: told.
+    let hallo = Group::new("hello", "Greets in German.").action(Action::new("greet", "Greet someone.").handler(greet));
+    server.insert_group(hallo, Arc::new("hallo".to_owned())).unwrap();
+    wait_until(|| watcher.0.load(Ordering::SeqCst) == 2).await;
+    let greeting = call(&client, "hello", json!({"action": "greet", "name": "Ana"})).await;
+    assert_eq!(texts(&greeting), ["hallo Ana"]);
 
     // A group that does not fit is refused and changes nothing.
     let broken = Group::new("bad name", "No.").action(Action::new("x", "X.").handler(ok));

@@ -89,6 +89,11 @@ impl Catalog {
         self.group(group)?.action(action)
     }
 
+    /// The namespaces that are mounts.
+    pub(crate) fn mounts(&self) -> impl Iterator<Item = &str> {
+        self.groups.iter().filter(|group| group.mount.is_some()).map(|group| group.name.as_str())
+    }
+
     /// Whether any group is a mount.
     fn has_mounts(&self) -> bool {
         self.groups.iter().any(|group| group.mount.is_some())

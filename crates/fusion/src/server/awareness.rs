@@ -20,8 +20,18 @@ pub(crate) struct Awareness {
 
 impl Awareness {
     /// Logs every change between the lockfile and `tools`, once, when the server starts.
-    pub(crate) fn log_drift(&self, tools: &[Tool]) {
-        let diff = diff_contracts(&self.lockfile.contracts, &contracts_of(tools));
+    pub(crate) fn log_drift(&self, tools: &[Tool], mounts: &[&str]) {
+        // A mount's tools are compared when it connects (`log_drift_of`), not missed now.
+        let mounted =
+            |name: &str| mounts.iter().any(|ns| name.strip_prefix(ns).is_some_and(|rest| rest.starts_with('.')));
+        let locked: Contracts = self
+            .lockfile
+            .contracts
+            .iter()
+            .filter(|(name, _)| !mounted(name))
+            .map(|(n, c)| (n.clone(), c.clone()))
+            .collect();
+        let diff = diff_contracts(&locked, &contracts_of(tools));
         for tool in &diff.tools {
             for delta in &tool.deltas {
                 tracing::warn!(tool = %tool.tool, severity = %delta.severity, field = %delta.field, "contract changed: {}", delta.description);

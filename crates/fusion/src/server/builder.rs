@@ -10,6 +10,7 @@ use rmcp::model::Implementation;
 
 use super::awareness::Awareness;
 use super::compile::{Settings, compile_group};
+use super::mount::compile_mount;
 use super::{FusionServer, Inner};
 use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
@@ -17,6 +18,7 @@ use crate::group::Group;
 use crate::guard::{
     Concurrency, ConcurrencyGuard, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, Stage, StoreSettings,
 };
+use crate::handoff::{Mount, MountState};
 use crate::middleware::{Layers, Middleware, Placement};
 
 /// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
@@ -44,6 +46,7 @@ pub struct ServerBuilder<S> {
     info: Implementation,
     instructions: Option<String>,
     groups: Vec<Group<S>>,
+    mounts: Vec<Mount>,
     middleware: Layers,
     exposition: Exposition,
     mask_internal_errors: bool,
@@ -66,6 +69,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             info,
             instructions: None,
             groups: Vec::new(),
+            mounts: Vec::new(),
             middleware: Layers::default(),
             exposition: Exposition::default(),
             mask_internal_errors: false,
@@ -191,20 +195,35 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Declares a mount: the namespace of tools an upstream MCP server serves, connecting
+    /// until whoever reaches the upstream calls [`FusionServer::set_mount`] (see
+    /// [`handoff`](crate::handoff)). Declared, its calls answer `HANDOFF_CONNECTING` from the
+    /// first, and a lockfile's contracts of its tools are compared when it connects, not at
+    /// start-up.
+    pub fn mount(mut self, mount: Mount) -> ServerBuilder<S> {
+        self.mounts.push(mount);
+        self
+    }
+
     /// Freezes the server: every group compiled (names checked, schemas generated and
     /// compiled, each action's chain assembled in the order of [`Stage`]), then the catalog
     /// of tools and routes laid out — once. `state` is what handlers reach with
     /// [`Ctx::state`](crate::Ctx::state): a value, or an `Arc` of one you share.
-    pub fn build(self, state: impl Into<Arc<S>>) -> Result<FusionServer, BuildError> {
+    pub fn build(mut self, state: impl Into<Arc<S>>) -> Result<FusionServer, BuildError> {
         let state = state.into();
+        let mounts = std::mem::take(&mut self.mounts);
         let (info, instructions, groups, settings) = self.into_parts();
-        let groups = groups
+        let mut compiled = groups
             .into_iter()
             .map(|group| compile_group(&settings, group, &state).map(Arc::new))
             .collect::<Result<Vec<_>, BuildError>>()?;
-        let catalog = Catalog::new(&settings.exposition, groups)?;
+        for mount in &mounts {
+            compiled.push(Arc::new(compile_mount(&settings, mount, MountState::Connecting)?));
+        }
+        let catalog = Catalog::new(&settings.exposition, compiled)?;
         if let Some(awareness) = &settings.awareness {
-            awareness.log_drift(catalog.tools());
+            let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
+            awareness.log_drift(catalog.tools(), &namespaces);
         }
         Ok(FusionServer {
             inner: Arc::new(Inner {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+use mcp_fusion_contract::ACTION_META_KEY;
 use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
@@ -122,6 +123,11 @@ fn compile_tool(
         mask_internal_errors: settings.mask_internal_errors,
     };
     tool.name = qualified.to_string().into();
+    // An upstream of this framework publishing a flat action (`billing.get_invoice`) serves
+    // it here as `crm.billing.get_invoice`: a client routes by the published name.
+    if let Some(Value::String(published)) = tool.meta.as_mut().and_then(|meta| meta.get_mut(ACTION_META_KEY)) {
+        *published = format!("{}.{published}", scope.name);
+    }
     Ok((action, tool))
 }
 

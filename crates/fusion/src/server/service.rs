@@ -1,8 +1,9 @@
 //! The server as rmcp sees it: `initialize`, `tools/list`, `tools/call`, and an answer that
 //! names the problem for requests whose params do not decode.
 
+use mcp_fusion_contract::MOUNTS_CAPABILITY;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, JsonObject, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -15,7 +16,13 @@ use crate::transport::RequestInfo;
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
         // The catalog can change while the server runs (groups added or removed).
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        let mounts: Vec<Value> = self.inner.catalog.load().mounts().map(Value::from).collect();
+        if !mounts.is_empty() {
+            let mut namespaces = JsonObject::new();
+            namespaces.insert("namespaces".into(), Value::Array(mounts));
+            capabilities.experimental = Some([(MOUNTS_CAPABILITY.to_owned(), namespaces)].into());
+        }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
             config = config.with_instructions(instructions.clone());

@@ -1,0 +1,430 @@
+//! The gateway's TOML file: what to mount, and how to reach each upstream.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use mcp_fusion::guard::{Concurrency, RateLimit};
+use mcp_fusion::handoff::Mount;
+use serde::Deserialize;
+
+use crate::{Backoff, Gateway, Upstream};
+
+/// A gateway file, as `fusion-gateway --config` reads it.
+///
+/// ```toml
+/// connect_timeout_ms = 10000          # start + handshake + tools/list (default 10 s)
+/// keepalive_ms = 15000                # ping each upstream this often (default 15 s)
+///
+/// [reconnect]                         # optional; these are the defaults
+/// initial_ms = 500
+/// max_ms = 30000                      # at most 30 s
+/// jitter = 0.2
+///
+/// [[mount]]
+/// namespace = "billing"               # tools listed as billing.{tool}
+/// command = "billing-server"          # a stdio upstream: found on PATH, or a path
+/// args = ["--db", "billing.db"]
+/// env = { RUST_LOG = "warn" }
+/// rate_limit = "100/60"               # N calls per SECS seconds…
+/// rate_limit_per = "session"          # …per session (default), identity, or server
+/// max_active = 4                      # calls running at once…
+/// max_queue = 16                      # …and waiting; more get SERVER_BUSY
+/// timeout_ms = 5000                   # TIMEOUT past this
+///
+/// [[mount]]
+/// namespace = "crm"
+/// url = "https://crm.example.com/mcp" # a Streamable HTTP upstream
+/// token_env = "CRM_TOKEN"             # bearer token read from this variable
+/// validate = false                    # forward arguments unchecked
+/// ```
+///
+/// Relative paths in `command` and `args` are resolved by the upstream from the directory the
+/// gateway runs in.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// How long an upstream may take to start, complete its handshake and list its tools.
+    pub connect_timeout_ms: Option<u64>,
+    /// How often each upstream is pinged, in milliseconds.
+    pub keepalive_ms: Option<u64>,
+    /// How long to wait between attempts to reach an upstream.
+    pub reconnect: Option<ReconnectConfig>,
+    /// The mounts, at least one.
+    #[serde(default, rename = "mount")]
+    pub mounts: Vec<MountConfig>,
+}
+
+/// The `[reconnect]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconnectConfig {
+    /// The first wait, in milliseconds.
+    pub initial_ms: Option<u64>,
+    /// The longest wait, in milliseconds (at most 30 000).
+    pub max_ms: Option<u64>,
+    /// The spread of each wait, as a fraction (0.2 = ±20 %).
+    pub jitter: Option<f64>,
+}
+
+/// One `[[mount]]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MountConfig {
+    /// The namespace its tools are listed under.
+    pub namespace: String,
+    /// A stdio upstream: the program to start.
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables added to the gateway's for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// A Streamable HTTP upstream: its endpoint.
+    pub url: Option<String>,
+    /// The environment variable holding the bearer token sent to `url`.
+    pub token_env: Option<String>,
+    /// Whether arguments are checked against the upstream's schemas first (default: yes).
+    pub validate: Option<bool>,
+    /// `N/SECS`: at most N calls to the mount per SECS seconds.
+    pub rate_limit: Option<String>,
+    /// What `rate_limit` counts per: `session` (default), `identity` or `server`.
+    pub rate_limit_per: Option<String>,
+    /// Calls to the mount running at once.
+    pub max_active: Option<u32>,
+    /// Calls waiting for a slot when `max_active` are running.
+    pub max_queue: Option<u32>,
+    /// Calls the upstream takes longer than this to answer fail with `TIMEOUT`.
+    pub timeout_ms: Option<u64>,
+}
+
+/// What is wrong with a gateway file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not TOML of the expected shape (the message has the line and the key).
+    #[error("{0}")]
+    Syntax(#[from] toml::de::Error),
+    /// A value is out of its range or contradicts another.
+    #[error("{at}: {problem}")]
+    Invalid {
+        /// Where: `mount "crm"`, `[reconnect]`, or the file.
+        at: String,
+        /// What was found, and what was expected.
+        problem: String,
+    },
+}
+
+impl Config {
+    /// Reads and checks the gateway file at `path`.
+    pub fn read(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+        Config::parse(&text)
+    }
+
+    /// Parses and checks a gateway file's text.
+    ///
+    /// ```
+    /// use mcp_fusion_gateway::Config;
+    ///
+    /// let config = Config::parse("[[mount]]\nnamespace = \"crm\"\nurl = \"http://localhost:9000/mcp\"\n").unwrap();
+    /// assert_eq!(config.mounts[0].namespace, "crm");
+    /// let error = Config::parse("[[mount]]\nnamespace = \"crm\"\n").unwrap_err();
+    /// assert_eq!(error.to_string(), "mount \"crm\": neither `command` nor `url` is set; expected one of them");
+    /// ```
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text)?;
+        config.check()?;
+        Ok(config)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.mounts.is_empty() {
+            return Err(invalid("the file", "no [[mount]] is set; expected at least one"));
+        }
+        for (index, mount) in self.mounts.iter().enumerate() {
+            mount.check()?;
+            if self.mounts[..index].iter().any(|earlier| earlier.namespace == mount.namespace) {
+                return Err(invalid(mount.at(), "the namespace is mounted twice; expected each once"));
+            }
+        }
+        if self.connect_timeout_ms == Some(0) {
+            return Err(invalid("connect_timeout_ms", "0; expected a number of milliseconds above zero"));
+        }
+        if let Some(ms) = self.keepalive_ms
+            && ms < 100
+        {
+            return Err(invalid("keepalive_ms", format!("{ms}; expected at least 100 milliseconds")));
+        }
+        if let Some(reconnect) = &self.reconnect {
+            reconnect.check()?;
+        }
+        Ok(())
+    }
+
+    /// The gateway the file describes; `env` gives the value of an environment variable
+    /// (`token_env`), so tests need not touch the process's.
+    pub fn gateway(&self, env: impl Fn(&str) -> Option<String>) -> Result<Gateway, ConfigError> {
+        let mut gateway = Gateway::new();
+        if let Some(ms) = self.connect_timeout_ms {
+            gateway = gateway.connect_timeout(Duration::from_millis(ms));
+        }
+        if let Some(ms) = self.keepalive_ms {
+            gateway = gateway.keepalive(Duration::from_millis(ms));
+        }
+        if let Some(reconnect) = &self.reconnect {
+            gateway = gateway.backoff(reconnect.backoff());
+        }
+        for mount in &self.mounts {
+            gateway = gateway.mount(mount.mount()?, mount.upstream(&env)?);
+        }
+        Ok(gateway)
+    }
+}
+
+impl ReconnectConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.initial_ms == Some(0) {
+            return Err(invalid("[reconnect] initial_ms", "0; expected milliseconds above zero"));
+        }
+        if let Some(max) = self.max_ms
+            && !(1..=30_000).contains(&max)
+        {
+            return Err(invalid("[reconnect] max_ms", format!("{max}; expected 1 to 30000 milliseconds")));
+        }
+        if let Some(jitter) = self.jitter
+            && !(0.0..=1.0).contains(&jitter)
+        {
+            return Err(invalid("[reconnect] jitter", format!("{jitter}; expected a fraction from 0 to 1")));
+        }
+        Ok(())
+    }
+
+    fn backoff(&self) -> Backoff {
+        let default = Backoff::default();
+        Backoff {
+            initial: self.initial_ms.map_or(default.initial, Duration::from_millis),
+            max: self.max_ms.map_or(default.max, Duration::from_millis),
+            jitter: self.jitter.unwrap_or(default.jitter),
+        }
+    }
+}
+
+impl MountConfig {
+    fn at(&self) -> String {
+        format!("mount {:?}", self.namespace)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let name_ok = (1..=64).contains(&self.namespace.len())
+            && self.namespace.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !name_ok {
+            return Err(invalid(
+                self.at(),
+                "the namespace is not 1 to 64 of A-Z a-z 0-9 _ - (a dot would make its tool names ambiguous)",
+            ));
+        }
+        match (&self.command, &self.url) {
+            (Some(_), Some(_)) => return Err(invalid(self.at(), "both `command` and `url` are set; expected one")),
+            (None, None) => return Err(invalid(self.at(), "neither `command` nor `url` is set; expected one of them")),
+            (Some(command), None) => {
+                if command.trim().is_empty() {
+                    return Err(invalid(self.at(), "`command` is empty; expected a program"));
+                }
+                if self.token_env.is_some() {
+                    return Err(invalid(self.at(), "`token_env` is set on a stdio upstream; it applies to `url` only"));
+                }
+            }
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(invalid(self.at(), format!("`url` is {url:?}; expected an http:// or https:// URL")));
+                }
+                if !self.args.is_empty() || !self.env.is_empty() {
+                    return Err(invalid(
+                        self.at(),
+                        "`args` or `env` is set on an HTTP upstream; they apply to `command` only",
+                    ));
+                }
+            }
+        }
+        if let Some(limit) = &self.rate_limit {
+            parse_rate_limit(limit).map_err(|problem| invalid(format!("{} rate_limit", self.at()), problem))?;
+        }
+        if let Some(per) = &self.rate_limit_per {
+            if self.rate_limit.is_none() {
+                return Err(invalid(self.at(), "`rate_limit_per` is set without `rate_limit`"));
+            }
+            if !matches!(per.as_str(), "session" | "identity" | "server") {
+                return Err(invalid(
+                    format!("{} rate_limit_per", self.at()),
+                    format!("{per:?}; expected \"session\", \"identity\" or \"server\""),
+                ));
+            }
+        }
+        if self.max_active == Some(0) {
+            return Err(invalid(format!("{} max_active", self.at()), "0; expected at least 1"));
+        }
+        if self.max_queue.is_some() && self.max_active.is_none() {
+            return Err(invalid(self.at(), "`max_queue` is set without `max_active`"));
+        }
+        if self.timeout_ms == Some(0) {
+            return Err(invalid(format!("{} timeout_ms", self.at()), "0; expected milliseconds above zero"));
+        }
+        Ok(())
+    }
+
+    fn mount(&self) -> Result<Mount, ConfigError> {
+        let mut mount = Mount::new(&self.namespace).validate(self.validate.unwrap_or(true));
+        if let Some(limit) = &self.rate_limit {
+            let limit =
+                parse_rate_limit(limit).map_err(|problem| invalid(format!("{} rate_limit", self.at()), problem))?;
+            mount = mount.rate_limit(match self.rate_limit_per.as_deref() {
+                Some("identity") => limit.per_identity(),
+                Some("server") => limit.global(),
+                _ => limit.per_session(),
+            });
+        }
+        if let Some(active) = self.max_active {
+            mount = mount.concurrency(Concurrency::new(active as usize, self.max_queue.unwrap_or(0) as usize));
+        }
+        if let Some(ms) = self.timeout_ms {
+            mount = mount.timeout(Duration::from_millis(ms));
+        }
+        Ok(mount)
+    }
+
+    fn upstream(&self, env: &impl Fn(&str) -> Option<String>) -> Result<Upstream, ConfigError> {
+        if let Some(command) = &self.command {
+            let upstream = Upstream::stdio(command, &self.args);
+            return Ok(self.env.iter().fold(upstream, |upstream, (key, value)| upstream.env(key, value)));
+        }
+        let url = self.url.as_deref().unwrap_or_default();
+        let upstream = Upstream::http(url);
+        match &self.token_env {
+            None => Ok(upstream),
+            Some(variable) => match env(variable) {
+                Some(token) if !token.is_empty() => Ok(upstream.token(token)),
+                _ => Err(invalid(
+                    self.at(),
+                    format!("`token_env` names {variable}, which is not set; expected the upstream's token in it"),
+                )),
+            },
+        }
+    }
+}
+
+/// `N/SECS`, like `10/60`.
+fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
+    let expected = || format!("{text:?}; expected N/SECS with whole numbers above zero, like \"10/60\"");
+    let (calls, seconds) = text.split_once('/').ok_or_else(expected)?;
+    let calls: u32 = calls.trim().parse().map_err(|_| expected())?;
+    let seconds: u64 = seconds.trim().parse().map_err(|_| expected())?;
+    if calls == 0 || seconds == 0 {
+        return Err(expected());
+    }
+    Ok(RateLimit::new(calls, Duration::from_secs(seconds)))
+}
+
+fn invalid(at: impl Into<String>, problem: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid { at: at.into(), problem: problem.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        Config::parse(text).unwrap_err().to_string()
+    }
+
+    const STDIO: &str = "[[mount]]\nnamespace = \"billing\"\ncommand = \"billing-server\"\n";
+
+    #[test]
+    fn a_full_file_makes_its_gateway() {
+        let text = r#"
+            connect_timeout_ms = 2500
+            keepalive_ms = 1000
+            [reconnect]
+            initial_ms = 100
+            max_ms = 2000
+            jitter = 0.1
+            [[mount]]
+            namespace = "billing"
+            command = "billing-server"
+            args = ["--db", "billing.db"]
+            env = { RUST_LOG = "warn" }
+            rate_limit = "10/60"
+            rate_limit_per = "identity"
+            max_active = 2
+            max_queue = 4
+            timeout_ms = 500
+            [[mount]]
+            namespace = "crm"
+            url = "https://crm.example.com/mcp"
+            token_env = "CRM_TOKEN"
+            validate = false
+        "#;
+        let config = Config::parse(text).unwrap();
+        let gateway = config.gateway(|name| (name == "CRM_TOKEN").then(|| "s3cret".to_owned())).unwrap();
+        assert_eq!(gateway.connect_timeout, Duration::from_millis(2500));
+        assert_eq!(gateway.keepalive, Duration::from_secs(1));
+        assert_eq!(gateway.backoff.initial, Duration::from_millis(100));
+        let mounts: Vec<_> = gateway.mounts().collect();
+        assert_eq!(mounts.len(), 2);
+        assert_eq!(mounts[0].0.namespace(), "billing");
+        assert_eq!(mounts[0].1, &Upstream::stdio("billing-server", ["--db", "billing.db"]).env("RUST_LOG", "warn"));
+        assert_eq!(mounts[1].1, &Upstream::http("https://crm.example.com/mcp").token("s3cret"));
+    }
+
+    #[test]
+    fn a_missing_token_variable_is_named() {
+        let config =
+            Config::parse("[[mount]]\nnamespace = \"crm\"\nurl = \"http://h/mcp\"\ntoken_env = \"CRM_TOKEN\"\n")
+                .unwrap();
+        let error = config.gateway(|_| None).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "mount \"crm\": `token_env` names CRM_TOKEN, which is not set; expected the upstream's token in it"
+        );
+    }
+
+    #[test]
+    fn garbage_is_refused_with_where_and_what() {
+        assert!(error("").contains("no [[mount]]"));
+        assert!(error("\u{0}\u{1}garbage = = =").contains("TOML parse error"));
+        assert!(error("[[mount]]\nnamespace = 3\ncommand = \"x\"\n").contains("namespace"));
+        assert!(error(&format!("{STDIO}colour = \"red\"\n")).contains("unknown field `colour`"));
+        assert!(error("verbose = true\n").contains("unknown field `verbose`"));
+        assert!(error("[[mount]]\nnamespace = \"a.b\"\ncommand = \"x\"\n").contains("a dot"));
+        assert!(error("[[mount]]\nnamespace = \"\"\ncommand = \"x\"\n").contains("not 1 to 64"));
+        assert!(error("[[mount]]\nnamespace = \"a\"\ncommand = \"x\"\nurl = \"http://h\"\n").contains("both"));
+        assert!(error("[[mount]]\nnamespace = \"a\"\ncommand = \" \"\n").contains("`command` is empty"));
+        assert!(error("[[mount]]\nnamespace = \"a\"\nurl = \"ftp://h\"\n").contains("http:// or https://"));
+        assert!(error("[[mount]]\nnamespace = \"a\"\nurl = \"http://h\"\nargs = [\"x\"]\n").contains("`command` only"));
+        assert!(error("[[mount]]\nnamespace = \"a\"\ncommand = \"x\"\ntoken_env = \"T\"\n").contains("`url` only"));
+        assert!(error(&format!("{STDIO}rate_limit = \"ten\"\n")).contains("expected N/SECS"));
+        assert!(error(&format!("{STDIO}rate_limit = \"0/60\"\n")).contains("expected N/SECS"));
+        assert!(error(&format!("{STDIO}rate_limit_per = \"session\"\n")).contains("without `rate_limit`"));
+        assert!(error(&format!("{STDIO}rate_limit = \"1/1\"\nrate_limit_per = \"moon\"\n")).contains("\"moon\""));
+        assert!(error(&format!("{STDIO}max_active = 0\n")).contains("at least 1"));
+        assert!(error(&format!("{STDIO}max_queue = 3\n")).contains("without `max_active`"));
+        assert!(error(&format!("{STDIO}max_active = -1\n")).contains("max_active"));
+        assert!(error(&format!("{STDIO}timeout_ms = 0\n")).contains("timeout_ms"));
+        assert!(error(&format!("{STDIO}{STDIO}")).contains("mounted twice"));
+        assert!(error(&format!("connect_timeout_ms = 0\n{STDIO}")).contains("connect_timeout_ms"));
+        assert!(error(&format!("keepalive_ms = 5\n{STDIO}")).contains("at least 100"));
+        assert!(error(&format!("[reconnect]\nmax_ms = 60000\n{STDIO}")).contains("1 to 30000"));
+        assert!(error(&format!("[reconnect]\njitter = 2.0\n{STDIO}")).contains("from 0 to 1"));
+        assert!(error(&format!("[reconnect]\ninitial_ms = 0\n{STDIO}")).contains("initial_ms"));
+    }
+}

@@ -1,0 +1,140 @@
+//! Carrying a call to an upstream: its arguments, its progress back, its cancellation on,
+//! and the upstream's answer sorted into a result or a [`ForwardError`].
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use mcp_fusion::CallInfo;
+use mcp_fusion::handoff::{Forward, ForwardError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ErrorCode,
+    JsonObject, RequestId, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
+
+use crate::handler::ProgressRoutes;
+
+/// Forwards calls over one connection to an upstream.
+pub(crate) struct Forwarder {
+    pub(crate) peer: Peer<RoleClient>,
+    pub(crate) progress: ProgressRoutes,
+    /// Told when a call finds the connection broken, so the supervisor reconnects at once
+    /// instead of waiting for its next ping.
+    pub(crate) broken: Broken,
+}
+
+/// A connection a call found broken, and why.
+#[derive(Clone, Default)]
+pub(crate) struct Broken {
+    reason: Arc<std::sync::Mutex<Option<String>>>,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl Broken {
+    fn report(&self, reason: String) {
+        self.reason.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).get_or_insert(reason);
+        self.notify.notify_one();
+    }
+
+    /// Completes when a call reports the connection broken, with the first reason given.
+    pub(crate) async fn reported(&self) -> String {
+        self.notify.notified().await;
+        self.reason.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take().unwrap_or_default()
+    }
+}
+
+impl Forward for Forwarder {
+    fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        call: Arc<CallInfo>,
+    ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>> {
+        let peer = self.peer.clone();
+        let progress = self.progress.clone();
+        let broken = self.broken.clone();
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        Box::pin(async move {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+                .map_err(|error| sorted(&error, &broken))?;
+            // Progress the upstream reports on this request's token reaches the caller.
+            let _route =
+                call.progress_token().map(|_| progress.route(handle.progress_token.clone(), Arc::clone(&call)));
+            let mut cancel = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
+            let answer = handle.await_response().await;
+            cancel.id = None;
+            match answer {
+                Ok(ServerResult::CallToolResult(result)) => Ok(result),
+                Ok(_) => Err(ForwardError::Unavailable {
+                    message: "the upstream answered tools/call with something other than a result".into(),
+                    retry_after: None,
+                }),
+                Err(error) => Err(sorted(&error, &broken)),
+            }
+        })
+    }
+}
+
+/// The upstream's JSON-RPC error, or the connection's failure, as a [`ForwardError`]; a
+/// failure of the connection itself is reported `broken`.
+fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
+    match error {
+        ServiceError::McpError(data) if data.code == ErrorCode::METHOD_NOT_FOUND => {
+            ForwardError::NoSuchTool(data.message.to_string())
+        }
+        // SDKs answer an unknown tool with -32602 too ("Tool x not found"): it is not about the
+        // arguments.
+        ServiceError::McpError(data)
+            if data.code == ErrorCode::INVALID_PARAMS && names_a_missing_tool(&data.message) =>
+        {
+            ForwardError::NoSuchTool(data.message.to_string())
+        }
+        ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
+            ForwardError::InvalidParams(data.message.to_string())
+        }
+        ServiceError::McpError(data) => ForwardError::Unavailable {
+            message: format!("JSON-RPC error {}: {}", data.code.0, data.message),
+            retry_after: None,
+        },
+        ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+            broken.report(format!("the connection failed: {error}"));
+            unavailable(error)
+        }
+        other => unavailable(other),
+    }
+}
+
+fn names_a_missing_tool(message: &str) -> bool {
+    let message = message.to_lowercase();
+    message.contains("tool") && (message.contains("not found") || message.contains("unknown"))
+}
+
+fn unavailable(error: &ServiceError) -> ForwardError {
+    ForwardError::Unavailable { message: error.to_string(), retry_after: None }
+}
+
+/// Tells the upstream a call was cancelled when the caller's call is dropped before the
+/// answer came (the client cancelled, or a timeout fired).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let param = CancelledNotificationParam::new(Some(id), Some("the caller cancelled the call".into()));
+                if let Err(error) = peer.notify_cancelled(param).await {
+                    tracing::debug!("cancellation not delivered to the upstream: {error}");
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Put any MCP server behind MCP Fusion.
+//!
+//! A [`Gateway`] mounts upstream MCP servers — a command spoken to over stdio, or a
+//! Streamable HTTP endpoint — each under a namespace of a [`FusionServer`]. The upstream's tool
+//! `search` is listed as `crm.search`, with its schema, description, annotations and output
+//! schema; a call is checked against the upstream's schema with this framework's healing
+//! sentences, passes the mount's guards (rate limit, concurrency, timeout), and is forwarded
+//! with its progress and cancellation; the upstream's result comes back as it came. Local
+//! groups and mounts live side by side in one server.
+//!
+//! While an upstream starts or reconnects its calls answer `HANDOFF_CONNECTING`, a warning
+//! with `retry_after` 2; while it is down, `HANDOFF_UPSTREAM_UNAVAILABLE` with the seconds
+//! until the next attempt; a namespace or tool that does not exist, `HANDOFF_NAMESPACE_MISMATCH`
+//! with a did-you-mean. A crashed child is restarted and an HTTP upstream re-dialled with
+//! exponential [`Backoff`]; each time an upstream's tools come, go or change, the server's
+//! clients are told `notifications/tools/list_changed`. One slow upstream never holds up the
+//! others: each mount has its own supervisor.
+//!
+//! ```no_run
+//! use mcp_fusion::FusionServer;
+//! use mcp_fusion::handoff::Mount;
+//! use mcp_fusion_gateway::{Gateway, Upstream};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let gateway = Gateway::new()
+//!     .mount(Mount::new("billing"), Upstream::stdio("billing-server", ["--db", "billing.db"]))
+//!     .mount(Mount::new("crm"), Upstream::http("https://crm.example.com/mcp").token("secret"));
+//! let server = gateway.declare(FusionServer::builder::<()>("gateway", "1.0")).build(())?;
+//! let running = gateway.start(&server);
+//! mcp_fusion::serve_stdio(server).await?;
+//! running.shutdown().await; // ends the children
+//! # Ok(()) }
+//! ```
+//!
+//! The `fusion-gateway` binary does the same from a TOML file ([`Config`]).
+
+mod backoff;
+mod config;
+mod forward;
+mod handler;
+mod supervisor;
+mod upstream;
+
+use std::time::Duration;
+
+use mcp_fusion::FusionServer;
+use mcp_fusion::ServerBuilder;
+use mcp_fusion::handoff::Mount;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+pub use backoff::Backoff;
+pub use config::{Config, ConfigError, MountConfig};
+pub use upstream::Upstream;
+
+use supervisor::{Settled, Supervisor};
+
+/// Upstream MCP servers, each mounted under a namespace of a [`FusionServer`].
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    mounts: Vec<(Mount, Upstream)>,
+    backoff: Backoff,
+    connect_timeout: Duration,
+    keepalive: Duration,
+}
+
+impl Default for Gateway {
+    fn default() -> Gateway {
+        Gateway::new()
+    }
+}
+
+impl Gateway {
+    /// No mounts; reconnects with [`Backoff::default`]; an upstream that has not finished its
+    /// handshake (or its `tools/list`, or a ping) within 10 s counts as failed; each upstream
+    /// is pinged every 15 s.
+    pub fn new() -> Gateway {
+        Gateway {
+            mounts: Vec::new(),
+            backoff: Backoff::default(),
+            connect_timeout: Duration::from_secs(10),
+            keepalive: Duration::from_secs(15),
+        }
+    }
+
+    /// Mounts `upstream` under `mount`'s namespace.
+    pub fn mount(mut self, mount: Mount, upstream: Upstream) -> Gateway {
+        self.mounts.push((mount, upstream));
+        self
+    }
+
+    /// How long to wait between attempts to reach an upstream.
+    pub fn backoff(mut self, backoff: Backoff) -> Gateway {
+        self.backoff = backoff;
+        self
+    }
+
+    /// How long an upstream may take to start, complete its handshake and list its tools.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Gateway {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How often a connected upstream is pinged: an HTTP upstream that went away is otherwise
+    /// found out only by the next call to it (a stdio child's exit is seen at once).
+    pub fn keepalive(mut self, interval: Duration) -> Gateway {
+        self.keepalive = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The mounts, in the order they were added.
+    pub fn mounts(&self) -> impl Iterator<Item = (&Mount, &Upstream)> {
+        self.mounts.iter().map(|(mount, upstream)| (mount, upstream))
+    }
+
+    /// Declares every mount on `builder`, so the built server answers `HANDOFF_CONNECTING`
+    /// for them from the first call and compares a lockfile's contracts of their tools when
+    /// they connect.
+    pub fn declare<S: Send + Sync + 'static>(&self, builder: ServerBuilder<S>) -> ServerBuilder<S> {
+        self.mounts.iter().fold(builder, |builder, (mount, _)| builder.mount(mount.clone()))
+    }
+
+    /// Starts one supervisor per mount on the current Tokio runtime: each connects its
+    /// upstream, keeps `server`'s namespace in step with it, and reconnects when it drops.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    pub fn start(self, server: &FusionServer) -> Running {
+        let stop = CancellationToken::new();
+        let mut supervisors = JoinSet::new();
+        let mounts = self.mounts.len();
+        let (settled, settling) = tokio::sync::watch::channel(0);
+        for (mount, upstream) in self.mounts {
+            let supervisor = Supervisor {
+                server: server.clone(),
+                mount,
+                upstream,
+                backoff: self.backoff,
+                connect_timeout: self.connect_timeout,
+                keepalive: self.keepalive,
+                stop: stop.clone(),
+                settled: Settled::new(settled.clone()),
+            };
+            supervisors.spawn(supervisor.run());
+        }
+        Running { stop, supervisors, mounts, settling }
+    }
+}
+
+/// The supervisors of a started [`Gateway`]. Dropping it stops them too, without waiting for
+/// the children to end: call [`Running::shutdown`] for that.
+#[derive(Debug)]
+pub struct Running {
+    stop: CancellationToken,
+    supervisors: JoinSet<()>,
+    mounts: usize,
+    settling: tokio::sync::watch::Receiver<usize>,
+}
+
+impl Running {
+    /// Completes when every mount's first attempt has ended — its upstream ready, or failed
+    /// once — so a `tools/list` answered after it lists every tool that could be reached.
+    pub async fn settled(&self) {
+        let mut settling = self.settling.clone();
+        // The sender lives as long as a supervisor does; once they are all gone nothing is
+        // left to wait for.
+        let _ = settling.wait_for(|settled| *settled >= self.mounts).await;
+    }
+
+    /// Disconnects every upstream and waits until each stdio child has exited (asked to close
+    /// its stdin first, then `SIGTERM`, then killed).
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        while let Some(ended) = self.supervisors.join_next().await {
+            if let Err(error) = ended {
+                tracing::error!("a mount's supervisor failed: {error}");
+            }
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}

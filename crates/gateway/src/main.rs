@@ -1,0 +1,143 @@
+//! `fusion-gateway`: MCP servers mounted under namespaces, served over stdio (default) or
+//! Streamable HTTP (`--http`), every failure an envelope. stdout carries MCP messages only;
+//! every log line goes to stderr.
+
+use std::io::IsTerminal as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::Parser;
+use mcp_fusion::FusionServer;
+use mcp_fusion::auth::{Identity, StaticTokens};
+use mcp_fusion::contract::Lockfile;
+use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
+use mcp_fusion_gateway::Config;
+use tracing_subscriber::EnvFilter;
+
+/// Put MCP servers behind MCP Fusion: each mounted under a namespace, its calls validated
+/// with healing sentences, guarded, and failing in envelopes.
+#[derive(Debug, Parser)]
+#[command(name = "fusion-gateway", version, about)]
+struct Cli {
+    /// The gateway file: `[[mount]]` tables with `namespace`, `command`+`args`+`env` or
+    /// `url`+`token_env`, and per-mount guards.
+    #[arg(long, value_name = "PATH")]
+    config: PathBuf,
+    /// Send the model an incident id instead of the text of internal errors (the log keeps it).
+    #[arg(long)]
+    mask_internal_errors: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (ADDR defaults to
+    /// 127.0.0.1:8080; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    http: Option<SocketAddr>,
+    /// HTTP without sessions: every request stands alone, so replicas can share a load balancer.
+    #[arg(long, requires = "http")]
+    stateless: bool,
+    /// Also accept browser requests from this origin (repeatable; the loopback is always accepted).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", requires = "http")]
+    allowed_origins: Vec<String>,
+    /// Also accept this Host header (repeatable; needed to serve on a public address).
+    #[arg(long = "allowed-host", value_name = "HOST", requires = "http")]
+    allowed_hosts: Vec<String>,
+    /// The largest HTTP request body accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, requires = "http")]
+    max_body_bytes: usize,
+    /// Require `Authorization: Bearer TOKEN` on HTTP (anonymous calls get AUTH_REQUIRED, other
+    /// tokens UNAUTHORIZED); stdio is local and ignores it. Prefer the environment variable: a
+    /// flag shows in `ps`.
+    #[arg(long, env = "FUSION_GATEWAY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// The known-good contracts (`fusion lock`): an upstream whose tools changed since is
+    /// logged when it connects, and the changes are told to the model in their validation
+    /// errors.
+    #[arg(long, value_name = "PATH")]
+    lockfile: Option<PathBuf>,
+    /// Serve only once every upstream is ready or has failed its first attempt (at most the
+    /// connect timeout), so the first `tools/list` already has their tools: for `fusion lock`
+    /// and `fusion check`. Without it, calls answer HANDOFF_CONNECTING until then.
+    #[arg(long)]
+    wait_for_upstreams: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")))
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("fusion-gateway: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<()> {
+    let config = Config::read(&cli.config).with_context(|| format!("--config {}", cli.config.display()))?;
+    let gateway = config
+        .gateway(|variable| std::env::var(variable).ok())
+        .with_context(|| format!("--config {}", cli.config.display()))?;
+    let mut builder = FusionServer::builder::<()>("fusion-gateway", env!("CARGO_PKG_VERSION"))
+        .mask_internal_errors(cli.mask_internal_errors)
+        .require_identity(cli.token.is_some() && cli.http.is_some());
+    if let Some(path) = &cli.lockfile {
+        let lockfile = Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?;
+        builder = builder.contract_lockfile(lockfile);
+    }
+    let server = gateway.declare(builder).build(()).context("building the gateway")?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let running = gateway.start(&server);
+        if cli.wait_for_upstreams {
+            running.settled().await;
+        }
+        let served = match cli.http {
+            Some(addr) => serve_http(server, cli.http_config(addr)).await,
+            None => {
+                if cli.token.is_some() {
+                    tracing::info!(
+                        "--token / FUSION_GATEWAY_TOKEN applies to HTTP only; stdio is local and needs none"
+                    );
+                }
+                tracing::info!("fusion-gateway serving MCP on stdio");
+                let served = mcp_fusion::serve_stdio(server).await.context("serving MCP on stdio");
+                tracing::info!("client closed stdin; shutting down");
+                served
+            }
+        };
+        // The upstreams end with the gateway, whether it served well or not.
+        running.shutdown().await;
+        served
+    })
+}
+
+impl Cli {
+    fn http_config(&self, addr: SocketAddr) -> HttpConfig {
+        let mut config = HttpConfig::new(addr).stateless(self.stateless).max_body_bytes(self.max_body_bytes);
+        if let Some(token) = &self.token {
+            config = config.authenticator(StaticTokens::new().token(token, Identity::new("gateway-client")));
+        }
+        for origin in &self.allowed_origins {
+            config = config.allowed_origin(origin);
+        }
+        for host in &self.allowed_hosts {
+            config = config.allowed_host(host);
+        }
+        config
+    }
+}
+
+async fn serve_http(server: FusionServer, config: HttpConfig) -> anyhow::Result<()> {
+    let addr = config.addr();
+    let http = HttpServer::bind(server, config).await.with_context(|| format!("binding {addr}"))?;
+    // A fixed line scripts can wait for (with port 0 it is the only place the port shows).
+    eprintln!("fusion-gateway: listening on http://{}/mcp", http.local_addr());
+    http.serve(shutdown_signal()).await.context("serving MCP over HTTP")?;
+    tracing::info!("shut down");
+    Ok(())
+}

@@ -1,0 +1,190 @@
+//! One mount's life: connect, serve while the upstream is up, follow its tool list, and when
+//! it drops or fails, say so and try again after a backoff.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_fusion::FusionServer;
+use mcp_fusion::handoff::{Forward, Mount, MountState};
+use rmcp::model::{ClientRequest, PingRequest, Tool};
+use rmcp::service::{QuitReason, RunningService};
+use rmcp::{Peer, RoleClient};
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff::{Backoff, jitter_unit};
+use crate::forward::{Broken, Forwarder};
+use crate::handler::UpstreamHandler;
+use crate::upstream::Upstream;
+
+/// Keeps one mount connected.
+pub(crate) struct Supervisor {
+    pub server: FusionServer,
+    pub mount: Mount,
+    pub upstream: Upstream,
+    pub backoff: Backoff,
+    pub connect_timeout: Duration,
+    pub keepalive: Duration,
+    pub stop: CancellationToken,
+    /// Counts the mounts whose first attempt has ended (ready or failed).
+    pub settled: Settled,
+}
+
+/// Counts, once per mount, the mounts whose first attempt to connect has ended.
+#[derive(Clone)]
+pub(crate) struct Settled {
+    count: tokio::sync::watch::Sender<usize>,
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Settled {
+    pub(crate) fn new(count: tokio::sync::watch::Sender<usize>) -> Settled {
+        Settled { count, done: Arc::default() }
+    }
+
+    /// Counts this mount, the first time only.
+    fn settle(&self) {
+        if !self.done.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            self.count.send_modify(|count| *count += 1);
+        }
+    }
+}
+
+/// How a connection ended.
+enum Ended {
+    /// The gateway is shutting down.
+    Stopped,
+    /// The upstream closed, crashed or failed; why.
+    Lost(String),
+}
+
+impl Supervisor {
+    /// Runs until the gateway stops.
+    pub(crate) async fn run(self) {
+        let mut failures = 0u32;
+        loop {
+            self.set(MountState::Connecting);
+            let handler = UpstreamHandler::default();
+            let connect = tokio::time::timeout(self.connect_timeout, self.upstream.connect(handler.clone()));
+            let connected = tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return,
+                connected = connect => connected,
+            };
+            let reason = match connected {
+                Ok(Ok(service)) => match self.serve(service, handler, &mut failures).await {
+                    Ended::Stopped => return,
+                    Ended::Lost(reason) => reason,
+                },
+                Ok(Err(reason)) => reason,
+                Err(_) => format!(
+                    "{} did not complete its handshake within {} ms",
+                    self.upstream.describe(),
+                    self.connect_timeout.as_millis()
+                ),
+            };
+            let wait = self.backoff.delay(failures, jitter_unit());
+            failures = failures.saturating_add(1);
+            tracing::warn!(mount = self.mount.namespace(), upstream = %self.upstream.describe(), "upstream unavailable: {reason}; next attempt in {} ms", wait.as_millis());
+            self.set(MountState::Unavailable { retry_at: Instant::now() + wait, reason });
+            self.settled.settle();
+            tokio::select! {
+                biased;
+                () = self.stop.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// Serves the mount over a connected upstream until it ends.
+    async fn serve(
+        &self,
+        service: RunningService<RoleClient, UpstreamHandler>,
+        handler: UpstreamHandler,
+        failures: &mut u32,
+    ) -> Ended {
+        let peer = service.peer().clone();
+        let broken = Broken::default();
+        let forward: Arc<dyn Forward> =
+            Arc::new(Forwarder { peer: peer.clone(), progress: handler.progress.clone(), broken: broken.clone() });
+        let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + self.keepalive, self.keepalive);
+        keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let connection = service.cancellation_token();
+        let mut closed = tokio::spawn(service.waiting());
+        let mut refresh = true;
+        loop {
+            if std::mem::take(&mut refresh) {
+                match self.tools(&peer).await {
+                    Ok(tools) => {
+                        tracing::info!(mount = self.mount.namespace(), tools = tools.len(), "upstream ready");
+                        self.set(MountState::Ready { tools, forward: Arc::clone(&forward) });
+                        self.settled.settle();
+                        *failures = 0;
+                    }
+                    Err(reason) => {
+                        connection.cancel();
+                        let _ = closed.await;
+                        return Ended::Lost(reason);
+                    }
+                }
+            }
+            tokio::select! {
+                biased;
+                () = self.stop.cancelled() => {
+                    connection.cancel();
+                    let _ = closed.await;
+                    return Ended::Stopped;
+                }
+                quit = &mut closed => return Ended::Lost(lost(quit)),
+                () = handler.tools_changed.notified() => refresh = true,
+                reason = broken.reported() => {
+                    connection.cancel();
+                    let _ = closed.await;
+                    return Ended::Lost(reason);
+                }
+                _ = keepalive.tick() => {
+                    // An HTTP upstream that went away says nothing until it is asked.
+                    if let Err(reason) = self.ping(&peer).await {
+                        connection.cancel();
+                        let _ = closed.await;
+                        return Ended::Lost(reason);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The upstream's tools, within the connect timeout.
+    async fn tools(&self, peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
+        match tokio::time::timeout(self.connect_timeout, peer.list_all_tools()).await {
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(error)) => Err(format!("tools/list failed: {error}")),
+            Err(_) => Err(format!("tools/list did not answer within {} ms", self.connect_timeout.as_millis())),
+        }
+    }
+
+    /// Whether the upstream still answers, within the connect timeout.
+    async fn ping(&self, peer: &Peer<RoleClient>) -> Result<(), String> {
+        let ping = peer.send_request(ClientRequest::PingRequest(PingRequest::default()));
+        match tokio::time::timeout(self.connect_timeout, ping).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(error)) => Err(format!("it did not answer a ping: {error}")),
+            Err(_) => Err(format!("it did not answer a ping within {} ms", self.connect_timeout.as_millis())),
+        }
+    }
+
+    fn set(&self, state: MountState) {
+        if let Err(error) = self.server.set_mount(&self.mount, state) {
+            tracing::error!(mount = self.mount.namespace(), "the mount's tools cannot be served: {error}");
+        }
+    }
+}
+
+/// Why a connection ended, in words.
+fn lost(quit: Result<Result<QuitReason, tokio::task::JoinError>, tokio::task::JoinError>) -> String {
+    match quit.and_then(|quit| quit) {
+        Ok(QuitReason::Closed) => "the upstream closed the connection".into(),
+        Ok(QuitReason::Cancelled) => "the connection was cancelled".into(),
+        Ok(other) => format!("the connection ended: {other:?}"),
+        Err(error) => format!("the connection task failed: {error}"),
+    }
+}

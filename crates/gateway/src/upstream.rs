@@ -1,0 +1,97 @@
+//! Where an upstream MCP server is, and how to reach it.
+
+use std::process::Stdio;
+
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt as _, service::RunningService};
+
+use crate::handler::UpstreamHandler;
+
+/// An upstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Upstream {
+    /// A child process: started by the gateway, restarted when it exits, ended with it.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables added to the gateway's.
+        env: Vec<(String, String)>,
+    },
+    /// A server already running somewhere.
+    Http {
+        /// The endpoint (`https://crm.example.com/mcp`).
+        url: String,
+        /// A bearer token sent with every request.
+        token: Option<String>,
+    },
+}
+
+impl Upstream {
+    /// The program `command` with `args`, over stdio.
+    pub fn stdio<I, S>(command: impl Into<String>, args: I) -> Upstream
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Upstream::Stdio { command: command.into(), args: args.into_iter().map(Into::into).collect(), env: Vec::new() }
+    }
+
+    /// The Streamable HTTP endpoint `url`.
+    pub fn http(url: impl Into<String>) -> Upstream {
+        Upstream::Http { url: url.into(), token: None }
+    }
+
+    /// Adds an environment variable to a stdio upstream (ignored for HTTP).
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Upstream {
+        if let Upstream::Stdio { env, .. } = &mut self {
+            env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sends `Authorization: Bearer {token}` to an HTTP upstream (ignored for stdio).
+    pub fn token(mut self, token: impl Into<String>) -> Upstream {
+        if let Upstream::Http { token: slot, .. } = &mut self {
+            *slot = Some(token.into());
+        }
+        self
+    }
+
+    /// What the upstream is, for logs and envelopes: the command, or the URL.
+    pub fn describe(&self) -> String {
+        match self {
+            Upstream::Stdio { command, .. } => command.clone(),
+            Upstream::Http { url, .. } => url.clone(),
+        }
+    }
+
+    /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`.
+    pub(crate) async fn connect(
+        &self,
+        handler: UpstreamHandler,
+    ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
+        match self {
+            Upstream::Stdio { command, args, env } => {
+                let mut child = tokio::process::Command::new(command);
+                child.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                // The child's logs go where the gateway's go; its stdout is the MCP channel.
+                let (transport, _) = TokioChildProcess::builder(child)
+                    .stderr(Stdio::inherit())
+                    .spawn()
+                    .map_err(|error| format!("cannot start {command}: {error}"))?;
+                handler.serve(transport).await.map_err(|error| format!("{command} failed its handshake: {error}"))
+            }
+            Upstream::Http { url, token } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+                if let Some(token) = token {
+                    config = config.auth_header(token.clone());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                handler.serve(transport).await.map_err(|error| format!("{url} failed its handshake: {error}"))
+            }
+        }
+    }
+}

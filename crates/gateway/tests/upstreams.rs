@@ -1,0 +1,338 @@
+//! The gateway in front of real upstreams it starts or dials: `billing-server` over stdio and
+//! over Streamable HTTP, and a server of this framework reporting progress and waiting to be
+//! cancelled. What a model sees through the gateway is checked against what the upstream
+//! says directly.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcp_fusion::handoff::Mount;
+use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::wire::{EnvelopeKind, ErrorCode, Severity, ToolError};
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use mcp_fusion_gateway::{Backoff, Gateway, Upstream};
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, RequestMetaObject};
+use rmcp::service::PeerRequestOptions;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ServiceExt as _, model::CallToolResult};
+use serde_json::json;
+use support::*;
+use tokio::io::AsyncBufReadExt as _;
+
+fn gateway() -> FusionServer {
+    FusionServer::builder::<()>("gateway-test", "1").build(()).unwrap()
+}
+
+/// A backoff with a first wait long enough to see an upstream unavailable, and short enough
+/// to see it come back.
+fn backoff(initial_ms: u64) -> Backoff {
+    Backoff { initial: Duration::from_millis(initial_ms), max: Duration::from_secs(5), jitter: 0.0 }
+}
+
+#[tokio::test]
+async fn a_stdio_upstream_answers_through_the_gateway_as_it_answers_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let billing = billing_server();
+    let db = |name: &str| dir.path().join(name).display().to_string();
+    let server = gateway();
+    let running = Gateway::new()
+        .mount(Mount::new("demo"), Upstream::stdio(billing.display().to_string(), ["--db", &db("via.db")]))
+        .start(&server);
+    let client = connect(&server, Seen::default()).await;
+    let mut direct_command = tokio::process::Command::new(&billing);
+    direct_command.args(["--db", &db("direct.db")]).stderr(std::process::Stdio::null());
+    let direct = ().serve(TokioChildProcess::new(direct_command).unwrap()).await.unwrap();
+    listed(&client, "demo.billing").await;
+
+    // The tool, its schema, description and annotations as the upstream lists it.
+    let upstream_tool = direct.list_all_tools().await.unwrap().remove(0);
+    let mounted = client.list_all_tools().await.unwrap().into_iter().find(|t| t.name == "demo.billing").unwrap();
+    assert_eq!(mounted.input_schema, upstream_tool.input_schema);
+    assert_eq!(mounted.output_schema, upstream_tool.output_schema);
+    assert_eq!((&mounted.description, &mounted.annotations), (&upstream_tool.description, &upstream_tool.annotations));
+
+    // A success and an upstream tool error, byte for byte.
+    for arguments in [json!({"action": "list_invoices"}), json!({"action": "get_invoice", "id": "inv_nope"})] {
+        let through = call(&client, "demo.billing", arguments.clone()).await;
+        let straight = direct
+            .call_tool(CallToolRequestParams::new("billing").with_arguments(arguments.as_object().cloned().unwrap()))
+            .await
+            .unwrap();
+        assert_eq!(serde_json::to_string(&through).unwrap(), serde_json::to_string(&straight).unwrap());
+    }
+    let not_found = call(&client, "demo.billing", json!({"action": "get_invoice", "id": "inv_nope"})).await;
+    assert_eq!((not_found.is_error, envelope(&not_found).error.code.clone()), (Some(true), ErrorCode::NotFound));
+
+    // A bad argument is told by the gateway, from the upstream's schema, naming the mounted tool.
+    let bad = call(&client, "demo.billing", json!({"action": "get_invoice", "id": 42})).await;
+    let bad_envelope = envelope(&bad);
+    assert_eq!(bad_envelope.kind, EnvelopeKind::ValidationError);
+    assert_eq!(bad_envelope.action.as_deref(), Some("demo.billing"));
+    assert!(text(&bad).contains("You sent: 42. Expected a string"), "{}", text(&bad));
+
+    // Unknown namespaces and tools, with a did-you-mean.
+    let nowhere = envelope(&call(&client, "crm.search", json!({})).await);
+    assert_eq!(nowhere.error.code, ErrorCode::HandoffNamespaceMismatch);
+    assert!(nowhere.error.available_actions.contains(&"demo.billing".to_owned()));
+    let typo = envelope(&call(&client, "demo.biling", json!({})).await);
+    assert_eq!(typo.error.code, ErrorCode::HandoffNamespaceMismatch);
+    assert!(typo.error.recovery.as_deref().unwrap().contains("\"demo.billing\""), "{typo:?}");
+
+    direct.cancel().await.unwrap();
+    running.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_killed_stdio_upstream_is_unavailable_then_restarted_and_announced() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let db = dir.path().join("billing.db");
+    let (command, args) =
+        with_pid_file(&pid_file, &format!("'{}' --db '{}'", billing_server().display(), db.display()));
+    let server = gateway();
+    let running =
+        Gateway::new().backoff(backoff(3_000)).mount(Mount::new("demo"), Upstream::stdio(command, args)).start(&server);
+    let seen = Seen::default();
+    let client = connect(&server, seen.clone()).await;
+    listed(&client, "demo.billing").await;
+    let first = read_pid(&pid_file).await;
+    std::fs::remove_file(&pid_file).unwrap();
+    let announced = seen.tools_changed.load(Ordering::SeqCst);
+
+    kill(first);
+    // Down: every call says so, with the seconds until the next attempt, and nothing hangs.
+    let down = eventually("HANDOFF_UPSTREAM_UNAVAILABLE", Duration::from_secs(10), || async {
+        let result = call(&client, "demo.billing", json!({"action": "list_invoices"})).await;
+        let envelope = envelope(&result);
+        (envelope.error.code == ErrorCode::HandoffUpstreamUnavailable).then_some((result, envelope))
+    })
+    .await;
+    assert_eq!(down.0.is_error, Some(true));
+    assert!(matches!(down.1.error.retry_after, Some(1..=3)), "{:?}", down.1.error);
+    assert!(!tool_names(&client).await.contains(&"demo.billing".to_owned()), "a down upstream lists no tools");
+
+    // Back after the restart: a new process, the tools listed again, the client told.
+    listed(&client, "demo.billing").await;
+    let second = read_pid(&pid_file).await;
+    assert_ne!(first, second);
+    let back = call(&client, "demo.billing", json!({"action": "list_invoices"})).await;
+    assert_eq!(back.is_error, Some(false), "{}", text(&back));
+    eventually("gone and back announced", Duration::from_secs(5), || async {
+        (seen.tools_changed.load(Ordering::SeqCst) >= announced + 2).then_some(())
+    })
+    .await;
+
+    running.shutdown().await;
+    assert!(!alive(second), "the child outlived the gateway");
+}
+
+#[tokio::test]
+async fn a_slow_upstream_is_connecting_as_a_warning_and_never_holds_up_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let billing = billing_server().display().to_string();
+    let slow_db = dir.path().join("slow.db").display().to_string();
+    let fast_db = dir.path().join("fast.db").display().to_string();
+    let server = gateway();
+    let running = Gateway::new()
+        .mount(
+            Mount::new("slow"),
+            Upstream::stdio("sh", ["-c", &format!("sleep 3; exec '{billing}' --db '{slow_db}'")]),
+        )
+        .mount(Mount::new("fast"), Upstream::stdio(&billing, ["--db", &fast_db]))
+        .start(&server);
+    let client = connect(&server, Seen::default()).await;
+
+    let connecting = call(&client, "slow.billing", json!({"action": "list_invoices"})).await;
+    assert_eq!(connecting.is_error, Some(false), "connecting is a warning, not an error");
+    let warning = envelope(&connecting);
+    assert_eq!(
+        (&warning.error.code, &warning.error.severity, warning.error.retry_after),
+        (&ErrorCode::HandoffConnecting, &Severity::Warning, Some(2))
+    );
+    listed(&client, "fast.billing").await;
+    let fast = call(&client, "fast.billing", json!({"action": "list_invoices"})).await;
+    assert_eq!(fast.is_error, Some(false));
+    assert_eq!(
+        envelope(&call(&client, "slow.billing", json!({"action": "list_invoices"})).await).error.code,
+        ErrorCode::HandoffConnecting,
+        "the slow one is still starting while the fast one answers"
+    );
+    listed(&client, "slow.billing").await;
+    assert_eq!(call(&client, "slow.billing", json!({"action": "list_invoices"})).await.is_error, Some(false));
+    running.shutdown().await;
+}
+
+/// `billing-server --http` on `addr`, with its URL read from its stderr.
+async fn billing_over_http(db: &std::path::Path, addr: &str, token: &str) -> (tokio::process::Child, String) {
+    let mut child = tokio::process::Command::new(billing_server())
+        .args(["--db", &db.display().to_string(), "--http", addr])
+        .env("BILLING_TOKEN", token)
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines.next_line().await.unwrap().expect("billing-server exited before listening");
+        if let Some(url) = line.strip_prefix("billing-server: listening on ") {
+            break url.to_owned();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+#[tokio::test]
+async fn an_http_upstream_is_dialled_with_its_token_and_redialled_when_it_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("billing.db");
+    let (mut upstream, url) = billing_over_http(&db, "127.0.0.1:0", "s3cret").await;
+    let server = gateway();
+    let running = Gateway::new()
+        .backoff(backoff(1_000))
+        .keepalive(Duration::from_millis(200))
+        .mount(Mount::new("demo"), Upstream::http(&url).token("s3cret"))
+        .mount(Mount::new("stranger"), Upstream::http(&url).token("wrong"))
+        .start(&server);
+    let seen = Seen::default();
+    let client = connect(&server, seen.clone()).await;
+    listed(&client, "demo.billing").await;
+    let ok = call(&client, "demo.billing", json!({"action": "list_invoices"})).await;
+    assert_eq!(ok.is_error, Some(false), "{}", text(&ok));
+    // The token reaches the upstream: a wrong one gets the upstream's own refusal, passed on.
+    listed(&client, "stranger.billing").await;
+    let refused = envelope(&call(&client, "stranger.billing", json!({"action": "list_invoices"})).await);
+    assert_eq!(refused.error.code, ErrorCode::Unauthorized, "{refused:?}");
+
+    let announced = seen.tools_changed.load(Ordering::SeqCst);
+    upstream.kill().await.unwrap();
+    // Found out by the keepalive ping, without a call: its tools are withdrawn, and said so.
+    eventually("the tools of the dead upstream withdrawn", Duration::from_secs(10), || async {
+        (!tool_names(&client).await.contains(&"demo.billing".to_owned())).then_some(())
+    })
+    .await;
+    let down = eventually("HANDOFF_UPSTREAM_UNAVAILABLE", Duration::from_secs(15), || async {
+        let envelope = envelope(&call(&client, "demo.billing", json!({"action": "list_invoices"})).await);
+        (envelope.error.code == ErrorCode::HandoffUpstreamUnavailable).then_some(envelope)
+    })
+    .await;
+    assert!(matches!(down.error.retry_after, Some(1..=30)), "{down:?}");
+    assert!(down.error.message.starts_with("Upstream \"demo\""), "{down:?}");
+
+    let port = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let (_again, _) = billing_over_http(&db, &port, "s3cret").await;
+    listed(&client, "demo.billing").await;
+    eventually("gone and back announced", Duration::from_secs(5), || async {
+        (seen.tools_changed.load(Ordering::SeqCst) >= announced + 2).then_some(())
+    })
+    .await;
+    let back = call(&client, "demo.billing", json!({"action": "list_invoices"})).await;
+    assert_eq!(back.is_error, Some(false), "{}", text(&back));
+    running.shutdown().await;
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Steps {
+    steps: u32,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+struct Upstate {
+    cancelled: AtomicBool,
+}
+
+async fn count(ctx: Ctx<Upstate>, input: Steps) -> Result<String, ToolError> {
+    for step in 1..=input.steps {
+        ctx.progress(f64::from(step), Some(f64::from(input.steps)), Some(format!("step {step}"))).await;
+    }
+    Ok(format!("counted to {}", input.steps))
+}
+
+async fn hang(ctx: Ctx<Upstate>, _input: Nothing) -> Result<String, ToolError> {
+    ctx.call().cancellation().cancelled().await;
+    ctx.state().cancelled.store(true, Ordering::SeqCst);
+    Ok("cancelled".into())
+}
+
+#[tokio::test]
+async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
+    let state = Arc::new(Upstate { cancelled: AtomicBool::new(false) });
+    let upstream = FusionServer::builder("work-upstream", "1")
+        .group(
+            Group::new("work", "Slow work.")
+                .action(Action::new("count", "Counts with progress.").handler(count))
+                .action(Action::new("hang", "Waits until cancelled.").handler(hang)),
+        )
+        .build(Arc::clone(&state))
+        .unwrap();
+    let http = HttpServer::bind(upstream, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    let url = format!("http://{}/mcp", http.local_addr());
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(http.serve(stop.clone().cancelled_owned()));
+
+    let server = gateway();
+    let running = Gateway::new().mount(Mount::new("up"), Upstream::http(&url)).start(&server);
+    let seen = Seen::default();
+    let client = connect(&server, seen.clone()).await;
+    listed(&client, "up.work").await;
+
+    let mut params = CallToolRequestParams::new("up.work")
+        .with_arguments(json!({"action": "count", "steps": 3}).as_object().cloned().unwrap());
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7)));
+    params.meta = Some(meta);
+    let counted: CallToolResult = client.call_tool(params).await.unwrap();
+    assert_eq!(text(&counted), "counted to 3");
+    let progress = eventually("three progress notifications", Duration::from_secs(5), || async {
+        let progress = seen.progress.lock().unwrap().clone();
+        (progress.len() == 3).then_some(progress)
+    })
+    .await;
+    assert_eq!(progress[2], (3.0, Some(3.0), Some("step 3".into())));
+
+    let hang = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("up.work").with_arguments(json!({"action": "hang"}).as_object().cloned().unwrap()),
+    ));
+    let handle = client.send_request_with_option(hang, PeerRequestOptions::no_options()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!state.cancelled.load(Ordering::SeqCst));
+    handle.cancel(Some("the user changed their mind".into())).await.unwrap();
+    eventually("the upstream's handler to see the cancellation", Duration::from_secs(5), || async {
+        state.cancelled.load(Ordering::SeqCst).then_some(())
+    })
+    .await;
+    running.shutdown().await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn shutdown_ends_every_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let billing = billing_server().display().to_string();
+    let server = gateway();
+    let mut gateway = Gateway::new();
+    let mut pid_files = Vec::new();
+    for namespace in ["a", "b", "c"] {
+        let pid_file = dir.path().join(format!("{namespace}.pid"));
+        let db = dir.path().join(format!("{namespace}.db"));
+        let (command, args) = with_pid_file(&pid_file, &format!("'{billing}' --db '{}'", db.display()));
+        gateway = gateway.mount(Mount::new(namespace), Upstream::stdio(command, args));
+        pid_files.push(pid_file);
+    }
+    let running = gateway.start(&server);
+    running.settled().await;
+    let mut pids = Vec::new();
+    for pid_file in &pid_files {
+        pids.push(read_pid(pid_file).await);
+    }
+    assert!(pids.iter().all(|pid| alive(*pid)));
+    running.shutdown().await;
+    for pid in pids {
+        assert!(!alive(pid), "child {pid} outlived the gateway");
+    }
+}
