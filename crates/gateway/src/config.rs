@@ -104,20 +104,18 @@ pub struct MountConfig {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read the file: {error}")]
     Read {
-        /// The file.
-        path: String,
         /// Why.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file is not TOML of the expected shape (the message has the line and the key).
     #[error("{0}")]
-    Syntax(#[from] toml::de::Error),
+    Syntax(toml::de::Error),
     /// A value is out of its range or contradicts another.
     #[error("{at}: {problem}")]
     Invalid {
-        /// Where: `mount "crm"`, `[reconnect]`, or the file.
+        /// Where: `mount "crm"`, `[reconnect] max_ms`, `[[mount]]`.
         at: String,
         /// What was found, and what was expected.
         problem: String,
@@ -127,8 +125,7 @@ pub enum ConfigError {
 impl Config {
     /// Reads and checks the gateway file at `path`.
     pub fn read(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read { error })?;
         Config::parse(&text)
     }
 
@@ -143,14 +140,14 @@ impl Config {
     /// assert_eq!(error.to_string(), "mount \"crm\": neither `command` nor `url` is set; expected one of them");
     /// ```
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
-        let config: Config = toml::from_str(text)?;
+        let config: Config = toml::from_str(text).map_err(ConfigError::Syntax)?;
         config.check()?;
         Ok(config)
     }
 
     fn check(&self) -> Result<(), ConfigError> {
         if self.mounts.is_empty() {
-            return Err(invalid("the file", "no [[mount]] is set; expected at least one"));
+            return Err(invalid("[[mount]]", "none is set; expected at least one"));
         }
         for (index, mount) in self.mounts.iter().enumerate() {
             mount.check()?;
@@ -400,7 +397,7 @@ mod tests {
 
     #[test]
     fn garbage_is_refused_with_where_and_what() {
-        assert!(error("").contains("no [[mount]]"));
+        assert_eq!(error(""), "[[mount]]: none is set; expected at least one");
         assert!(error("\u{0}\u{1}garbage = = =").contains("TOML parse error"));
         assert!(error("[[mount]]\nnamespace = 3\ncommand = \"x\"\n").contains("namespace"));
         assert!(error(&format!("{STDIO}colour = \"red\"\n")).contains("unknown field `colour`"));

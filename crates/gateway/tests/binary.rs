@@ -1,0 +1,175 @@
+//! `fusion-gateway` as operators run it: its file and flags tried with garbage, served over
+//! stdio to a real client, its mounted tools locked and checked by `fusion`, and a contract
+//! that drifted since the lock logged and told to the model.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+use mcp_fusion::contract::{Contracts, Lockfile, ToolContract};
+use mcp_fusion::wire::ErrorCode;
+use rmcp::ServiceExt as _;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use support::*;
+
+/// The `fusion` CLI, built once.
+fn fusion() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "fusion-cli"]).status().unwrap();
+            assert!(built.success(), "cargo build -p fusion-cli");
+            Path::new(GATEWAY).with_file_name("fusion")
+        })
+        .clone()
+}
+
+/// A gateway file mounting the demo as `demo`, its database in `dir`.
+fn demo_config(dir: &Path) -> PathBuf {
+    let path = dir.join("gateway.toml");
+    let db = dir.join("billing.db");
+    let text = format!(
+        "[[mount]]\nnamespace = \"demo\"\ncommand = {:?}\nargs = [\"--db\", {:?}]\n",
+        billing_server().display().to_string(),
+        db.display().to_string()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs the gateway with `args` to its end; its exit code and stderr.
+fn gateway_fails(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(GATEWAY).args(args).stdin(Stdio::null()).output().unwrap();
+    assert!(output.stdout.is_empty(), "stdout carries MCP messages only");
+    (output.status.code(), String::from_utf8(output.stderr).unwrap())
+}
+
+#[test]
+fn garbage_files_and_flags_are_refused_in_one_line_that_says_what_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let cases: Vec<(String, &str)> = vec![
+        (dir.path().join("absent.toml").display().to_string(), "cannot read"),
+        (file("binary.toml", &[0xff, 0xfe, 0x00, 0x13]), "cannot read the file: stream did not contain valid UTF-8"),
+        (file("syntax.toml", b"[[mount]\nnamespace = \"a\"\n"), "TOML parse error at line 1"),
+        (file("empty.toml", b""), "[[mount]]: none is set"),
+        (
+            file("unknown.toml", b"[[mount]]\nnamespace = \"a\"\ncommand = \"x\"\nretries = 3\n"),
+            "unknown field `retries`",
+        ),
+        (file("neither.toml", b"[[mount]]\nnamespace = \"a\"\n"), "mount \"a\": neither `command` nor `url`"),
+        (
+            file(
+                "token.toml",
+                b"[[mount]]\nnamespace = \"a\"\nurl = \"http://h/mcp\"\ntoken_env = \"NO_SUCH_VARIABLE_SET\"\n",
+            ),
+            "NO_SUCH_VARIABLE_SET, which is not set",
+        ),
+    ];
+    for (path, expected) in cases {
+        let (code, stderr) = gateway_fails(&["--config", &path]);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(stderr.starts_with(&format!("fusion-gateway: error: --config {path}: ")), "{stderr}");
+        assert!(stderr.contains(expected), "expected {expected:?} in {stderr}");
+    }
+    let config = demo_config(dir.path());
+    let (code, stderr) = gateway_fails(&["--config", &config.display().to_string(), "--lockfile", "no-such.lock"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.starts_with("fusion-gateway: error: --lockfile no-such.lock: "), "{stderr}");
+    let (code, stderr) = gateway_fails(&["--config", &config.display().to_string(), "--stateless"]);
+    assert_eq!(code, Some(2), "clap refuses --stateless without --http: {stderr}");
+    let (code, _) = gateway_fails(&[]);
+    assert_eq!(code, Some(2), "--config is required");
+}
+
+#[tokio::test]
+async fn served_over_stdio_it_forwards_and_its_children_end_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let (command, args) = with_pid_file(
+        &pid_file,
+        &format!("'{}' --db '{}'", billing_server().display(), dir.path().join("b.db").display()),
+    );
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(&config, format!("[[mount]]\nnamespace = \"demo\"\ncommand = {command:?}\nargs = {args:?}\n"))
+        .unwrap();
+    let mut gateway = tokio::process::Command::new(GATEWAY);
+    gateway.args(["--config", &config.display().to_string(), "--wait-for-upstreams"]);
+    let client = ().serve(TokioChildProcess::new(gateway).unwrap()).await.unwrap();
+    let tools: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(tools, ["demo.billing"], "--wait-for-upstreams: the first tools/list has the mount's tools");
+    let arguments = json!({"action": "list_invoices"}).as_object().cloned().unwrap();
+    let listed = client.call_tool(CallToolRequestParams::new("demo.billing").with_arguments(arguments)).await.unwrap();
+    assert_eq!(listed.is_error, Some(false));
+    let child = read_pid(&pid_file).await;
+    assert!(alive(child));
+    client.cancel().await.unwrap();
+    eventually("the upstream to end with the gateway", std::time::Duration::from_secs(10), || async {
+        (!alive(child)).then_some(())
+    })
+    .await;
+}
+
+fn run(program: &Path, args: &[&str]) -> (bool, String) {
+    let output = Command::new(program).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+#[tokio::test]
+async fn mounted_tools_are_locked_checked_and_their_drift_told_to_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = demo_config(dir.path());
+    let lock = dir.path().join("fusion.lock").display().to_string();
+    let stdio = format!("'{GATEWAY}' --config '{}' --wait-for-upstreams", config.display());
+
+    let (locked, output) = run(&fusion(), &["lock", "--stdio", &stdio, "--lockfile", &lock]);
+    assert!(locked, "{output}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&lock).unwrap()).unwrap();
+    assert!(file["tools"]["demo.billing"]["contract"]["actions"]["create_invoice"].is_object(), "{file:#}");
+    let (checked, output) = run(&fusion(), &["check", "--stdio", &stdio, "--lockfile", &lock]);
+    assert!(checked, "{output}");
+
+    // The lock as it was when `amount_cents` was a string: the upstream has changed since.
+    let mut contract = file["tools"]["demo.billing"]["contract"].clone();
+    contract["actions"]["create_invoice"]["inputSchema"]["properties"]["amount_cents"] =
+        json!({"type": "string", "description": "The total, as text."});
+    let contract: ToolContract = serde_json::from_value(contract).unwrap();
+    Lockfile::new(Contracts::from([("demo.billing".to_owned(), contract)])).write(Path::new(&lock)).unwrap();
+    let (checked, output) = run(&fusion(), &["check", "--stdio", &stdio, "--lockfile", &lock]);
+    assert!(!checked, "a drifted contract fails the check: {output}");
+    assert!(output.contains("amount_cents"), "{output}");
+    let diff =
+        Command::new(fusion()).args(["diff", "--stdio", &stdio, "--lockfile", &lock, "--json"]).output().unwrap();
+    let diff: Value = serde_json::from_slice(&diff.stdout).unwrap();
+    assert!(diff.to_string().contains("actions.create_invoice.properties.amount_cents.type"), "{diff:#}");
+
+    // Served with the old lock: the drift is logged when the upstream connects, and a model
+    // that calls the changed action wrong is told what changed.
+    let log = dir.path().join("gateway.log");
+    let mut gateway = tokio::process::Command::new(GATEWAY);
+    gateway.args(["--config", &config.display().to_string(), "--lockfile", &lock, "--wait-for-upstreams"]);
+    let (transport, _) =
+        TokioChildProcess::builder(gateway).stderr(Stdio::from(std::fs::File::create(&log).unwrap())).spawn().unwrap();
+    let client = ().serve(transport).await.unwrap();
+    let arguments = json!({"action": "create_invoice", "customer_email": "ana@example.com", "amount_cents": "12.50", "currency": "EUR"});
+    let result = client
+        .call_tool(CallToolRequestParams::new("demo.billing").with_arguments(arguments.as_object().cloned().unwrap()))
+        .await
+        .unwrap();
+    let envelope = envelope(&result);
+    assert_eq!(envelope.error.code, ErrorCode::ValidationError, "{}", text(&result));
+    assert!(text(&result).contains("<contract_awareness"), "{}", text(&result));
+    assert!(text(&result).contains("amount_cents"), "{}", text(&result));
+    client.cancel().await.unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.lines().any(|line| line.contains("contract changed") && line.contains("demo.billing")), "{logged}");
+}
