@@ -71,7 +71,7 @@ impl Supervisor {
                 connected = connect => connected,
             };
             let reason = match connected {
-                Ok(Ok(service)) => match self.serve(service, handler, &mut failures).await {
+                Ok(Ok((service, _group))) => match self.serve(service, handler, &mut failures).await {
                     Ended::Stopped => return,
                     Ended::Lost(reason) => reason,
                 },

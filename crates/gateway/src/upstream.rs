@@ -2,6 +2,7 @@
 
 use std::process::Stdio;
 
+use process_wrap::tokio::CommandWrap;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _, service::RunningService};
@@ -68,21 +69,32 @@ impl Upstream {
         }
     }
 
-    /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`.
+    /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`. Keep the
+    /// [`ChildGroup`] for as long as the connection: dropping it ends what is left of a stdio
+    /// child's process group.
     pub(crate) async fn connect(
         &self,
         handler: UpstreamHandler,
-    ) -> Result<RunningService<RoleClient, UpstreamHandler>, String> {
+    ) -> Result<(RunningService<RoleClient, UpstreamHandler>, ChildGroup), String> {
         match self {
             Upstream::Stdio { command, args, env } => {
-                let mut child = tokio::process::Command::new(command);
-                child.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                let mut child = CommandWrap::with_new(command, |child| {
+                    child.args(args).envs(env.iter().map(|(k, v)| (k, v)));
+                });
+                // Signals and kills reach the whole group: a launcher's own children too.
+                #[cfg(unix)]
+                child.wrap(process_wrap::tokio::ProcessGroup::leader());
                 // The child's logs go where the gateway's go; its stdout is the MCP channel.
                 let (transport, _) = TokioChildProcess::builder(child)
                     .stderr(Stdio::inherit())
                     .spawn()
                     .map_err(|error| format!("cannot start {command}: {error}"))?;
-                handler.serve(transport).await.map_err(|error| format!("{command} failed its handshake: {error}"))
+                let group = ChildGroup(transport.id());
+                let service = handler
+                    .serve(transport)
+                    .await
+                    .map_err(|error| format!("{command} failed its handshake: {error}"))?;
+                Ok((service, group))
             }
             Upstream::Http { url, token } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
@@ -90,8 +102,27 @@ impl Upstream {
                     config = config.auth_header(token.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                handler.serve(transport).await.map_err(|error| format!("{url} failed its handshake: {error}"))
+                let service =
+                    handler.serve(transport).await.map_err(|error| format!("{url} failed its handshake: {error}"))?;
+                Ok((service, ChildGroup(None)))
             }
+        }
+    }
+}
+
+/// The process group a stdio child leads. When it drops — the child has exited, or been
+/// stopped — whatever the child started and left behind is killed, so nothing outlives its
+/// connection.
+#[derive(Debug)]
+pub(crate) struct ChildGroup(Option<u32>);
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(leader) = self.0.and_then(|pid| i32::try_from(pid).ok()) {
+            use nix::sys::signal::{Signal, killpg};
+            // ESRCH: the group is already empty, which is the usual case.
+            let _ = killpg(nix::unistd::Pid::from_raw(leader), Signal::SIGKILL);
         }
     }
 }

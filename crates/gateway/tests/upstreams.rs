@@ -324,10 +324,16 @@ async fn shutdown_ends_every_child() {
         gateway = gateway.mount(Mount::new(namespace), Upstream::stdio(command, args));
         pid_files.push(pid_file);
     }
+    // An upstream that leaves something of its own running: it ends with its group.
+    let straggler_file = dir.path().join("straggler.pid");
+    let db = dir.path().join("d.db");
+    let launcher =
+        format!("sleep 60 & echo $! > '{}'; exec '{billing}' --db '{}'", straggler_file.display(), db.display());
+    gateway = gateway.mount(Mount::new("d"), Upstream::stdio("sh", ["-c", launcher.as_str()]));
     let running = gateway.start(&server);
     running.settled().await;
     let mut pids = Vec::new();
-    for pid_file in &pid_files {
+    for pid_file in pid_files.iter().chain([&straggler_file]) {
         pids.push(read_pid(pid_file).await);
     }
     assert!(pids.iter().all(|pid| alive(*pid)));
