@@ -13,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 
-use crate::handler::ProgressRoutes;
+use crate::progress::ProgressRoutes;
 
 /// Forwards calls over one connection to an upstream.
 pub(crate) struct Forwarder {
@@ -61,12 +61,33 @@ impl Forward for Forwarder {
                 .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await
                 .map_err(|error| sorted(&error, &broken))?;
-            // Progress the upstream reports on this request's token reaches the caller.
-            let _route =
-                call.progress_token().map(|_| progress.route(handle.progress_token.clone(), Arc::clone(&call)));
+            // Progress the upstream reports on this request's token reaches the caller (if it
+            // asked for progress), in order, and all of it before the result.
+            let (_route, reported) = progress.claim(&handle.progress_token);
+            let mut reported = reported.filter(|_| call.progress_token().is_some());
             let mut cancel = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
-            let answer = handle.await_response().await;
+            let response = handle.await_response();
+            tokio::pin!(response);
+            let answer = loop {
+                let next = async {
+                    match reported.as_mut() {
+                        Some(reported) => reported.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    answer = &mut response => break answer,
+                    Some(step) = next => call.progress(step.progress, step.total, step.message).await,
+                }
+            };
             cancel.id = None;
+            // What was reported before the answer came is queued already: it goes first.
+            if let Some(reported) = reported.as_mut() {
+                while let Ok(step) = reported.try_recv() {
+                    call.progress(step.progress, step.total, step.message).await;
+                }
+            }
             match answer {
                 Ok(ServerResult::CallToolResult(result)) => Ok(result),
                 Ok(_) => Err(ForwardError::Unavailable {
@@ -101,10 +122,23 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
             retry_after: None,
         },
         ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
-            broken.report(format!("the connection failed: {error}"));
+            broken.report(said(error).to_owned());
             unavailable(error)
         }
         other => unavailable(other),
+    }
+}
+
+/// What went wrong with the connection, in words a model can act on; the log has the
+/// transport's own error, which names types and internals.
+fn said(error: &ServiceError) -> &'static str {
+    match error {
+        ServiceError::TransportSend(_) => "the connection to it broke while the call was sent",
+        ServiceError::TransportClosed => "the connection to it closed before it answered",
+        ServiceError::UnexpectedResponse => "it answered tools/call with something other than a result",
+        ServiceError::Cancelled { .. } => "the call to it was cancelled",
+        ServiceError::Timeout { .. } => "it did not answer in time",
+        _ => "the call to it failed",
     }
 }
 
@@ -114,7 +148,8 @@ fn names_a_missing_tool(message: &str) -> bool {
 }
 
 fn unavailable(error: &ServiceError) -> ForwardError {
-    ForwardError::Unavailable { message: error.to_string(), retry_after: None }
+    tracing::warn!("a call to the upstream failed: {error}");
+    ForwardError::Unavailable { message: said(error).to_owned(), retry_after: None }
 }
 
 /// Tells the upstream a call was cancelled when the caller's call is dropped before the

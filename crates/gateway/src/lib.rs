@@ -38,6 +38,7 @@ mod backoff;
 mod config;
 mod forward;
 mod handler;
+mod progress;
 mod supervisor;
 mod upstream;
 

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::backoff::{Backoff, jitter_unit};
 use crate::forward::{Broken, Forwarder};
 use crate::handler::UpstreamHandler;
+use crate::progress::ProgressRoutes;
 use crate::upstream::Upstream;
 
 /// Keeps one mount connected.
@@ -64,14 +65,16 @@ impl Supervisor {
         loop {
             self.set(MountState::Connecting);
             let handler = UpstreamHandler::default();
-            let connect = tokio::time::timeout(self.connect_timeout, self.upstream.connect(handler.clone()));
+            let routes = ProgressRoutes::default();
+            let connect =
+                tokio::time::timeout(self.connect_timeout, self.upstream.connect(handler.clone(), routes.clone()));
             let connected = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return,
                 connected = connect => connected,
             };
             let reason = match connected {
-                Ok(Ok((service, _group))) => match self.serve(service, handler, &mut failures).await {
+                Ok(Ok((service, _group))) => match self.serve(service, handler, routes, &mut failures).await {
                     Ended::Stopped => return,
                     Ended::Lost(reason) => reason,
                 },
@@ -100,12 +103,12 @@ impl Supervisor {
         &self,
         service: RunningService<RoleClient, UpstreamHandler>,
         handler: UpstreamHandler,
+        progress: ProgressRoutes,
         failures: &mut u32,
     ) -> Ended {
         let peer = service.peer().clone();
         let broken = Broken::default();
-        let forward: Arc<dyn Forward> =
-            Arc::new(Forwarder { peer: peer.clone(), progress: handler.progress.clone(), broken: broken.clone() });
+        let forward: Arc<dyn Forward> = Arc::new(Forwarder { peer: peer.clone(), progress, broken: broken.clone() });
         let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + self.keepalive, self.keepalive);
         keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let connection = service.cancellation_token();

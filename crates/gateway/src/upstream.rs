@@ -8,6 +8,7 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _, service::RunningService};
 
 use crate::handler::UpstreamHandler;
+use crate::progress::{InOrder, ProgressRoutes};
 
 /// An upstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +76,7 @@ impl Upstream {
     pub(crate) async fn connect(
         &self,
         handler: UpstreamHandler,
+        routes: ProgressRoutes,
     ) -> Result<(RunningService<RoleClient, UpstreamHandler>, ChildGroup), String> {
         match self {
             Upstream::Stdio { command, args, env } => {
@@ -102,8 +104,10 @@ impl Upstream {
                     config = config.auth_header(token.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service =
-                    handler.serve(transport).await.map_err(|error| format!("{url} failed its handshake: {error}"))?;
+                let service = handler
+                    .serve(InOrder { inner: transport, routes })
+                    .await
+                    .map_err(|error| format!("{url} failed its handshake: {error}"))?;
                 Ok((service, ChildGroup(None)))
             }
         }

@@ -8,7 +8,7 @@ use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use serde_json::{Map, Value};
 
 use super::{Catalog, Route, closest};
-use crate::server::{CompiledAction, CompiledGroup, not_served};
+use crate::server::{CompiledAction, CompiledGroup, mounted_guess, not_served};
 
 impl Catalog {
     /// The action a call addresses, with its arguments (the discriminator removed).
@@ -41,8 +41,11 @@ impl Catalog {
                 _ => self.no_such_namespace(tool, namespace),
             };
         }
-        let recovery = match closest(tool, self.tool_names()) {
-            Some(name) => format!("Did you mean \"{name}\"? Call one of the available tools."),
+        let recovery = match self
+            .mounted_guess(tool)
+            .or_else(|| closest(tool, self.tool_names()).map(|name| format!("Did you mean \"{name}\"?")))
+        {
+            Some(guess) => format!("{guess} Call one of the available tools."),
             None => "Call one of the available tools; tools/list describes them.".to_owned(),
         };
         ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool {}.", Sent::text(tool)))
@@ -52,6 +55,19 @@ impl Catalog {
 }
 
 impl Catalog {
+    /// The call a name without its namespace most likely meant, in the first mount that has it
+    /// (a namespace named alone means its only tool).
+    fn mounted_guess(&self, tool: &str) -> Option<String> {
+        let mounts = || self.groups.iter().filter(|group| group.mount.is_some());
+        mounts().find_map(|group| mounted_guess(group, tool)).or_else(|| {
+            let group = mounts().find(|group| group.name == tool)?;
+            match group.actions.as_slice() {
+                [only] => Some(format!("Did you mean \"{}\"?", only.qualified)),
+                _ => None,
+            }
+        })
+    }
+
     /// A dotted name whose namespace no mount has: the closest tool across every mount.
     fn no_such_namespace(&self, tool: &str, namespace: &str) -> ToolError {
         let mounted: Vec<&str> = self
@@ -60,8 +76,11 @@ impl Catalog {
             .filter(|group| group.mount.is_some())
             .flat_map(|group| group.qualified_names())
             .collect();
-        let recovery = match closest(tool, mounted.iter().copied()) {
-            Some(close) => format!("Did you mean \"{close}\"? Call one of the tools listed."),
+        let guess = self
+            .mounted_guess(tool)
+            .or_else(|| closest(tool, mounted.iter().copied()).map(|close| format!("Did you mean \"{close}\"?")));
+        let recovery = match guess {
+            Some(guess) => format!("{guess} Call one of the tools listed."),
             None => "Call one of the tools listed; tools/list describes them.".to_owned(),
         };
         ToolError::new(

@@ -17,7 +17,7 @@ use rmcp::model::{Implementation, Tool};
 
 pub use builder::ServerBuilder;
 pub(crate) use compile::{CompiledAction, CompiledGroup};
-pub(crate) use mount::not_served;
+pub(crate) use mount::{mounted_guess, not_served};
 
 use crate::catalog::Catalog;
 use crate::error::BuildError;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
-use mcp_fusion_contract::ACTION_META_KEY;
+use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
 use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
@@ -196,7 +196,8 @@ fn call_failed(target: &Target, message: &str, retry_after: Option<Duration>) ->
         format!("Upstream \"{}\" failed the call to {}: {}.", target.namespace, target.qualified, Sent::text(message)),
     )
     .suggest(format!(
-        "Call again in {seconds} seconds; if the tool changes anything, check first whether it already did."
+        "Call again in {}; if the tool changes anything, check first whether it already did.",
+        in_seconds(seconds)
     ))
     .retry_after(seconds)
 }
@@ -220,15 +221,20 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
                 format!("Upstream \"{namespace}\" is unavailable: {}.", Sent::text(reason)),
             )
             .suggest(format!(
-                "Call again in {seconds} seconds, when the next attempt to reach it is made; nothing was run. Tools of other namespaces still work."
+                "Call again in {}, when the next attempt to reach it is made; nothing was run. Tools of other namespaces still work.",
+                in_seconds(seconds)
             ))
             .retry_after(seconds)
         }
         MountStatus::Ready => {
-            let recovery = match closest(tool, group.action_names()) {
-                Some(close) => format!("Did you mean \"{namespace}.{close}\"? Call one of the tools listed."),
-                None => "Call one of the tools listed; tools/list describes them.".to_owned(),
-            };
+            let recovery = mounted_guess(group, tool)
+                .or_else(|| {
+                    closest(tool, group.action_names()).map(|close| format!("Did you mean \"{namespace}.{close}\"?"))
+                })
+                .map_or_else(
+                    || "Call one of the tools listed; tools/list describes them.".to_owned(),
+                    |guess| format!("{guess} Call one of the tools listed."),
+                );
             ToolError::new(
                 ErrorCode::HandoffNamespaceMismatch,
                 format!("Upstream \"{namespace}\" has no tool {}.", Sent::text(tool)),
@@ -237,6 +243,42 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
             .actions(group.qualified_names())
         }
     }
+}
+
+/// What a name that is not a tool of the mount `group` most likely meant, said as the call to
+/// make: the tool it names once its namespace is right (`echo` → `everything.echo`), or an
+/// action of a grouped upstream tool named as if it were a tool (`billing.list_invoices`, or
+/// `list_invoices` alone → `demo.billing` with `"action": "list_invoices"`). Exact names only:
+/// a misspelling is the did-you-mean's work.
+pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<String> {
+    if !matches!(group.mount, Some(MountStatus::Ready)) {
+        return None;
+    }
+    let namespace = &group.name;
+    if group.action(name).is_some() {
+        return Some(format!("Did you mean \"{namespace}.{name}\"?"));
+    }
+    let (tool, action) = match name.split_once('.') {
+        Some((tool, action)) => (Some(tool), action),
+        None => (None, name),
+    };
+    group.tools.iter().find_map(|listed| {
+        let upstream = listed.name.strip_prefix(namespace.as_str())?.strip_prefix('.')?;
+        if tool.is_some_and(|tool| tool != upstream) {
+            return None;
+        }
+        match published_route(listed)? {
+            PublishedRoute::Grouped { discriminator, actions } if actions.iter().any(|a| a == action) => {
+                Some(format!("Call \"{}\" with \"{discriminator}\": \"{action}\"; it serves that action.", listed.name))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `1 second`, `4 seconds`.
+fn in_seconds(seconds: u64) -> String {
+    if seconds == 1 { "1 second".to_owned() } else { format!("{seconds} seconds") }
 }
 
 /// Whole seconds, rounded up, from 1 to 30: how long a model is asked to wait.
