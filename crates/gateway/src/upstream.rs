@@ -93,7 +93,7 @@ impl Upstream {
                     .map_err(|error| format!("cannot start {command}: {error}"))?;
                 let group = ChildGroup(transport.id());
                 let service = handler
-                    .serve(transport)
+                    .serve(InOrder { inner: transport, routes })
                     .await
                     .map_err(|error| format!("{command} failed its handshake: {error}"))?;
                 Ok((service, group))
