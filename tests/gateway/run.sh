@@ -52,20 +52,8 @@ ours() {
   args="$(ps -o args= -p "$1" 2>/dev/null)" || return 1
   [[ "$args" == *billing-server* || "$args" == *fusion-gateway* || "$args" == *server-everything* ]]
 }
-# Stops one process: TERM, then KILL if it is still there after 10 s.
-stop_pid() {
-  local pid="$1" i
-  kill "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    echo "pid $pid was still running 10 s after SIGTERM: killed"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
+# shellcheck source=tests/lib/processes.sh
+source "$ROOT/tests/lib/processes.sh"
 # The processes started here, then any a pid file still names: an upstream e2e.py restarted, or
 # a child a gateway left behind.
 stop_all() {
@@ -152,29 +140,7 @@ GATEWAY_TOKEN="$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 export DEMO_TOKEN
 export RUST_LOG="${RUST_LOG:-warn}"
 
-# A TOML basic string.
-toml() {
-  local s="${1//\\/\\\\}"
-  s="${s//\"/\\\"}"
-  printf '"%s"' "$s"
-}
 
-# Waits until "$2" (a log) has the line "PROGRAM: listening on http://…/mcp" of pid $1; prints the URL.
-listening_url() {
-  local pid="$1" log="$2" program="$3" url i
-  for ((i = 0; i < 300; i++)); do
-    url="$(sed -n "s#^$program: listening on \(http://[^[:space:]]*\)\$#\1#p" "$log" | head -n 1)"
-    if [[ -n "$url" ]]; then
-      echo "$url"
-      return 0
-    fi
-    kill -0 "$pid" 2>/dev/null || { echo "$program exited before listening:" >&2; cat "$log" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "$program printed no 'listening on' line within 30 s:" >&2
-  cat "$log" >&2
-  return 1
-}
 
 # Records a line of the results (and shows it).
 result() {

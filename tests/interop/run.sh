@@ -41,24 +41,12 @@ wanted_prefix() { [[ " ${RUNS[*]} " == *" $1-"* ]]; }
 # Everything started here is stopped on the way out, whatever the way.
 TMP="$(mktemp -d "${TMPDIR:-/tmp}/mcp-fusion-interop.XXXXXX")"
 SERVER_PIDS=()
-# Stops one server: TERM, then KILL if it is still there after 10 s.
-stop_server() {
-  local pid="$1" i
-  kill "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < 100; i++)); do
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  if kill -0 "$pid" 2>/dev/null; then
-    echo "billing-server (pid $pid) was still running 10 s after SIGTERM: killed"
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
-}
-# shellcheck disable=SC2329 # invoked by the EXIT trap
+# shellcheck source=tests/lib/processes.sh
+source "$ROOT/tests/lib/processes.sh"
+# shellcheck disable=SC2317,SC2329 # invoked by the EXIT trap
 cleanup() {
   local pid
-  for pid in "${SERVER_PIDS[@]}"; do stop_server "$pid"; done
+  for pid in "${SERVER_PIDS[@]}"; do stop_pid "$pid"; done
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -145,21 +133,12 @@ RUNS_TSV="$OUT/runs.tsv"
 # Starts billing-server on Streamable HTTP (extra flags in "$@") on a fresh database; sets
 # HTTP_URL and HTTP_PID. Fails if the server exits or says nothing within 30 seconds.
 start_http() {
-  local name="$1" log="$OUT/logs/$1.server.log" i
+  local name="$1" log="$OUT/logs/$1.server.log"
   shift
   RUST_LOG="${RUST_LOG:-warn}" "$BIN" --db "$TMP/$name.db" --http 127.0.0.1:0 "$@" 2>"$log" </dev/null &
   HTTP_PID=$!
   SERVER_PIDS+=("$HTTP_PID")
-  HTTP_URL=""
-  for ((i = 0; i < 300; i++)); do
-    HTTP_URL="$(sed -n 's#^billing-server: listening on \(http://[^[:space:]]*\)$#\1#p' "$log" | head -n 1)"
-    [[ -n "$HTTP_URL" ]] && return 0
-    kill -0 "$HTTP_PID" 2>/dev/null || { echo "billing-server exited before listening:"; cat "$log"; return 1; }
-    sleep 0.1
-  done
-  echo "billing-server printed no 'listening on' line within 30 s:"
-  cat "$log"
-  return 1
+  HTTP_URL="$(listening_url "$HTTP_PID" "$log" billing-server)"
 }
 
 FAILED=0
@@ -206,7 +185,7 @@ run() {
   # A client ended by Ctrl-C (or a TERM to the group) ends the whole run; the trap cleans up.
   if ((code == 130 || code == 143)); then exit "$code"; fi
   if [[ "$transport" != stdio ]]; then
-    stop_server "$HTTP_PID"
+    stop_pid "$HTTP_PID"
     SERVER_PIDS=() # one server at a time: none is left for the trap to stop (nor a reused pid)
     if [[ -s "$OUT/logs/$name.server.log" ]]; then
       echo "(billing-server's stderr: ${OUT#"$ROOT"/}/logs/$name.server.log)"

@@ -64,7 +64,11 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")))
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            // rmcp's HTTP client logs an expected loss of an upstream at ERROR ("fail to delete
+            // session", "worker quit with fatal"); the gateway logs it once, with what it does next.
+            EnvFilter::new("info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off")
+        }))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .init();

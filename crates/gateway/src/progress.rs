@@ -88,6 +88,11 @@ pub(crate) struct InOrder<T> {
 impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
     type Error = T::Error;
 
+    /// Short: rmcp puts the transport's name in its errors, and the default is the whole type.
+    fn name() -> std::borrow::Cow<'static, str> {
+        "upstream".into()
+    }
+
     fn send(
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,

@@ -3,9 +3,10 @@
 use std::process::Stdio;
 
 use process_wrap::tokio::CommandWrap;
+use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{RoleClient, ServiceExt as _, service::RunningService};
+use rmcp::{RoleClient, ServiceExt as _};
 
 use crate::handler::UpstreamHandler;
 use crate::progress::{InOrder, ProgressRoutes};
@@ -95,7 +96,7 @@ impl Upstream {
                 let service = handler
                     .serve(InOrder { inner: transport, routes })
                     .await
-                    .map_err(|error| format!("{command} failed its handshake: {error}"))?;
+                    .map_err(|error| refused(command, &error))?;
                 Ok((service, group))
             }
             Upstream::Http { url, token } => {
@@ -104,14 +105,28 @@ impl Upstream {
                     config = config.auth_header(token.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service = handler
-                    .serve(InOrder { inner: transport, routes })
-                    .await
-                    .map_err(|error| format!("{url} failed its handshake: {error}"))?;
+                let service =
+                    handler.serve(InOrder { inner: transport, routes }).await.map_err(|error| refused(url, &error))?;
                 Ok((service, ChildGroup(None)))
             }
         }
     }
+}
+
+/// Why the handshake with `upstream` failed, in words a model can act on; the log has
+/// rmcp's own error, which names transport types.
+fn refused(upstream: &str, error: &ClientInitializeError) -> String {
+    tracing::debug!(upstream, "the handshake failed: {error}");
+    let why = match error {
+        ClientInitializeError::ConnectionClosed(_) => "closed the connection during its handshake".to_owned(),
+        ClientInitializeError::TransportError { .. } => "could not be reached".to_owned(),
+        ClientInitializeError::JsonRpcError(data) => format!("refused the handshake: {}", data.message),
+        ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+            "speaks no MCP protocol version this gateway speaks".to_owned()
+        }
+        _ => "answered its handshake with something unexpected".to_owned(),
+    };
+    format!("{upstream} {why}")
 }
 
 /// The process group a stdio child leads. When it drops — the child has exited, or been

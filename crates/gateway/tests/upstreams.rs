@@ -338,7 +338,10 @@ async fn shutdown_ends_every_child() {
     }
     assert!(pids.iter().all(|pid| alive(*pid)));
     running.shutdown().await;
-    for pid in pids {
-        assert!(!alive(pid), "child {pid} outlived the gateway");
-    }
+    // A signal takes a moment to land: the group is killed by the time shutdown returns, but
+    // its last member may not be gone yet.
+    eventually("every child and what it left behind to end", Duration::from_secs(5), || async {
+        pids.iter().all(|pid| !alive(*pid)).then_some(())
+    })
+    .await;
 }

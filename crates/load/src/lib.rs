@@ -2,10 +2,12 @@
 //!
 //! [`run`] opens one MCP session per client, each its own rmcp client, then every client calls
 //! the tool again as soon as its previous call has returned, until the duration is over or the
-//! call budget is spent. Every call ends in one [`Outcome`]: `OK` (`isError` false), the code of
-//! the envelope the server answered with (read with [`mcp_fusion_wire::parse`]), or a transport
-//! or protocol error by kind. The [`Report`] holds the counts, the rate and the latency
-//! percentiles, overall and per outcome.
+//! call budget is spent. Every call ends in exactly one [`Outcome`]: `OK`, the code of the
+//! envelope the server answered with instead of a value (read with [`mcp_fusion_wire`]), or a
+//! transport or protocol error by kind, `client_timeout` included. The [`Report`] holds the
+//! counts, the rate and the latency percentiles, overall and per outcome; it counts the calls
+//! started apart from the outcomes, so a call lost on the way shows as `started > answered`, and
+//! can count the outcomes per stretch of time ([`Config::timeline`]) to show when they changed.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -14,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+use mcp_fusion_wire::ParsedResult;
 use rmcp::ServiceExt as _;
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
@@ -49,6 +52,9 @@ pub struct Config {
     /// A call (or a session's opening) without an answer by then counts as the error
     /// `client_timeout`.
     pub call_timeout: Duration,
+    /// Also count the outcomes per stretch of this length, by when each call started
+    /// ([`Report::timeline`]); `None` for totals only.
+    pub timeline: Option<Duration>,
 }
 
 impl Config {
@@ -63,6 +69,7 @@ impl Config {
             tool: "billing".to_owned(),
             arguments: arguments.as_object().cloned().unwrap_or_default(),
             call_timeout: Duration::from_secs(30),
+            timeline: None,
         }
     }
 }
@@ -70,10 +77,13 @@ impl Config {
 /// How one call ended. Ordered: `OK`, then envelope codes, then errors.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Outcome {
-    /// A result with `isError` false (or absent).
+    /// A result with `isError` false (or absent) that is not a warning alone: a value, with or
+    /// without warnings riding on it.
     Ok,
-    /// A result with `isError` true: the envelope's code (`SERVER_BUSY`, `RATE_LIMITED`, …;
-    /// `UNKNOWN` for text that is not an envelope).
+    /// An envelope instead of a value, by its code: a result with `isError` true
+    /// (`SERVER_BUSY`, `RATE_LIMITED`, …; `UNKNOWN` for text that is not an envelope), or one
+    /// with `isError` false whose only content is warnings (`HANDOFF_CONNECTING`: the call was
+    /// not run, so counting it as `OK` would hide it).
     Envelope(String),
     /// No result: a transport or protocol error, by kind (`transport_send`, `transport_closed`,
     /// `mcp_error -32603`, `client_timeout`, …).
@@ -138,6 +148,16 @@ pub struct OutcomeStats {
     pub first_message: Option<String>,
 }
 
+/// The outcomes counted per stretch of time, by when each call started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timeline {
+    /// The length of each stretch.
+    pub bucket: Duration,
+    /// Stretch `i` holds the calls started from `i × bucket` to `(i + 1) × bucket` after the
+    /// warm-up, every stretch up to the last call's (empty ones too).
+    pub buckets: Vec<BTreeMap<Outcome, u64>>,
+}
+
 /// The result of a run.
 #[derive(Debug, Clone)]
 pub struct Report {
@@ -157,12 +177,22 @@ pub struct Report {
     pub sessions_opened: u64,
     /// Failures to open a session, by kind (these are not calls).
     pub connect_errors: BTreeMap<String, u64>,
+    /// Counted calls sent, tallied as each is sent: [`Report::calls`] tallies them as each ends,
+    /// so the two differ only if a call got no outcome at all.
+    pub started: u64,
+    /// The outcomes per stretch of time, when [`Config::timeline`] asked for them.
+    pub timeline: Option<Timeline>,
 }
 
 impl Report {
-    /// Counted calls.
+    /// Counted calls that ended, one way or another (with `OK`, an envelope or an error).
     pub fn calls(&self) -> u64 {
         self.outcomes.values().map(|stats| stats.count).sum()
+    }
+
+    /// Whether every call started ended in exactly one outcome: none lost.
+    pub fn all_answered(&self) -> bool {
+        self.started == self.calls()
     }
 
     /// Counted calls per second of [`Report::elapsed`].
@@ -207,12 +237,14 @@ impl Report {
                 json!({"count": stats.count, "latency_us": stats.latency.to_json(), "first_message": stats.first_message}),
             );
         }
-        json!({
+        let mut report = json!({
             "url": self.url,
             "tool": self.tool,
             "clients": self.clients,
             "elapsed_s": (self.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+            "started": self.started,
             "calls": self.calls(),
+            "all_answered": self.all_answered(),
             "calls_per_s": (self.calls_per_second() * 10.0).round() / 10.0,
             "latency_us": self.latency.to_json(),
             "ok": self.ok(),
@@ -221,7 +253,22 @@ impl Report {
             "by_outcome": by_outcome,
             "sessions_opened": self.sessions_opened,
             "connect_errors": self.connect_errors,
-        })
+        });
+        if let Some(timeline) = &self.timeline {
+            let bucket_s = timeline.bucket.as_secs_f64();
+            let buckets: Vec<Value> = timeline
+                .buckets
+                .iter()
+                .enumerate()
+                .map(|(i, counts)| {
+                    let counts: serde_json::Map<String, Value> =
+                        counts.iter().map(|(outcome, n)| (outcome.to_string(), (*n).into())).collect();
+                    json!({"from_s": (i as f64 * bucket_s * 1000.0).round() / 1000.0, "outcomes": counts})
+                })
+                .collect();
+            report["timeline"] = json!({"bucket_s": bucket_s, "buckets": buckets});
+        }
+        report
     }
 }
 
@@ -236,7 +283,12 @@ impl fmt::Display for Report {
             self.clients,
             self.elapsed.as_secs_f64()
         )?;
-        writeln!(f, "calls     {} ({:.1}/s)", self.calls(), self.calls_per_second())?;
+        write!(f, "calls     {} ({:.1}/s)", self.calls(), self.calls_per_second())?;
+        if self.all_answered() {
+            writeln!(f, ", every call started answered")?;
+        } else {
+            writeln!(f, "; {} started, {} without an outcome", self.started, self.started.abs_diff(self.calls()))?;
+        }
         writeln!(
             f,
             "latency   p50 {}  p90 {}  p99 {}  max {}",
@@ -265,6 +317,14 @@ impl fmt::Display for Report {
         if !self.connect_errors.is_empty() {
             let failed: Vec<String> = self.connect_errors.iter().map(|(kind, n)| format!("{kind} ×{n}")).collect();
             write!(f, "; failed to open: {}", failed.join(", "))?;
+        }
+        if let Some(timeline) = &self.timeline {
+            write!(f, "\ntimeline  calls by the {} they started in", human(timeline.bucket))?;
+            for (i, counts) in timeline.buckets.iter().enumerate() {
+                let from = i as f64 * timeline.bucket.as_secs_f64();
+                let counts: Vec<String> = counts.iter().map(|(outcome, n)| format!("{outcome} {n}")).collect();
+                write!(f, "\n  from {from:>7.2} s  {}", counts.join(", "))?;
+            }
         }
         Ok(())
     }
@@ -319,6 +379,9 @@ pub async fn run(config: Config) -> Result<Report, LoadError> {
     if config.stop == Stop::Calls(0) {
         return Err(LoadError::Config("at least one call is needed".to_owned()));
     }
+    if config.timeline.is_some_and(|bucket| bucket.as_micros() == 0) {
+        return Err(LoadError::Config("a timeline's stretches must be at least a microsecond long".to_owned()));
+    }
     let config = Arc::new(config);
 
     // Every session is open before the clock starts.
@@ -357,6 +420,7 @@ pub async fn run(config: Config) -> Result<Report, LoadError> {
             Stop::Duration(_) => None,
         },
         claimed: AtomicU64::new(0),
+        started: AtomicU64::new(0),
         measure_from,
         config: Arc::clone(&config),
     });
@@ -368,8 +432,17 @@ pub async fn run(config: Config) -> Result<Report, LoadError> {
     let mut per = BTreeMap::<Outcome, (Histogram<u64>, Option<String>)>::new();
     let mut last_done = None::<Instant>;
     let mut sessions_opened = opened;
+    let mut buckets = Vec::<BTreeMap<Outcome, u64>>::new();
     for task in tasks {
         let tally = task.await.map_err(|e| LoadError::Task(e.to_string()))?;
+        if buckets.len() < tally.buckets.len() {
+            buckets.resize_with(tally.buckets.len(), BTreeMap::new);
+        }
+        for (into, from) in buckets.iter_mut().zip(tally.buckets) {
+            for (outcome, n) in from {
+                *into.entry(outcome).or_default() += n;
+            }
+        }
         for (outcome, (histogram, first)) in tally.outcomes {
             all.add(&histogram).expect("same bounds");
             let entry = per.entry(outcome).or_insert_with(|| (new_histogram(), None));
@@ -405,6 +478,8 @@ pub async fn run(config: Config) -> Result<Report, LoadError> {
         outcomes,
         sessions_opened,
         connect_errors,
+        started: shared.started.load(Ordering::Acquire),
+        timeline: config.timeline.map(|bucket| Timeline { bucket, buckets }),
     })
 }
 
@@ -421,6 +496,9 @@ struct Shared {
     end: Option<Instant>,
     budget: Option<u64>,
     claimed: AtomicU64,
+    /// Counted calls sent, kept apart from the tallies of their outcomes so that the report can
+    /// check one against the other.
+    started: AtomicU64,
 }
 
 impl Shared {
@@ -447,10 +525,18 @@ struct Tally {
     connect_errors: BTreeMap<String, u64>,
     sessions_opened: u64,
     last_done: Option<Instant>,
+    buckets: Vec<BTreeMap<Outcome, u64>>,
 }
 
 impl Tally {
-    fn record(&mut self, outcome: Outcome, message: Option<String>, took: Duration) {
+    /// Counts one call; `bucket` is the stretch of the timeline it started in, if one is kept.
+    fn record(&mut self, outcome: Outcome, message: Option<String>, took: Duration, bucket: Option<usize>) {
+        if let Some(i) = bucket {
+            if self.buckets.len() <= i {
+                self.buckets.resize_with(i + 1, BTreeMap::new);
+            }
+            *self.buckets[i].entry(outcome.clone()).or_default() += 1;
+        }
         let entry = self.outcomes.entry(outcome).or_insert_with(|| (new_histogram(), None));
         entry.0.saturating_record((took.as_micros() as u64).max(1));
         if entry.1.is_none() {
@@ -488,14 +574,20 @@ async fn client_loop(shared: Arc<Shared>, mut client: Option<Client>) -> Tally {
         };
         let start = Instant::now();
         let counted = start >= shared.measure_from;
-        if counted && !shared.claim() {
-            break;
+        if counted {
+            if !shared.claim() {
+                break;
+            }
+            shared.started.fetch_add(1, Ordering::AcqRel);
         }
+        // The timeout is what makes a hung call an outcome (`client_timeout`) instead of a
+        // run that never ends.
         let answer = tokio::time::timeout(config.call_timeout, session.call_tool(params.clone())).await;
         let done = Instant::now();
         if counted {
             let (outcome, message) = classify(answer, config.call_timeout);
-            tally.record(outcome, message, done - start);
+            let bucket = config.timeline.map(|width| bucket_of(start - shared.measure_from, width));
+            tally.record(outcome, message, done - start, bucket);
             tally.last_done = Some(done);
         }
     }
@@ -520,6 +612,11 @@ async fn connect(config: &Config) -> Result<Client, (String, String)> {
     }
 }
 
+/// The stretch of `width` that `since` falls in.
+fn bucket_of(since: Duration, width: Duration) -> usize {
+    usize::try_from(since.as_micros() / width.as_micros().max(1)).unwrap_or(usize::MAX)
+}
+
 async fn close(client: Client) {
     let _ = tokio::time::timeout(Duration::from_secs(5), client.cancel()).await;
 }
@@ -541,8 +638,33 @@ fn classify(
             let envelope = mcp_fusion_wire::parse(&text.join("\n"));
             (Outcome::Envelope(envelope.error.code.as_str().to_owned()), Some(flatten(&envelope.error.message)))
         }
-        Ok(Ok(_)) => (Outcome::Ok, None),
+        Ok(Ok(result)) => match lone_warning(&result) {
+            Some(warning) => {
+                (Outcome::Envelope(warning.error.code.as_str().to_owned()), Some(flatten(&warning.error.message)))
+            }
+            None => (Outcome::Ok, None),
+        },
     }
+}
+
+/// The first warning of a result with `isError` false that holds nothing but warnings (no
+/// structured content, every block a `<tool_error severity="warning">`): an answer in place of
+/// a value, as `HANDOFF_CONNECTING` is. A value with warnings riding on it is not one.
+fn lone_warning(result: &CallToolResult) -> Option<mcp_fusion_wire::Envelope> {
+    if result.structured_content.is_some() || result.content.is_empty() {
+        return None;
+    }
+    let mut texts = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        // The cheap test first: a value's blocks are not parsed as envelopes on every call.
+        let text = block.as_text()?.text.as_str();
+        if !text.trim_start().starts_with("<tool_error") {
+            return None;
+        }
+        texts.push(text);
+    }
+    let read = ParsedResult::from_blocks(&texts, false);
+    (read.warnings.len() == texts.len()).then(|| read.warnings.into_iter().next()).flatten()
 }
 
 fn error_kind(error: &ServiceError) -> String {
@@ -608,6 +730,44 @@ mod tests {
         assert_eq!(classify(Ok(Ok(ok)), Duration::from_secs(1)).0, Outcome::Ok);
         let closed = classify(Ok(Err(ServiceError::TransportClosed)), Duration::from_secs(1)).0;
         assert_eq!(closed, Outcome::Error("transport_closed".into()));
+    }
+
+    #[test]
+    fn a_warning_alone_is_counted_by_its_code_and_a_value_with_one_as_ok() {
+        use mcp_fusion_wire::{ErrorCode, ToolError};
+        use rmcp::model::ContentBlock;
+        let text = |t: &str| ContentBlock::text(t.to_owned());
+        let connecting =
+            ToolError::new(ErrorCode::HandoffConnecting, "Still connecting.").warning().retry_after(2).render();
+        let deprecated = ToolError::deprecated("Old.").render();
+        let classify_ok = |result| classify(Ok(Ok(result)), Duration::from_secs(1));
+
+        let alone = CallToolResult::success(vec![text(&connecting), text(&deprecated)]);
+        let (outcome, message) = classify_ok(alone);
+        assert_eq!(
+            (outcome, message.as_deref()),
+            (Outcome::Envelope("HANDOFF_CONNECTING".into()), Some("Still connecting."))
+        );
+
+        // A value, in a block or in structured content, makes it a success whatever rides on it.
+        let with_value = CallToolResult::success(vec![text("{\"id\": 1}"), text(&deprecated)]);
+        assert_eq!(classify_ok(with_value).0, Outcome::Ok);
+        let mut structured = CallToolResult::success(vec![text(&deprecated)]);
+        structured.structured_content = Some(json!({"id": 1}));
+        assert_eq!(classify_ok(structured).0, Outcome::Ok);
+        // `isError` false is the server's word for success unless every block is a warning.
+        let not_a_warning = ToolError::not_found("Gone.").render();
+        assert_eq!(classify_ok(CallToolResult::success(vec![text(&not_a_warning)])).0, Outcome::Ok);
+        assert_eq!(classify_ok(CallToolResult::success(vec![])).0, Outcome::Ok);
+    }
+
+    #[test]
+    fn calls_fall_in_the_stretch_they_started_in() {
+        let second = Duration::from_secs(1);
+        assert_eq!(bucket_of(Duration::ZERO, second), 0);
+        assert_eq!(bucket_of(Duration::from_millis(999), second), 0);
+        assert_eq!(bucket_of(Duration::from_millis(1000), second), 1);
+        assert_eq!(bucket_of(Duration::from_millis(2500), Duration::from_millis(500)), 5);
     }
 
     #[test]

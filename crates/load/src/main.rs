@@ -41,6 +41,10 @@ struct Cli {
     /// A call (or a session's opening) with no answer by then counts as `client_timeout`.
     #[arg(long, value_name = "SECS", value_parser = seconds, default_value = "30")]
     call_timeout: Duration,
+    /// Also count the outcomes per stretch of SECS, by when each call started: to see when
+    /// they changed, e.g. while an upstream was restarted.
+    #[arg(long, value_name = "SECS", value_parser = seconds)]
+    timeline: Option<Duration>,
     /// Print the report as one JSON object.
     #[arg(long)]
     json: bool,
@@ -82,6 +86,7 @@ impl Cli {
             tool: self.tool,
             arguments: self.arguments,
             call_timeout: self.call_timeout,
+            timeline: self.timeline,
         }
     }
 }
