@@ -1,5 +1,6 @@
 //! What a handler and a middleware know about the call they serve.
 
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use mcp_fusion_wire::ToolError;
@@ -25,6 +26,7 @@ pub struct CallInfo {
     pub(crate) peer_accepts_requests: bool,
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) caller: Caller,
+    pub(crate) client_address: Option<IpAddr>,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
     mask_internal_errors: bool,
 }
@@ -41,6 +43,7 @@ impl CallInfo {
             peer: request.peer,
             progress_token: request.progress_token,
             caller: request.caller,
+            client_address: request.client_address,
             warnings: Mutex::new(Vec::new()),
             mask_internal_errors,
         }
@@ -54,6 +57,12 @@ impl CallInfo {
     /// The session, when the transport has one (the `mcp-session-id` of stateful HTTP).
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// The client's network address, when the transport knows it (HTTP: the connection's
+    /// peer, or the trusted proxy header).
+    pub fn client_address(&self) -> Option<IpAddr> {
+        self.client_address
     }
 
     /// The client, as it introduced itself at `initialize`.

@@ -153,7 +153,7 @@ async fn middleware_before_the_rate_limit_sees_what_it_refuses_and_after_does_no
         .unwrap();
     assert_eq!(
         server.chain("g.a").unwrap(),
-        ["auth", "before the limit", "rate limit (*:1/60s, 1 call per 60s per session)", "after the limit", "handler"]
+        ["auth", "before the limit", "rate limit (*:1/60s, 1 call per 60s per caller)", "after the limit", "handler"]
     );
     let mut refused = 0;
     for _ in 0..3 {

@@ -183,7 +183,7 @@ async fn rate_limits_are_exact_under_concurrent_calls() {
     // A burst of 5 per 60 s, then one call every 12 s.
     assert_eq!(
         limited[0],
-        "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 5 calls per 60s for this session on rl.hit.</message>\n\
+        "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 5 calls per 60s for this caller on rl.hit.</message>\n\
          <recovery>Wait 12 seconds before calling rl.hit again; do not retry sooner. Other actions are not limited by it.</recovery>\n\
          <details>\n  <detail key=\"limit\">5</detail>\n  <detail key=\"window_seconds\">60</detail>\n  \
          <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">session</detail>\n</details>\n\

@@ -204,7 +204,7 @@ async fn a_mount_takes_the_servers_guards_and_its_own() {
     ready(&server, &mount);
     assert_eq!(
         server.chain("crm.search").unwrap(),
-        ["auth", "rate limit (crm:1/60s, 1 call per 60s per session)", "handler"]
+        ["auth", "rate limit (crm:1/60s, 1 call per 60s per caller)", "handler"]
     );
     assert_eq!(call(&server, "crm.search", json!({"query": "ana"})).await.is_error, Some(false));
     let limited = parse(&text(&call(&server, "crm.fail", json!({"query": "ana"})).await));

@@ -266,7 +266,7 @@ async fn an_action_limit_per_session_says_other_actions_are_free() {
     assert_eq!(
         refusal(&server, &info).await,
         "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n\
-         <message>Rate limit reached: 1 call per 60s for this session on rl.hit.</message>\n\
+         <message>Rate limit reached: 1 call per 60s for this caller on rl.hit.</message>\n\
          <recovery>Wait 60 seconds before calling rl.hit again; do not retry sooner. \
          Other actions are not limited by it.</recovery>\n\
          <details>\n  <detail key=\"limit\">1</detail>\n  <detail key=\"window_seconds\">60</detail>\n  \
@@ -334,7 +334,7 @@ async fn a_server_limit_per_session_says_nothing_else_will_help() {
     assert_eq!(
         refusal(&server, &info).await,
         rate_limited(
-            "Rate limit reached: 1 call per 60s for this session across every tool of this server.",
+            "Rate limit reached: 1 call per 60s for this caller across every tool of this server.",
             "Wait 60 seconds before calling any tool of this server again; do not retry sooner. \
              Calling another action or tool will not help.",
             "server",
@@ -385,7 +385,7 @@ async fn a_limit_that_cannot_be_checked_says_its_scope_too() {
     assert_eq!(
         error_text(&call(&server, "rl", "hit", &RequestInfo::default()).await),
         rate_limited(
-            "The rate limit of 1 call per 60s for this session across every action of rl cannot be checked right now, \
+            "The rate limit of 1 call per 60s for this caller across every action of rl cannot be checked right now, \
              so the call was refused.",
             "Wait 5 seconds before calling any action of rl again; the limit store is recovering. \
              Calling another action of rl will not help; actions outside rl are not limited by it.",

@@ -27,7 +27,7 @@ use crate::{Backoff, Gateway, Upstream};
 /// args = ["--db", "billing.db"]
 /// env = { RUST_LOG = "warn" }
 /// rate_limit = "100/60"               # N calls per SECS seconds…
-/// rate_limit_per = "session"          # …per session (default), identity, or server
+/// rate_limit_per = "caller"           # …per caller (default), session, identity, or server
 /// max_active = 4                      # calls running at once…
 /// max_queue = 16                      # …and waiting; more get SERVER_BUSY
 /// timeout_ms = 5000                   # TIMEOUT past this
@@ -261,10 +261,10 @@ impl MountConfig {
             if self.rate_limit.is_none() {
                 return Err(invalid(self.at(), "`rate_limit_per` is set without `rate_limit`"));
             }
-            if !matches!(per.as_str(), "session" | "identity" | "server") {
+            if !matches!(per.as_str(), "caller" | "session" | "identity" | "server") {
                 return Err(invalid(
                     format!("{} rate_limit_per", self.at()),
-                    format!("{per:?}; expected \"session\", \"identity\" or \"server\""),
+                    format!("{per:?}; expected \"caller\", \"session\", \"identity\" or \"server\""),
                 ));
             }
         }
@@ -288,7 +288,8 @@ impl MountConfig {
             mount = mount.rate_limit(match self.rate_limit_per.as_deref() {
                 Some("identity") => limit.per_identity(),
                 Some("server") => limit.global(),
-                _ => limit.per_session(),
+                Some("session") => limit.per_session(),
+                _ => limit.per_caller(),
             });
         }
         if let Some(active) = self.max_active {

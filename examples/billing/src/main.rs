@@ -42,6 +42,25 @@ struct Cli {
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, requires = "http")]
     max_body_bytes: usize,
+    /// The most HTTP connections open at once; more are closed as they arrive.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_connections: u32,
+    /// Seconds a connection may take to send a request's headers, or stay idle between requests.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..), requires = "http")]
+    header_timeout_secs: u64,
+    /// The most HTTP sessions alive at once; an `initialize` beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_sessions: u32,
+    /// The most HTTP sessions one caller (a token's identity, else an address) holds at once.
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_sessions_per_caller: u32,
+    /// Seconds an HTTP session may go without a request before it ends.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..), requires = "http")]
+    session_idle_secs: u64,
+    /// Take the client's address from this header (`x-forwarded-for`), for rate limits per
+    /// caller; only behind a proxy that sets it, as any client can send it.
+    #[arg(long, value_name = "HEADER", value_parser = parse_header_name, requires = "http")]
+    client_address_header: Option<http::HeaderName>,
     /// Calls of the billing tool running at once; more wait in line (see --max-queue).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_active: Option<u32>,
@@ -49,15 +68,16 @@ struct Cli {
     /// SERVER_BUSY.
     #[arg(long, value_name = "N", default_value_t = 0, requires = "max_active")]
     max_queue: u32,
-    /// At most N calls per SECS seconds per session (`10/60`); more get RATE_LIMITED.
+    /// At most N calls per SECS seconds per caller (`10/60`): its token's identity, else its
+    /// session, else its address; more get RATE_LIMITED.
     #[arg(long, value_name = "N/SECS", value_parser = parse_rate_limit)]
     rate_limit: Option<RateLimit>,
     /// Fail an action that runs longer than this with TIMEOUT.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: Option<u64>,
-    /// Require `Authorization: Bearer TOKEN` on HTTP (anonymous calls get AUTH_REQUIRED, other
-    /// tokens UNAUTHORIZED); stdio is local and ignores it. Prefer the environment variable: a
-    /// flag shows in `ps`.
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request (others get 401 before any
+    /// session exists); stdio is local and ignores it. Prefer the environment variable: a flag
+    /// shows in `ps`.
     #[arg(long, env = "BILLING_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// Count --rate-limit in this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every
@@ -84,6 +104,12 @@ enum RedisFailure {
     Open,
     /// Refuse the call with RATE_LIMITED: the limit first.
     Closed,
+}
+
+/// An HTTP header's name, like `x-forwarded-for`.
+fn parse_header_name(text: &str) -> Result<http::HeaderName, String> {
+    http::HeaderName::from_bytes(text.as_bytes())
+        .map_err(|_| format!("expected an HTTP header name, like x-forwarded-for, not {text:?}"))
 }
 
 /// `N/SECS`, like `10/60`.
@@ -120,7 +146,17 @@ impl Cli {
     }
 
     fn http_config(&self, addr: SocketAddr) -> HttpConfig {
-        let mut config = HttpConfig::new(addr).stateless(self.stateless).max_body_bytes(self.max_body_bytes);
+        let mut config = HttpConfig::new(addr)
+            .stateless(self.stateless)
+            .max_body_bytes(self.max_body_bytes)
+            .max_connections(self.max_connections as usize)
+            .header_timeout(Duration::from_secs(self.header_timeout_secs))
+            .max_sessions(self.max_sessions as usize)
+            .max_sessions_per_caller(self.max_sessions_per_caller as usize)
+            .session_idle_timeout(Duration::from_secs(self.session_idle_secs));
+        if let Some(header) = &self.client_address_header {
+            config = config.client_address_header(header.clone());
+        }
         if let Some(token) = &self.token {
             config = config.authenticator(StaticTokens::new().token(token, Identity::new("billing-client")));
         }

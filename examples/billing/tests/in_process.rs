@@ -160,5 +160,5 @@ async fn the_rate_limit_flag_limits_each_session() {
     assert_eq!(call(&server, get.clone()).await.is_error, Some(false));
     let limited = call(&server, get).await;
     assert_eq!(limited.is_error, Some(true));
-    assert!(text(&limited).starts_with("<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 2 calls per 60s for this session across every tool of this server.</message>"), "{}", text(&limited));
+    assert!(text(&limited).starts_with("<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 2 calls per 60s for this caller across every tool of this server.</message>"), "{}", text(&limited));
 }

@@ -13,6 +13,7 @@
 pub mod http;
 pub mod stdio;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use rmcp::model::{Extensions, Implementation, ProgressToken};
@@ -41,6 +42,8 @@ pub struct RequestInfo {
     pub progress_token: Option<ProgressToken>,
     /// Who is calling, as the transport's authenticator found.
     pub caller: Caller,
+    /// The client's network address, when the transport knows it.
+    pub client_address: Option<IpAddr>,
 }
 
 impl Default for RequestInfo {
@@ -54,6 +57,7 @@ impl Default for RequestInfo {
             peer_accepts_requests: false,
             progress_token: None,
             caller: Caller::Anonymous,
+            client_address: None,
         }
     }
 }
@@ -72,6 +76,7 @@ impl RequestInfo {
             peer_accepts_requests: true,
             progress_token: context.meta.get_progress_token(),
             caller: Caller::Anonymous,
+            client_address: None,
         };
         #[cfg(feature = "http")]
         if let Some(request) = http::request::HttpRequest::read(&context.extensions) {
@@ -79,6 +84,7 @@ impl RequestInfo {
             info.peer_accepts_requests = request.session_id.is_some();
             info.session_id = request.session_id;
             info.caller = request.caller;
+            info.client_address = request.client_address;
         }
         info.extensions = context.extensions;
         info

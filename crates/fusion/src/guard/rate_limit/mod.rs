@@ -55,12 +55,13 @@ impl std::fmt::Debug for RateLimit {
 }
 
 impl RateLimit {
-    /// `calls` per `window` for each session (the default key). A zero `calls` is read as one.
+    /// `calls` per `window` for each caller (the default key, see [`RateLimit::per_caller`]).
+    /// A zero `calls` is read as one.
     pub fn new(calls: u32, window: Duration) -> RateLimit {
         RateLimit {
             calls: NonZeroU32::new(calls).unwrap_or(NonZeroU32::MIN),
             window: window.max(Duration::from_millis(1)),
-            key: RateLimitKey::Session,
+            key: RateLimitKey::Caller,
             name: None,
         }
     }
@@ -73,7 +74,16 @@ impl RateLimit {
         self
     }
 
-    /// Counts per session (stdio is one session).
+    /// Counts per caller (the default): the authenticated identity, whatever session it uses;
+    /// else the session; else (stateless HTTP without a token) the client's address. stdio is
+    /// one caller.
+    pub fn per_caller(mut self) -> RateLimit {
+        self.key = RateLimitKey::Caller;
+        self
+    }
+
+    /// Counts per session (stdio is one session): a caller opening new sessions gets a new
+    /// budget with each, so prefer [`RateLimit::per_caller`] where callers are not trusted.
     pub fn per_session(mut self) -> RateLimit {
         self.key = RateLimitKey::Session;
         self
@@ -105,7 +115,7 @@ impl RateLimit {
         }
     }
 
-    /// What the limit counts by: `session`, `identity`, `global` or `custom`.
+    /// What the limit counts by: `caller`, `session`, `identity`, `global` or `custom`.
     pub fn counts_per(&self) -> &'static str {
         self.key.kind()
     }
@@ -124,6 +134,12 @@ impl RateLimit {
     /// The counted key of a call.
     fn key_of(&self, call: &CallInfo) -> String {
         match &self.key {
+            RateLimitKey::Caller => match (call.identity(), call.session_id(), call.client_address()) {
+                (Some(identity), _, _) => format!("identity:{}", identity.subject),
+                (None, Some(session), _) => format!("session:{session}"),
+                (None, None, Some(address)) => format!("address:{address}"),
+                (None, None, None) => "session:local".to_owned(),
+            },
             RateLimitKey::Session => format!("session:{}", call.session_id().unwrap_or("local")),
             RateLimitKey::Identity => match call.identity() {
                 Some(identity) => format!("identity:{}", identity.subject),
@@ -142,6 +158,7 @@ fn describe_window(window: Duration) -> String {
 /// What a limit counts by.
 #[derive(Clone)]
 enum RateLimitKey {
+    Caller,
     Session,
     Identity,
     Global,
@@ -151,6 +168,7 @@ enum RateLimitKey {
 impl RateLimitKey {
     fn kind(&self) -> &'static str {
         match self {
+            RateLimitKey::Caller => "caller",
             RateLimitKey::Session => "session",
             RateLimitKey::Identity => "identity",
             RateLimitKey::Global => "global",
@@ -161,8 +179,8 @@ impl RateLimitKey {
     /// Whose calls the limit counts together, as the envelopes say it.
     fn counted(&self) -> &'static str {
         match self {
+            RateLimitKey::Caller | RateLimitKey::Identity => "for this caller",
             RateLimitKey::Session => "for this session",
-            RateLimitKey::Identity => "for this caller",
             RateLimitKey::Global => "for all callers together",
             RateLimitKey::Custom(_) => "for this call's key",
         }
@@ -358,7 +376,7 @@ mod tests {
         let limit = RateLimit::new(10, Duration::from_secs(60));
         assert_eq!(
             (limit.describe(), limit.name(), limit.counts_per()),
-            ("10 calls per 60s".into(), "10/60s".into(), "session")
+            ("10 calls per 60s".into(), "10/60s".into(), "caller")
         );
         let odd = RateLimit::new(0, Duration::from_millis(1500)).global().named("burst");
         assert_eq!(

@@ -1,31 +1,50 @@
-//! Bearer tokens: the `Authorization` header read, checked by the configured
+//! Bearer tokens: the `Authorization` header read on every request, checked by the configured
 //! [`Authenticator`], and its verdict attached to the request as a [`Caller`].
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware;
 use axum::response::Response;
 
-use crate::auth::{Authenticator, Caller};
+use super::refusal;
+use crate::auth::{AuthError, Authenticator, Caller};
 
-/// Reads the bearer token and attaches the caller it stands for to the request.
-pub(super) async fn authenticate(
-    State(authenticator): State<Arc<dyn Authenticator>>,
-    mut request: Request,
-    next: middleware::Next,
-) -> Response {
+/// The authenticator and whether requests it does not accept may still go on.
+#[derive(Clone)]
+pub(super) struct Gate {
+    pub authenticator: Arc<dyn Authenticator>,
+    pub allow_anonymous: bool,
+}
+
+/// Reads the bearer token, refuses the request with `401` unless it stands for an identity
+/// (or anonymous callers are allowed), and attaches the caller to the request.
+pub(super) async fn authenticate(State(gate): State<Gate>, mut request: Request, next: middleware::Next) -> Response {
     let caller = match request.headers().get(http::header::AUTHORIZATION) {
         None => Caller::Anonymous,
         Some(value) => match bearer_token(value) {
-            Some(token) => match authenticator.authenticate(token).await {
+            Some(token) => match gate.authenticator.authenticate(token).await {
                 Ok(identity) => Caller::Authenticated(identity),
                 Err(reason) => Caller::Refused(reason),
             },
-            None => return unusable_credentials(),
+            None => {
+                return refusal::unauthorized(Some("invalid_request"), "expected a bearer token");
+            }
         },
     };
+    if !gate.allow_anonymous {
+        match &caller {
+            Caller::Authenticated(_) => {}
+            Caller::Anonymous => return refusal::unauthorized(None, "this server needs a bearer token"),
+            Caller::Refused(reason) => {
+                let description = match reason {
+                    AuthError::Invalid => "the bearer token is not valid",
+                    AuthError::Expired => "the bearer token has expired",
+                };
+                return refusal::unauthorized(Some("invalid_token"), description);
+            }
+        }
+    }
     request.extensions_mut().insert(caller);
     next.run(request).await
 }
@@ -37,17 +56,4 @@ fn bearer_token(value: &http::HeaderValue) -> Option<&str> {
     let token = token.trim();
     let token_char = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && token.chars().all(token_char)).then_some(token)
-}
-
-fn unusable_credentials() -> Response {
-    let mut response =
-        Response::new(Body::from("401 Unauthorized: the Authorization header must be `Bearer <token>`."));
-    *response.status_mut() = http::StatusCode::UNAUTHORIZED;
-    response.headers_mut().insert(
-        http::header::WWW_AUTHENTICATE,
-        http::HeaderValue::from_static(
-            r#"Bearer error="invalid_request", error_description="expected a bearer token""#,
-        ),
-    );
-    response
 }

@@ -9,6 +9,19 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Authenticator;
 
+/// The loopback's names.
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
+/// Browser origins of the loopback, over either scheme and on any port.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
+
 /// How the HTTP transport listens and what it accepts.
 #[derive(Clone)]
 pub struct HttpConfig {
@@ -20,6 +33,20 @@ pub struct HttpConfig {
     max_body_bytes: usize,
     pub(super) shutdown_grace: Duration,
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
+    pub(super) allow_anonymous: bool,
+    pub(super) limits: Limits,
+    pub(super) client_address_header: Option<http::HeaderName>,
+}
+
+/// The bounds on what clients may hold open: connections, sessions, and how long they may
+/// idle. See [`HttpConfig`]'s setters for each default.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    pub max_connections: usize,
+    pub header_timeout: Duration,
+    pub max_sessions: usize,
+    pub max_sessions_per_caller: usize,
+    pub session_idle_timeout: Duration,
 }
 
 impl HttpConfig {
@@ -32,10 +59,19 @@ impl HttpConfig {
             path: "/mcp".into(),
             stateless: false,
             allowed_hosts: None,
-            allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"].map(String::from).to_vec(),
+            allowed_origins: LOOPBACK_ORIGINS.map(String::from).to_vec(),
             max_body_bytes: 4 << 20,
             shutdown_grace: Duration::from_secs(10),
             authenticator: None,
+            allow_anonymous: false,
+            limits: Limits {
+                max_connections: 512,
+                header_timeout: Duration::from_secs(10),
+                max_sessions: 10_000,
+                max_sessions_per_caller: 1_000,
+                session_idle_timeout: Duration::from_secs(300),
+            },
+            client_address_header: None,
         }
     }
 
@@ -60,8 +96,7 @@ impl HttpConfig {
     /// Accepts this `Host` (`api.example.com`, `api.example.com:8443`) besides the loopback
     /// names. Needed when serving on a public address.
     pub fn allowed_host(mut self, host: impl Into<String>) -> HttpConfig {
-        let hosts =
-            self.allowed_hosts.get_or_insert_with(|| ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec());
+        let hosts = self.allowed_hosts.get_or_insert_with(|| LOOPBACK_HOSTS.map(String::from).to_vec());
         hosts.push(host.into());
         self
     }
@@ -80,11 +115,63 @@ impl HttpConfig {
         self
     }
 
-    /// Checks `Authorization: Bearer …` with `authenticator`; the verdict reaches each call as
-    /// its [`Caller`](crate::auth::Caller). A header that is not a usable bearer token gets `401` with
-    /// `WWW-Authenticate`; a token the authenticator refuses gets `UNAUTHORIZED` envelopes.
+    /// Checks `Authorization: Bearer …` with `authenticator` on every request (`initialize`,
+    /// every method, `GET` streams, `DELETE`): a request without a token, with a header that is
+    /// not a bearer token, or with a token the authenticator refuses gets `401` with
+    /// `WWW-Authenticate` before any session exists. The identity reaches each call as its
+    /// [`Caller`](crate::auth::Caller), and a session belongs to the identity that opened it.
     pub fn authenticator(mut self, authenticator: impl Authenticator) -> HttpConfig {
         self.authenticator = Some(Arc::new(authenticator));
+        self
+    }
+
+    /// With an authenticator, also lets requests without credentials through, as anonymous
+    /// callers, and lets refused tokens reach the calls as refused callers: actions then answer
+    /// `AUTH_REQUIRED` or `UNAUTHORIZED` envelopes themselves (for servers with public tools).
+    /// Off by default: every request must carry an accepted token.
+    pub fn allow_anonymous(mut self, allow: bool) -> HttpConfig {
+        self.allow_anonymous = allow;
+        self
+    }
+
+    /// The most connections open at once (default 512); more are closed as they arrive.
+    pub fn max_connections(mut self, connections: usize) -> HttpConfig {
+        self.limits.max_connections = connections.max(1);
+        self
+    }
+
+    /// How long a connection may take to send a request's headers, and how long an idle
+    /// keep-alive connection is kept (default 10 seconds). Bounds what slow clients can hold.
+    pub fn header_timeout(mut self, timeout: Duration) -> HttpConfig {
+        self.limits.header_timeout = timeout;
+        self
+    }
+
+    /// The most sessions alive at once (default 10,000); an `initialize` beyond it gets `503`
+    /// with a JSON-RPC error saying so.
+    pub fn max_sessions(mut self, sessions: usize) -> HttpConfig {
+        self.limits.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// The most sessions one caller holds at once (default 1,000): one identity when
+    /// authenticated, else one client address.
+    pub fn max_sessions_per_caller(mut self, sessions: usize) -> HttpConfig {
+        self.limits.max_sessions_per_caller = sessions.max(1);
+        self
+    }
+
+    /// How long a session may go without a request before it ends (default 5 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> HttpConfig {
+        self.limits.session_idle_timeout = timeout;
+        self
+    }
+
+    /// Takes the client's address from this header (`x-forwarded-for`: its first address)
+    /// instead of the connection, for a server behind a proxy that sets it. Off by default:
+    /// any client can write the header, so trust it only behind such a proxy.
+    pub fn client_address_header(mut self, header: http::HeaderName) -> HttpConfig {
+        self.client_address_header = Some(header);
         self
     }
 
@@ -98,6 +185,15 @@ impl HttpConfig {
     pub fn shutdown_grace(mut self, grace: Duration) -> HttpConfig {
         self.shutdown_grace = grace;
         self
+    }
+
+    pub(super) fn is_stateless(&self) -> bool {
+        self.stateless
+    }
+
+    /// The hosts a request may name (the loopback unless configured); empty accepts any.
+    pub(super) fn hosts(&self) -> Vec<String> {
+        self.allowed_hosts.clone().unwrap_or_else(|| LOOPBACK_HOSTS.map(String::from).to_vec())
     }
 
     pub(super) fn rmcp_config(&self, sessions: CancellationToken) -> StreamableHttpServerConfig {

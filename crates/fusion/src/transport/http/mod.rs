@@ -1,6 +1,8 @@
 //! Streamable HTTP: rmcp's service mounted in axum, with the defaults a production server
 //! wants — loopback, `TCP_NODELAY`, Host and Origin checks against DNS rebinding, a body
-//! limit, and a graceful shutdown that lets calls in flight finish.
+//! limit, requests read one way only, a bearer token on every request when an authenticator
+//! is set, sessions owned by their caller and capped, bounded connections and slow clients,
+//! and a graceful shutdown that lets calls in flight finish.
 //!
 //! ```no_run
 //! use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
@@ -13,8 +15,11 @@
 
 mod auth;
 mod config;
+mod refusal;
 pub(crate) mod request;
 mod serve;
+mod sessions;
+mod strict;
 
 use std::sync::Arc;
 
@@ -23,38 +28,58 @@ use axum::extract::Request;
 use axum::middleware;
 use axum::response::Response;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tokio_util::sync::CancellationToken;
 
 pub use config::HttpConfig;
 pub use serve::{HttpServer, shutdown_signal};
+pub use sessions::OwnedSessions;
 
 use crate::server::FusionServer;
+use sessions::Registry;
 
 /// The MCP endpoint as rmcp serves it, ready to mount in an axum app.
-pub type McpService = StreamableHttpService<FusionServer, LocalSessionManager>;
+pub type McpService = StreamableHttpService<FusionServer, OwnedSessions>;
 
 /// The MCP endpoint for `server`, to mount in your own axum app at a path of your choice.
-/// Cancelling `sessions` ends every session and open stream.
+/// Cancelling `sessions` ends every session and open stream. Authentication, session owners
+/// and caps, and the strict reading of requests are layers of [`router`]: mount that unless
+/// you bring your own.
 pub fn service(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpService {
+    service_with(server, config, sessions, Registry::new(config.limits))
+}
+
+fn service_with(
+    server: FusionServer,
+    config: &HttpConfig,
+    sessions: CancellationToken,
+    registry: Arc<Registry>,
+) -> McpService {
     StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(OwnedSessions::new(config.limits, registry)),
         config.rmcp_config(sessions),
     )
 }
 
-/// A router serving `server` at the configured path (`/mcp`).
+/// A router serving `server` at the configured path (`/mcp`). For a request, in order: the
+/// strict reading of HTTP, the client's address, the bearer token, the session's owner and
+/// caps, then MCP. With [`axum::serve`], serve it `into_make_service_with_connect_info` so
+/// that the client's address is known; [`HttpServer`] does that itself.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    let router = Router::new()
-        .nest_service(&config.path, service(server, config, sessions))
+    let registry = Registry::new(config.limits);
+    let mut router = Router::new()
+        .nest_service(&config.path, service_with(server, config, sessions, Arc::clone(&registry)))
         .layer(middleware::from_fn(deleted_is_no_content));
-    match &config.authenticator {
-        Some(authenticator) => {
-            router.layer(middleware::from_fn_with_state(Arc::clone(authenticator), auth::authenticate))
-        }
-        None => router,
+    if !config.is_stateless() {
+        router = router.layer(middleware::from_fn_with_state(registry, sessions::guard));
     }
+    if let Some(authenticator) = &config.authenticator {
+        let gate = auth::Gate { authenticator: Arc::clone(authenticator), allow_anonymous: config.allow_anonymous };
+        router = router.layer(middleware::from_fn_with_state(gate, auth::authenticate));
+    }
+    router
+        .layer(middleware::from_fn_with_state(config.client_address_header.clone(), request::resolve_client_address))
+        .layer(middleware::from_fn_with_state(Arc::new(config.hosts()), strict::refuse_ambiguous))
 }
 
 /// rmcp answers a session `DELETE` with `202 Accepted`; the session is gone by then, and some

@@ -1,10 +1,19 @@
-//! What an HTTP request says about a call: its session and its caller.
+//! What an HTTP request says about a call: its session, its caller and its client's address.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
+use axum::extract::{ConnectInfo, Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
 use rmcp::model::Extensions;
 
 use crate::auth::Caller;
+
+/// The address of the client that sent a request: the connection's peer, or what the
+/// configured proxy header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClientAddress(pub IpAddr);
 
 /// The facts of an HTTP request that reach a call.
 pub(crate) struct HttpRequest {
@@ -13,6 +22,8 @@ pub(crate) struct HttpRequest {
     /// The verdict of the authenticator, left in the request's extensions; anonymous when
     /// none is configured.
     pub caller: Caller,
+    /// The client's address, when the server knows it.
+    pub client_address: Option<IpAddr>,
 }
 
 impl HttpRequest {
@@ -22,6 +33,25 @@ impl HttpRequest {
         let parts = extensions.get::<http::request::Parts>()?;
         let session_id = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(Arc::from);
         let caller = parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::Anonymous);
-        Some(HttpRequest { session_id, caller })
+        let client_address = parts.extensions.get::<ClientAddress>().map(|address| address.0);
+        Some(HttpRequest { session_id, caller, client_address })
     }
+}
+
+/// Attaches the client's address to the request: from `header` when one is configured and
+/// holds an address (its first, for `x-forwarded-for`), else the connection's peer.
+pub(super) async fn resolve_client_address(
+    State(header): State<Option<http::HeaderName>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let forwarded = header.and_then(|header| {
+        let value = request.headers().get(header)?.to_str().ok()?;
+        value.split(',').next()?.trim().parse::<IpAddr>().ok()
+    });
+    let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
+    if let Some(address) = forwarded.or(peer) {
+        request.extensions_mut().insert(ClientAddress(address));
+    }
+    next.run(request).await
 }

@@ -5,16 +5,25 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware;
 use axum::response::Response;
-use axum::serve::ListenerExt as _;
 use futures_util::StreamExt as _;
+use futures_util::future::Either;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tower_service::Service as _;
 
-use super::{HttpConfig, router};
+use super::strict::{BOTH_FRAMINGS, HeadScanner};
+use super::{HttpConfig, refusal, router};
 use crate::in_flight::InFlight;
 use crate::server::FusionServer;
 
@@ -85,26 +94,85 @@ impl HttpServer {
             })
         };
 
-        // Nagle plus delayed ACKs cost ~40 ms a request on small JSON-RPC messages.
-        let listener = listener.tap_io(|tcp| {
+        let connections = Connections::new(&config);
+        let open = connections.accept_until(listener, app, &stopping).await;
+        tokio::select! {
+            () = open.shutdown() => {}
+            () = tokio::time::sleep(grace + Duration::from_secs(2)) => {
+                tracing::warn!("connections still open after the grace period; closing them");
+            }
+        }
+        drain.abort();
+        Ok(())
+    }
+}
+
+/// Accepted connections: at most `max_connections` at once, each read by hyper with a
+/// deadline for every request's headers (which also ends idle keep-alive connections).
+struct Connections {
+    slots: Arc<Semaphore>,
+    max: usize,
+    http1: hyper::server::conn::http1::Builder,
+}
+
+impl Connections {
+    fn new(config: &HttpConfig) -> Connections {
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1.timer(TokioTimer::new()).header_read_timeout(config.limits.header_timeout);
+        let max = config.limits.max_connections;
+        Connections { slots: Arc::new(Semaphore::new(max)), max, http1 }
+    }
+
+    /// Serves each connection `listener` accepts until `stopping` fires; returns the
+    /// connections still open, to be shut down gracefully.
+    async fn accept_until(&self, listener: TcpListener, app: Router, stopping: &CancellationToken) -> GracefulShutdown {
+        let open = GracefulShutdown::new();
+        let mut full = false;
+        loop {
+            let (tcp, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(error) => {
+                        // Out of descriptors or memory: give the open connections a moment
+                        // to end rather than spinning on the same error.
+                        tracing::warn!("cannot accept a connection: {error}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = stopping.cancelled() => return open,
+            };
+            let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+                if !std::mem::replace(&mut full, true) {
+                    tracing::warn!(max = self.max, "closing new connections: {} are open", self.max);
+                }
+                drop(tcp);
+                continue;
+            };
+            full = false;
+            // Nagle plus delayed ACKs cost ~40 ms a request on small JSON-RPC messages.
             if let Err(error) = tcp.set_nodelay(true) {
                 tracing::warn!("cannot set TCP_NODELAY: {error}");
             }
-        });
-        let serving = axum::serve(listener, app).with_graceful_shutdown(stopping.clone().cancelled_owned());
-        let deadline = async {
-            stopping.cancelled().await;
-            tokio::time::sleep(grace + Duration::from_secs(2)).await;
-        };
-        let result = tokio::select! {
-            result = serving => result,
-            () = deadline => {
-                tracing::warn!("connections still open after the grace period; closing them");
-                Ok(())
-            }
-        };
-        drain.abort();
-        result
+            let (tcp, framed_twice) = HeadScanner::new(tcp);
+            let app = app.clone();
+            let service = hyper::service::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
+                if framed_twice.load(Ordering::Acquire) {
+                    tracing::warn!(%peer, "refused an HTTP request: {BOTH_FRAMINGS}");
+                    return Either::Left(std::future::ready(Ok(refusal::bad_request(BOTH_FRAMINGS))));
+                }
+                request.extensions_mut().insert(ConnectInfo(peer));
+                let mut app = app.clone();
+                Either::Right(app.call(request.map(Body::new)))
+            });
+            let connection = open.watch(self.http1.serve_connection(TokioIo::new(tcp), service));
+            tokio::spawn(async move {
+                if let Err(error) = connection.await {
+                    tracing::debug!(%peer, "connection ended: {error}");
+                }
+                drop(slot);
+            });
+        }
     }
 }
 

@@ -1,0 +1,286 @@
+//! Sessions with owners and bounds: each session belongs to the caller that opened it, and
+//! how many are alive — in all and per caller — is capped.
+//!
+//! rmcp's [`LocalSessionManager`] keeps the sessions; [`OwnedSessions`] wraps it to learn when
+//! each one starts and ends, and [`guard`] (an axum middleware) checks every request that
+//! names a session against its owner, and every `initialize` against the caps.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use futures_util::Stream;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::WorkerTransport;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::session::{ServerSseMessage, store::EventStore};
+
+use super::config::Limits;
+use super::refusal;
+use super::request::ClientAddress;
+use crate::auth::Caller;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Who a session belongs to: the identity that opened it, else the address it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Owner {
+    Identity(String),
+    Address(IpAddr),
+    Unknown,
+}
+
+impl Owner {
+    fn of(request: &Request) -> Owner {
+        match request.extensions().get::<Caller>() {
+            Some(Caller::Authenticated(identity)) => Owner::Identity(identity.subject.clone()),
+            _ => match request.extensions().get::<ClientAddress>() {
+                Some(ClientAddress(address)) => Owner::Address(*address),
+                None => Owner::Unknown,
+            },
+        }
+    }
+
+    /// Whether a request from `caller` may use a session this owner opened. Only sessions
+    /// opened by an identity are closed to others: an address is not a credential.
+    fn admits(&self, caller: &Owner) -> bool {
+        match self {
+            Owner::Identity(_) => self == caller,
+            Owner::Address(_) | Owner::Unknown => true,
+        }
+    }
+}
+
+/// The live sessions, their owners, and the slots reserved by `initialize` requests in flight.
+#[derive(Debug)]
+pub(super) struct Registry {
+    limits: Limits,
+    state: Mutex<Live>,
+}
+
+#[derive(Debug, Default)]
+struct Live {
+    /// Every session the manager holds; its owner once its `initialize` was answered.
+    sessions: HashMap<SessionId, Option<Owner>>,
+    /// Sessions held or being opened, per owner.
+    per_owner: HashMap<Owner, usize>,
+    /// `initialize` requests in flight.
+    opening: usize,
+}
+
+/// Why a new session was refused.
+enum Full {
+    Server(usize),
+    Caller(usize),
+}
+
+impl Registry {
+    pub(super) fn new(limits: Limits) -> Arc<Registry> {
+        Arc::new(Registry { limits, state: Mutex::default() })
+    }
+
+    fn live(&self) -> MutexGuard<'_, Live> {
+        // A panic while holding this lock leaves counts, not broken invariants: go on.
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The number of sessions alive.
+    pub(super) fn len(&self) -> usize {
+        self.live().sessions.len()
+    }
+
+    fn owner(&self, id: &str) -> Option<Option<Owner>> {
+        self.live().sessions.get(id).cloned()
+    }
+
+    fn reserve(&self, owner: &Owner) -> Result<(), Full> {
+        let mut live = self.live();
+        if live.sessions.len() + live.opening >= self.limits.max_sessions {
+            return Err(Full::Server(self.limits.max_sessions));
+        }
+        let held = live.per_owner.get(owner).copied().unwrap_or(0);
+        if *owner != Owner::Unknown && held >= self.limits.max_sessions_per_caller {
+            return Err(Full::Caller(self.limits.max_sessions_per_caller));
+        }
+        live.opening += 1;
+        *live.per_owner.entry(owner.clone()).or_default() += 1;
+        Ok(())
+    }
+
+    /// Ends a reservation: the session `opened` (if any, and still alive) keeps the owner's slot.
+    fn settle(&self, owner: Owner, opened: Option<&str>) {
+        let mut live = self.live();
+        live.opening -= 1;
+        if let Some(slot) = opened.and_then(|id| live.sessions.get_mut(id))
+            && slot.is_none()
+        {
+            *slot = Some(owner);
+            return;
+        }
+        release(&mut live, &owner);
+    }
+
+    fn opened(&self, id: &SessionId) {
+        self.live().sessions.insert(id.clone(), None);
+    }
+
+    fn closed(&self, id: &SessionId) {
+        let mut live = self.live();
+        if let Some(Some(owner)) = live.sessions.remove(id) {
+            release(&mut live, &owner);
+        }
+        if live.sessions.is_empty() {
+            // Give back what 20,000 sessions once needed.
+            live.sessions.shrink_to_fit();
+            live.per_owner.shrink_to_fit();
+        }
+    }
+}
+
+fn release(live: &mut Live, owner: &Owner) {
+    if let Some(held) = live.per_owner.get_mut(owner) {
+        *held -= 1;
+        if *held == 0 {
+            live.per_owner.remove(owner);
+        }
+    }
+}
+
+/// Checks a request naming a session against the session's owner (`404` for anyone else, as
+/// for a session that does not exist), and a request opening one against the caps (`503` when
+/// the server is full, `429` when the caller is).
+pub(super) async fn guard(State(registry): State<Arc<Registry>>, request: Request, next: Next) -> Response {
+    let caller = Owner::of(&request);
+    if let Some(id) = request.headers().get(SESSION_HEADER) {
+        let known = id.to_str().ok().and_then(|id| registry.owner(id));
+        if let Some(Some(owner)) = known
+            && !owner.admits(&caller)
+        {
+            tracing::warn!(?caller, "refused a request naming another caller's session");
+            return refusal::session_not_found();
+        }
+        return next.run(request).await;
+    }
+    // Only a POST without a session can open one (`initialize`); anything else rmcp refuses.
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    if let Err(full) = registry.reserve(&caller) {
+        return match full {
+            Full::Server(max) => {
+                tracing::warn!(max, "refused a new session: the server holds as many as it may");
+                refusal::busy(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    &format!("The server holds its maximum of {max} sessions; try again later."),
+                )
+            }
+            Full::Caller(max) => {
+                tracing::warn!(?caller, max, "refused a new session: the caller holds as many as it may");
+                refusal::busy(
+                    http::StatusCode::TOO_MANY_REQUESTS,
+                    &format!(
+                        "This caller holds its maximum of {max} open sessions; end one (DELETE) or reuse it, or wait for idle ones to expire."
+                    ),
+                )
+            }
+        };
+    }
+    let response = next.run(request).await;
+    let opened = response.headers().get(SESSION_HEADER).and_then(|id| id.to_str().ok());
+    registry.settle(caller, opened);
+    response
+}
+
+/// rmcp's [`LocalSessionManager`], telling the [`Registry`] when sessions start and end.
+pub struct OwnedSessions {
+    inner: LocalSessionManager,
+    registry: Arc<Registry>,
+}
+
+impl OwnedSessions {
+    pub(super) fn new(limits: Limits, registry: Arc<Registry>) -> OwnedSessions {
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(limits.session_idle_timeout);
+        OwnedSessions { inner, registry }
+    }
+}
+
+impl std::fmt::Debug for OwnedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnedSessions").field("live", &self.registry.len()).finish_non_exhaustive()
+    }
+}
+
+impl SessionManager for OwnedSessions {
+    type Error = LocalSessionManagerError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.inner.create_session().await?;
+        self.registry.opened(&id);
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<rmcp::model::ServerJsonRpcMessage, Self::Error> {
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let closed = self.inner.close_session(id).await;
+        self.registry.closed(id);
+        closed
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_stream(id, message).await
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.resume(id, last_event_id).await
+    }
+
+    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let outcome = self.inner.restore_session(id.clone()).await?;
+        if matches!(outcome, RestoreOutcome::Restored(_)) {
+            self.registry.opened(&id);
+        }
+        Ok(outcome)
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.inner.event_store()
+    }
+}
