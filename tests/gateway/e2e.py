@@ -450,29 +450,26 @@ class Run:
 
     async def gateway_token(self) -> str:
         """The gateway's own --token: every scenario here sent it; without it, or with another,
-        a call is refused in an envelope."""
+        no session is opened: 401 with the challenge, before any MCP."""
         said = []
-        for header, expected in ((None, "AUTH_REQUIRED"), ("Bearer not-the-token", "UNAUTHORIZED")):
-            async with AsyncExitStack() as stack:
-                http = await stack.enter_async_context(
-                    httpx2.AsyncClient(headers={"Authorization": header} if header else {}, timeout=httpx2.Timeout(30))
-                )
-                read, write = await stack.enter_async_context(
-                    streamable_http_client(self.options.gateway_url, http_client=http)
-                )
-                session = await stack.enter_async_context(
-                    ClientSession(read, write, read_timeout_seconds=REQUEST_LIMIT_S)
-                )
-                await session.initialize()
-                result = await session.call_tool("demo.billing", LIST)
-            envelope = tool_error(result)
-            check(result.is_error is True, f"isError: expected true, got {result.is_error}")
-            check(
-                envelope.code == expected,
-                f"{'no token' if header is None else 'a wrong token'}: expected {expected}, got {envelope}",
-            )
-            said.append(envelope.code)
-        return f"a call with no token: {said[0]}; with a wrong one: {said[1]}"
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "0"}},
+        }
+        for header, expected in ((None, 'Bearer realm="mcp"'), ("Bearer not-the-token", 'error="invalid_token"')):
+            headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            if header:
+                headers["Authorization"] = header
+            async with httpx2.AsyncClient(timeout=httpx2.Timeout(30)) as http:
+                response = await http.post(self.options.gateway_url, json=initialize, headers=headers)
+            challenge = response.headers.get("www-authenticate", "")
+            check(response.status_code == 401, f"expected 401, got {response.status_code}: {response.text}")
+            check("mcp-session-id" not in response.headers, "a session was opened without the token")
+            check(expected in challenge, f"WWW-Authenticate: expected {expected}, got {challenge!r}")
+            said.append(f"401 {challenge}")
+        return f"no token: {said[0]}; a wrong one: {said[1]}"
 
     async def progress(self) -> str:
         """server-everything's progress, reported on the token the client put in the request's

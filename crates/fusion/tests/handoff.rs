@@ -104,7 +104,7 @@ async fn an_unavailable_mount_says_when_to_come_back() {
         (&envelope.error.code, &envelope.error.severity, envelope.error.retry_after),
         (&ErrorCode::HandoffUpstreamUnavailable, &Severity::Error, Some(8))
     );
-    assert_eq!(envelope.error.message, "Upstream \"crm\" is unavailable: 'the child exited with status 1'.");
+    assert_eq!(envelope.error.message, "Upstream \"crm\" is unavailable: the child exited with status 1.");
     // Never more than 30 seconds, never less than one.
     let far = Instant::now() + Duration::from_secs(600);
     server.set_mount(&Mount::new("crm"), MountState::Unavailable { retry_at: far, reason: "down".into() }).unwrap();

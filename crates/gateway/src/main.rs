@@ -6,6 +6,7 @@ use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -44,9 +45,24 @@ struct Cli {
     /// The largest HTTP request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, requires = "http")]
     max_body_bytes: usize,
-    /// Require `Authorization: Bearer TOKEN` on HTTP (anonymous calls get AUTH_REQUIRED, other
-    /// tokens UNAUTHORIZED); stdio is local and ignores it. Prefer the environment variable: a
-    /// flag shows in `ps`.
+    /// The most HTTP connections open at once; more are closed as they arrive.
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_connections: u32,
+    /// Seconds a connection may take to send a request's headers, or stay idle between requests.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..), requires = "http")]
+    header_timeout_secs: u64,
+    /// The most HTTP sessions alive at once; an `initialize` beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_sessions: u32,
+    /// The most HTTP sessions one caller (a token's identity, else an address) holds at once.
+    #[arg(long, value_name = "N", default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..), requires = "http")]
+    max_sessions_per_caller: u32,
+    /// Seconds an HTTP session may go without a request before it ends.
+    #[arg(long, value_name = "SECS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..), requires = "http")]
+    session_idle_secs: u64,
+    /// Require `Authorization: Bearer TOKEN` on every HTTP request (others get 401 before any
+    /// session exists); stdio is local and ignores it. Prefer the environment variable: a flag
+    /// shows in `ps`.
     #[arg(long, env = "FUSION_GATEWAY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// The known-good contracts (`fusion lock`): an upstream whose tools changed since is
@@ -122,7 +138,14 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
 
 impl Cli {
     fn http_config(&self, addr: SocketAddr) -> HttpConfig {
-        let mut config = HttpConfig::new(addr).stateless(self.stateless).max_body_bytes(self.max_body_bytes);
+        let mut config = HttpConfig::new(addr)
+            .stateless(self.stateless)
+            .max_body_bytes(self.max_body_bytes)
+            .max_connections(self.max_connections as usize)
+            .header_timeout(Duration::from_secs(self.header_timeout_secs))
+            .max_sessions(self.max_sessions as usize)
+            .max_sessions_per_caller(self.max_sessions_per_caller as usize)
+            .session_idle_timeout(Duration::from_secs(self.session_idle_secs));
         if let Some(token) = &self.token {
             config = config.authenticator(StaticTokens::new().token(token, Identity::new("gateway-client")));
         }

@@ -119,14 +119,33 @@ fn refused(upstream: &str, error: &ClientInitializeError) -> String {
     tracing::debug!(upstream, "the handshake failed: {error}");
     let why = match error {
         ClientInitializeError::ConnectionClosed(_) => "closed the connection during its handshake".to_owned(),
+        ClientInitializeError::TransportError { .. } if credentials_refused(error) => {
+            "refused the gateway's credentials (HTTP 401/403): check the mount's token".to_owned()
+        }
         ClientInitializeError::TransportError { .. } => "could not be reached".to_owned(),
-        ClientInitializeError::JsonRpcError(data) => format!("refused the handshake: {}", data.message),
+        ClientInitializeError::JsonRpcError(data) => {
+            format!("refused the handshake: {}", mcp_fusion::wire::Sent::text(&data.message))
+        }
         ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
             "speaks no MCP protocol version this gateway speaks".to_owned()
         }
         _ => "answered its handshake with something unexpected".to_owned(),
     };
     format!("{upstream} {why}")
+}
+
+/// Whether the handshake failed on the upstream's refusal of our credentials.
+fn credentials_refused(error: &ClientInitializeError) -> bool {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let ClientInitializeError::TransportError { error, .. } = error else { return false };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(current) = cause {
+        if current.is::<AuthRequiredError>() || current.is::<InsufficientScopeError>() {
+            return true;
+        }
+        cause = current.source();
+    }
+    false
 }
 
 /// The process group a stdio child leads. When it drops — the child has exited, or been

@@ -46,27 +46,27 @@ fn http_only_flags_need_http() {
 }
 
 #[tokio::test]
-async fn a_token_guards_http_calls() {
+async fn a_token_guards_every_http_request() {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let dir = tempfile::tempdir().unwrap();
     let mut server = support::spawn_http(&dir.path().join("billing.db"), &[], &[("BILLING_TOKEN", "s3cret-token")]);
     let url = server.url.clone();
     let get = json!({"action": "get_invoice", "id": "inv_2026_0001"}).as_object().cloned().unwrap();
-    for (token, expected) in
-        [(Some("s3cret-token"), None), (Some("wrong"), Some("UNAUTHORIZED")), (None, Some("AUTH_REQUIRED"))]
-    {
+    let connect = |token: Option<&'static str>| {
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
         if let Some(token) = token {
             config = config.auth_header(token);
         }
-        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
-        let result = client.call_tool(CallToolRequestParams::new("billing").with_arguments(get.clone())).await.unwrap();
-        let text = &result.content[0].as_text().unwrap().text;
-        match expected {
-            None => assert_eq!(result.is_error, Some(false), "{text}"),
-            Some(code) => assert!(text.starts_with(&format!("<tool_error code=\"{code}\"")), "{text}"),
-        }
-        drop(client);
+        ().serve(StreamableHttpClientTransport::from_config(config))
+    };
+    let client = connect(Some("s3cret-token")).await.unwrap();
+    let result = client.call_tool(CallToolRequestParams::new("billing").with_arguments(get)).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    drop(client);
+    // Without the token, or with another, no session is opened: the handshake gets 401.
+    for token in [Some("wrong"), None] {
+        let refused = connect(token).await.err().expect("the handshake is refused");
+        assert!(format!("{refused:?}").contains("AuthRequired"), "{refused:?}");
     }
     assert!(server.terminate().success());
 }

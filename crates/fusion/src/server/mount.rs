@@ -218,7 +218,7 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
             let seconds = whole_seconds(retry_at.saturating_duration_since(Instant::now()));
             ToolError::new(
                 ErrorCode::HandoffUpstreamUnavailable,
-                format!("Upstream \"{namespace}\" is unavailable: {}.", Sent::text(reason)),
+                format!("Upstream \"{namespace}\" is unavailable: {}.", bounded(reason)),
             )
             .suggest(format!(
                 "Call again in {}, when the next attempt to reach it is made; nothing was run. Tools of other namespaces still work.",
@@ -284,4 +284,19 @@ fn in_seconds(seconds: u64) -> String {
 /// Whole seconds, rounded up, from 1 to 30: how long a model is asked to wait.
 fn whole_seconds(wait: Duration) -> u64 {
     (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).clamp(1, 30)
+}
+
+/// A mount's reason, written by the gateway in words (whatever an upstream said in it is
+/// already quoted and cut there), kept to a length a model reads whole.
+fn bounded(reason: &str) -> &str {
+    const MAX: usize = 240;
+    let reason = reason.trim_end_matches('.');
+    if reason.len() <= MAX {
+        return reason;
+    }
+    let mut end = MAX;
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    &reason[..end]
 }
