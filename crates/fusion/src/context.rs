@@ -27,10 +27,18 @@ pub struct CallInfo {
     pub(crate) caller: Caller,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
     mask_internal_errors: bool,
+    /// Whether the tool called declares an output schema, so a success must carry
+    /// structured content.
+    pub(crate) output_schema: bool,
 }
 
 impl CallInfo {
-    pub(crate) fn new(action: Arc<str>, request: RequestInfo, mask_internal_errors: bool) -> CallInfo {
+    pub(crate) fn new(
+        action: Arc<str>,
+        request: RequestInfo,
+        mask_internal_errors: bool,
+        output_schema: bool,
+    ) -> CallInfo {
         CallInfo {
             action,
             session_id: request.session_id,
@@ -43,6 +51,7 @@ impl CallInfo {
             caller: request.caller,
             warnings: Mutex::new(Vec::new()),
             mask_internal_errors,
+            output_schema,
         }
     }
 
