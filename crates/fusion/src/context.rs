@@ -114,7 +114,7 @@ impl CallInfo {
     }
 
     /// Adds a warning to the result: it travels as a further text block of a successful
-    /// result (`isError: false`).
+    /// result (`isError: false`), or after the envelope in the one block of a failed one.
     pub fn warn(&self, warning: ToolError) {
         self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(warning.warning());
     }

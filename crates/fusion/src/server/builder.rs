@@ -166,7 +166,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
-    /// Cuts the text of results longer than `bytes` and adds a `RESULT_TRUNCATED` warning.
+    /// Cuts the text of results longer than `bytes` and adds a `RESULT_TRUNCATED` warning; a
+    /// tool with an output schema keeps its structured content whole, or fails with
+    /// `RESULT_TRUNCATED` when that does not fit.
     pub fn max_result_bytes(mut self, bytes: usize) -> ServerBuilder<S> {
         self.max_result_bytes = Some(bytes);
         self
