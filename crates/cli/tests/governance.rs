@@ -348,3 +348,21 @@ fn an_endless_stdin_fails_at_the_cap() {
          if it is what you meant to read, raise the limit with --max-input-bytes\n"
     );
 }
+
+#[test]
+fn a_server_of_more_tools_than_a_lockfile_holds_is_not_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools: Vec<Value> = (0..=mcp_fusion_contract::MAX_LOCKFILE_TOOLS)
+        .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    let many = dir.path().join("many.json");
+    std::fs::write(&many, json!({"tools": tools}).to_string()).unwrap();
+    let lock = dir.path().join("fusion.lock");
+    let output = fusion(&["lock", "--tools", many.to_str().unwrap(), "--lockfile", lock.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "fusion: error: the server lists 10001 tools, more than a lockfile holds (10000)\n"
+    );
+    assert!(!lock.exists(), "a lockfile no server would load is not written");
+}
