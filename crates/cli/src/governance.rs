@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use mcp_fusion_contract::{ChangeSeverity, ContractDiff, Lockfile, contracts_of, diff_contracts};
+use mcp_fusion_contract::{ChangeSeverity, ContractDiff, Lockfile, MAX_LOCKFILE_TOOLS, contracts_of, diff_contracts};
 
 use crate::connect::Token;
+use crate::input;
 use crate::source::ToolSource;
 
 /// The server and the lockfile.
@@ -61,21 +62,29 @@ pub enum FailOn {
 }
 
 impl Target {
-    fn current(&self, runtime: &tokio::runtime::Runtime) -> anyhow::Result<Lockfile> {
-        let tools = runtime.block_on(self.source.read(&self.token))?;
+    fn current(&self, runtime: &tokio::runtime::Runtime, max_input_bytes: u64) -> anyhow::Result<Lockfile> {
+        let tools = runtime.block_on(self.source.read(&self.token, max_input_bytes))?;
+        // A lockfile no server would load is not written: the servers refuse one this long.
+        anyhow::ensure!(
+            tools.len() <= MAX_LOCKFILE_TOOLS,
+            "the server lists {} tools, more than a lockfile holds ({MAX_LOCKFILE_TOOLS})",
+            tools.len()
+        );
         Ok(Lockfile::new(contracts_of(&tools)))
     }
 
-    fn locked(&self) -> anyhow::Result<Lockfile> {
+    fn locked(&self, max_input_bytes: u64) -> anyhow::Result<Lockfile> {
         if !self.lockfile.exists() {
             anyhow::bail!("no lockfile at {}: create it with `fusion lock`", self.lockfile.display());
         }
-        Lockfile::read(&self.lockfile).with_context(|| format!("reading {}", self.lockfile.display()))
+        let what = format!("the lockfile {}", self.lockfile.display());
+        let text = input::read_file(&self.lockfile, &what, max_input_bytes)?;
+        Lockfile::parse(&text).with_context(|| format!("reading {}", self.lockfile.display()))
     }
 
-    fn diff(&self) -> anyhow::Result<ContractDiff> {
-        let locked = self.locked()?;
-        let current = self.current(&runtime()?)?;
+    fn diff(&self, max_input_bytes: u64) -> anyhow::Result<ContractDiff> {
+        let locked = self.locked(max_input_bytes)?;
+        let current = self.current(&runtime()?, max_input_bytes)?;
         Ok(diff_contracts(&locked.contracts, &current.contracts))
     }
 }
@@ -85,8 +94,8 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Writes the lockfile of the server's current contracts.
-pub fn lock(args: LockArgs) -> anyhow::Result<ExitCode> {
-    let lockfile = args.target.current(&runtime()?)?;
+pub fn lock(args: LockArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
+    let lockfile = args.target.current(&runtime()?, max_input_bytes)?;
     lockfile.write(&args.target.lockfile).with_context(|| format!("writing {}", args.target.lockfile.display()))?;
     println!(
         "wrote {}: {} tool(s), {}",
@@ -98,8 +107,8 @@ pub fn lock(args: LockArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Exit 0 when the server matches the lockfile (or changed below `--fail-on`), 1 otherwise.
-pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let diff = args.target.diff()?;
+pub fn check(args: CheckArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
+    let diff = args.target.diff(max_input_bytes)?;
     let Some(max) = diff.max_severity() else {
         println!("{} is up to date", args.target.lockfile.display());
         return Ok(ExitCode::SUCCESS);
@@ -123,8 +132,8 @@ pub fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Prints the changes between the lockfile and the server.
-pub fn diff(args: DiffArgs) -> anyhow::Result<ExitCode> {
-    let diff = args.target.diff()?;
+pub fn diff(args: DiffArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
+    let diff = args.target.diff(max_input_bytes)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&diff.to_json())?);
     } else if diff.is_empty() {

@@ -4,6 +4,7 @@
 mod call;
 mod connect;
 mod governance;
+mod input;
 mod parse;
 mod report;
 mod source;
@@ -16,6 +17,9 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "fusion", version, about)]
 struct Cli {
+    /// The largest file or stdin read (a saved `tools/list`, a lockfile, an envelope), in bytes.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = input::DEFAULT_MAX_INPUT_BYTES)]
+    max_input_bytes: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -40,10 +44,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Call(args) => call::run(args),
-        Command::Parse(args) => parse::run(args),
-        Command::Lock(args) => governance::lock(args),
-        Command::Check(args) => governance::check(args),
-        Command::Diff(args) => governance::diff(args),
+        Command::Parse(args) => parse::run(args, cli.max_input_bytes),
+        Command::Lock(args) => governance::lock(args, cli.max_input_bytes),
+        Command::Check(args) => governance::check(args, cli.max_input_bytes),
+        Command::Diff(args) => governance::diff(args, cli.max_input_bytes),
     };
     match outcome {
         Ok(code) => code,

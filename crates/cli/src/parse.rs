@@ -1,15 +1,13 @@
 //! `fusion parse`: the envelope parser, exposed.
 
-use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::Args;
 use mcp_fusion_wire::{parse, parse_call_result};
 use serde_json::Value;
 
-use crate::report;
+use crate::{input, report};
 
 /// Arguments of `fusion parse`.
 #[derive(Debug, Args)]
@@ -24,13 +22,11 @@ pub struct ParseArgs {
 
 /// Reads, parses, prints the envelope: as `fusion call` reports an error, or with `--json` as
 /// the JSON object `fusion call --json` prints for one.
-pub fn run(args: ParseArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: ParseArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     let text = if args.input.as_os_str() == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
-        text
+        input::read_capped(std::io::stdin().lock(), "stdin", max_input_bytes)?
     } else {
-        std::fs::read_to_string(&args.input).with_context(|| format!("reading {}", args.input.display()))?
+        input::read_file(&args.input, &args.input.display().to_string(), max_input_bytes)?
     };
     let (envelope, is_error) = match serde_json::from_str::<Value>(&text) {
         // A JSON object is a result; anything else (JSON or not) is envelope text.

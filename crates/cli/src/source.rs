@@ -8,6 +8,7 @@ use rmcp::model::Tool;
 use serde_json::Value;
 
 use crate::connect::{SERVER_GROUP, Server, Token};
+use crate::input;
 
 /// The server whose contracts to read, or a saved `tools/list` of it: exactly one of
 /// `--stdio`, `--url`, `--tools`.
@@ -28,10 +29,10 @@ pub struct ToolSource {
 }
 
 impl ToolSource {
-    /// The tools, from wherever they are.
-    pub async fn read(&self, token: &Token) -> anyhow::Result<Vec<Tool>> {
+    /// The tools, from wherever they are; a saved `tools/list` of at most `max_input_bytes`.
+    pub async fn read(&self, token: &Token, max_input_bytes: u64) -> anyhow::Result<Vec<Tool>> {
         if let Some(path) = &self.tools {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let text = input::read_file(path, &format!("--tools {}", path.display()), max_input_bytes)?;
             return tools_from_json(&text).with_context(|| format!("reading the tools of {}", path.display()));
         }
         let client = self.server.connect(token).await?;

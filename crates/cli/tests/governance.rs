@@ -254,3 +254,115 @@ fn bad_lockfiles_and_tool_files_are_clear_errors() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// Runs fusion with `stdin` open for writing by `feed`, killing it after `within`: an input
+/// read whole would never end.
+fn fusion_within(args: &[&str], feed: impl FnOnce(std::process::ChildStdin) + Send + 'static) -> Output {
+    use std::process::Stdio;
+    let mut child = Command::new(FUSION)
+        .args(args)
+        .env_remove("FUSION_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fusion");
+    let stdin = child.stdin.take().unwrap();
+    std::thread::spawn(move || feed(stdin));
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("fusion {args:?} still reading after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn inputs_over_the_size_cap_fail_at_once_with_the_limit_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = save_tools(dir.path(), 1);
+    let size = std::fs::metadata(&tools).unwrap().len();
+    let cap = size.to_string();
+    let lock = dir.path().join("fusion.lock");
+    let (tools, lock) = (tools.to_str().unwrap(), lock.to_str().unwrap());
+
+    // At the cap, the file is read; the flag is global, before or after the command.
+    let at_cap = fusion(&["--max-input-bytes", &cap, "lock", "--tools", tools, "--lockfile", lock]);
+    assert!(at_cap.status.success(), "{}", String::from_utf8_lossy(&at_cap.stderr));
+
+    let over = dir.path().join("over.json");
+    std::fs::write(&over, format!("{}\n", std::fs::read_to_string(tools).unwrap())).unwrap();
+    let over = over.to_str().unwrap();
+    let unwritten = dir.path().join("unwritten.lock");
+    let refused =
+        fusion(&["lock", "--tools", over, "--lockfile", unwritten.to_str().unwrap(), "--max-input-bytes", &cap]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(!unwritten.exists());
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        format!(
+            "fusion: error: --tools {over} is larger than {size} bytes (the --max-input-bytes limit); \
+             if it is what you meant to read, raise the limit with --max-input-bytes\n"
+        )
+    );
+
+    let lock_size = std::fs::metadata(lock).unwrap().len();
+    let small = (lock_size - 1).to_string();
+    let refused = fusion(&["--max-input-bytes", &small, "check", "--tools", tools, "--lockfile", lock]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).starts_with(&format!(
+            "fusion: error: the lockfile {lock} is larger than {small} bytes (the --max-input-bytes limit); "
+        )),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    // An endless file under the default cap: 16 MiB read, then the error, not all the memory.
+    if Path::new("/dev/urandom").exists() {
+        let endless =
+            fusion_within(&["lock", "--tools", "/dev/urandom", "--lockfile", unwritten.to_str().unwrap()], drop);
+        assert_eq!(endless.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&endless.stderr),
+            "fusion: error: --tools /dev/urandom is larger than 16777216 bytes (the --max-input-bytes limit); \
+             if it is what you meant to read, raise the limit with --max-input-bytes\n"
+        );
+    }
+}
+
+#[test]
+fn an_endless_stdin_fails_at_the_cap() {
+    use std::io::Write as _;
+    let endless = fusion_within(&["parse", "--max-input-bytes", "4096"], |mut stdin| {
+        // Like `yes`: it writes until fusion stops reading.
+        while stdin.write_all(b"y\n").is_ok() {}
+    });
+    assert_eq!(endless.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&endless.stderr),
+        "fusion: error: stdin is larger than 4096 bytes (the --max-input-bytes limit); \
+         if it is what you meant to read, raise the limit with --max-input-bytes\n"
+    );
+}
+
+#[test]
+fn a_server_of_more_tools_than_a_lockfile_holds_is_not_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools: Vec<Value> = (0..=mcp_fusion_contract::MAX_LOCKFILE_TOOLS)
+        .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    let many = dir.path().join("many.json");
+    std::fs::write(&many, json!({"tools": tools}).to_string()).unwrap();
+    let lock = dir.path().join("fusion.lock");
+    let output = fusion(&["lock", "--tools", many.to_str().unwrap(), "--lockfile", lock.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "fusion: error: the server lists 10001 tools, more than a lockfile holds (10000)\n"
+    );
+    assert!(!lock.exists(), "a lockfile no server would load is not written");
+}

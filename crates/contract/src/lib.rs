@@ -60,7 +60,7 @@ mod meta;
 pub use contract::{ActionContract, Contracts, ToolContract, contracts_of};
 pub use diff::{ContractDiff, ToolDiff, diff_contracts};
 pub use exposition::{Exposition, qualified_name, split_qualified};
-pub use lockfile::{LOCKFILE_VERSION, Lockfile, LockfileError};
+pub use lockfile::{LOCKFILE_VERSION, Lockfile, LockfileError, MAX_LOCKFILE_BYTES, MAX_LOCKFILE_TOOLS};
 pub use mcp_fusion_wire::{ChangeSeverity, ContractChange};
 pub use meta::{
     ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, MOUNTS_CAPABILITY, PublishedRoute, published_route,

@@ -2,6 +2,7 @@
 //! a final newline), with a sha256 digest per tool and one for the server. Nothing in it
 //! depends on when it was written, so the same server always locks to the same bytes.
 
+use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
@@ -11,6 +12,14 @@ use crate::contract::{Contracts, ToolContract};
 
 /// The lockfile format this build writes and reads.
 pub const LOCKFILE_VERSION: u64 = 1;
+
+/// The most tools a lockfile holds: far above any real server, and low enough that a
+/// lockfile is read, compared and logged in moments.
+pub const MAX_LOCKFILE_TOOLS: usize = 10_000;
+
+/// The largest lockfile [`Lockfile::read`] reads: 16 MiB, far above
+/// [`MAX_LOCKFILE_TOOLS`] real contracts.
+pub const MAX_LOCKFILE_BYTES: u64 = 16 << 20;
 
 /// A locked set of contracts.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +38,24 @@ pub enum LockfileError {
         path: String,
         /// What the system said.
         reason: String,
+    },
+    /// The file is larger than the reader takes.
+    #[error(
+        "{path} is larger than {max_bytes} bytes, more than any lockfile of {MAX_LOCKFILE_TOOLS} tools; check the path, or regenerate it with `fusion lock`"
+    )]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// The most bytes read.
+        max_bytes: u64,
+    },
+    /// More tools than a lockfile holds.
+    #[error(
+        "the lockfile has {count} tools, more than the {MAX_LOCKFILE_TOOLS} a lockfile may hold; lock a server of fewer tools with `fusion lock`"
+    )]
+    TooManyTools {
+        /// The tools found.
+        count: usize,
     },
     /// Not JSON, or cut off.
     #[error(
@@ -135,6 +162,11 @@ impl Lockfile {
             Some(Value::Object(tools)) => tools,
             _ => return Err(shape("tools", "expected an object of tools")),
         };
+        // Counted before any contract is decoded or digested, so an oversized file costs
+        // only its parse.
+        if tools.len() > MAX_LOCKFILE_TOOLS {
+            return Err(LockfileError::TooManyTools { count: tools.len() });
+        }
         let mut contracts = Contracts::new();
         for (name, entry) in tools {
             let at = format!("tools.{name}");
@@ -168,10 +200,24 @@ impl Lockfile {
         Ok(lockfile)
     }
 
-    /// Reads the lockfile at `path`.
+    /// Reads the lockfile at `path`, refusing one larger than [`MAX_LOCKFILE_BYTES`].
     pub fn read(path: &Path) -> Result<Lockfile, LockfileError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| LockfileError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+        Lockfile::read_at_most(path, MAX_LOCKFILE_BYTES)
+    }
+
+    /// Reads the lockfile at `path`, refusing one larger than `max_bytes` after reading at
+    /// most one byte more: a wrong path to a device or a huge file fails at once.
+    pub fn read_at_most(path: &Path, max_bytes: u64) -> Result<Lockfile, LockfileError> {
+        let io = |e: std::io::Error| LockfileError::Io { path: path.display().to_string(), reason: e.to_string() };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes))
+            .map_err(io)?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(LockfileError::TooLarge { path: path.display().to_string(), max_bytes });
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| io(std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8 text")))?;
         Lockfile::parse(&text)
     }
 
@@ -263,5 +309,48 @@ mod tests {
         assert!(Lockfile::parse(no_tools).unwrap_err().to_string().contains("at tools: expected an object"));
         assert!(Lockfile::parse("").unwrap_err().to_string().contains("not valid JSON"));
         assert!(Lockfile::parse("\u{0}\u{ffff}garbage").is_err());
+    }
+
+    /// A lockfile of `count` tools, digests and all.
+    fn lockfile_of(count: usize) -> String {
+        let tool = &contracts()["billing"];
+        let contracts = (0..count)
+            .map(|i| {
+                let name = format!("t{i}");
+                (name.clone(), ToolContract { name, ..tool.clone() })
+            })
+            .collect();
+        Lockfile::new(contracts).to_canonical_json()
+    }
+
+    #[test]
+    fn more_tools_than_the_cap_are_refused() {
+        assert_eq!(Lockfile::parse(&lockfile_of(MAX_LOCKFILE_TOOLS)).unwrap().contracts.len(), MAX_LOCKFILE_TOOLS);
+        let error = Lockfile::parse(&lockfile_of(MAX_LOCKFILE_TOOLS + 1)).unwrap_err();
+        assert!(matches!(error, LockfileError::TooManyTools { count } if count == MAX_LOCKFILE_TOOLS + 1));
+        assert_eq!(
+            error.to_string(),
+            "the lockfile has 10001 tools, more than the 10000 a lockfile may hold; lock a server of fewer tools with `fusion lock`"
+        );
+    }
+
+    #[test]
+    fn a_file_over_the_size_cap_is_refused_after_reading_one_byte_more() {
+        let dir = std::env::temp_dir().join(format!("fusion-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fusion.lock");
+        let text = Lockfile::new(contracts()).to_canonical_json();
+        std::fs::write(&path, &text).unwrap();
+        let size = text.len() as u64;
+        assert_eq!(Lockfile::read_at_most(&path, size).unwrap(), Lockfile::new(contracts()));
+        let error = Lockfile::read_at_most(&path, size - 1).unwrap_err();
+        assert!(matches!(&error, LockfileError::TooLarge { max_bytes, .. } if *max_bytes == size - 1), "{error}");
+        assert!(error.to_string().contains(&format!(" is larger than {} bytes, ", size - 1)), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+        // An endless device fails at once, not when the memory runs out.
+        if Path::new("/dev/zero").exists() {
+            let error = Lockfile::read(Path::new("/dev/zero")).unwrap_err();
+            assert!(matches!(error, LockfileError::TooLarge { .. }), "{error}");
+        }
     }
 }

@@ -29,10 +29,18 @@ pub struct CallInfo {
     pub(crate) client_address: Option<IpAddr>,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
     mask_internal_errors: bool,
+    /// Whether the tool called declares an output schema, so a success must carry
+    /// structured content.
+    pub(crate) output_schema: bool,
 }
 
 impl CallInfo {
-    pub(crate) fn new(action: Arc<str>, request: RequestInfo, mask_internal_errors: bool) -> CallInfo {
+    pub(crate) fn new(
+        action: Arc<str>,
+        request: RequestInfo,
+        mask_internal_errors: bool,
+        output_schema: bool,
+    ) -> CallInfo {
         CallInfo {
             action,
             session_id: request.session_id,
@@ -46,6 +54,7 @@ impl CallInfo {
             client_address: request.client_address,
             warnings: Mutex::new(Vec::new()),
             mask_internal_errors,
+            output_schema,
         }
     }
 
@@ -114,7 +123,7 @@ impl CallInfo {
     }
 
     /// Adds a warning to the result: it travels as a further text block of a successful
-    /// result (`isError: false`).
+    /// result (`isError: false`), or after the envelope in the one block of a failed one.
     pub fn warn(&self, warning: ToolError) {
         self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(warning.warning());
     }

@@ -63,6 +63,17 @@ pub enum BuildError {
         /// The shared name.
         name: String,
     },
+    /// The lockfile given to [`contract_lockfile`](crate::ServerBuilder::contract_lockfile)
+    /// holds more tools than a lockfile may.
+    #[error(
+        "the lockfile has {tools} tools, more than the {max} a lockfile may hold; lock a server of fewer tools with `fusion lock`"
+    )]
+    LockfileTooLarge {
+        /// The tools it holds.
+        tools: usize,
+        /// The most a lockfile may hold.
+        max: usize,
+    },
     /// The generated JSON Schema could not be compiled.
     #[error("the input schema of {action:?} does not compile: {reason}")]
     Schema {

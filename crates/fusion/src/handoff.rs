@@ -5,7 +5,9 @@
 //! stands with [`FusionServer::set_mount`](crate::FusionServer::set_mount):
 //!
 //! - [`MountState::Connecting`]: every `crm.*` call answers `HANDOFF_CONNECTING`, a warning
-//!   (`isError: false`) with `retry_after` 2;
+//!   (`isError: false`) with `retry_after` 2, sent with `isError: true` for a tool the
+//!   upstream last listed with an output schema (a success of it must carry structured
+//!   content);
 //! - [`MountState::Unavailable`]: `HANDOFF_UPSTREAM_UNAVAILABLE` with `retry_after` the
 //!   seconds until the next attempt (at most 30);
 //! - [`MountState::Ready`]: the upstream's tools are listed as `crm.{tool}` with their

@@ -116,21 +116,40 @@ impl IntoOutput for Output {
 }
 
 /// The MCP result of a successful call: the data block first, then each warning as a
-/// further text block; `isError: false`.
+/// further text block; `isError: false`. A result passed through with `isError: true` goes
+/// as it came, its blocks byte for byte, with no warning after them: a failed result is one
+/// envelope, and this one is the upstream's.
 pub(crate) fn success_result(output: Output, warnings: &[ToolError]) -> CallToolResult {
     let mut content = output.content;
-    content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));
     let (is_error, meta) = output.passed_through.unwrap_or_default();
+    if is_error {
+        if !warnings.is_empty() {
+            let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+            tracing::debug!(?codes, "warnings not sent: they would follow an upstream's own error result");
+        }
+    } else {
+        content.extend(warnings.iter().map(|w| ContentBlock::text(w.render())));
+    }
     let mut result = if is_error { CallToolResult::error(content) } else { CallToolResult::success(content) };
     result.structured_content = output.structured;
     result.meta = meta;
     result
 }
 
-/// The MCP result of an envelope as the wire crate lays it out (one text block, and `isError`
-/// false only for a warning), with any collected warnings after it. Never carries
+/// The MCP result of an envelope as the wire crate lays it out. Never carries
 /// `structuredContent`.
-pub(crate) fn envelope_result(envelope: CallResult, warnings: &[ToolError]) -> CallToolResult {
+///
+/// A failure is exactly one text block: the envelope, any collected warnings folded into it.
+/// So is a warning sent alone by a tool that declares an output schema (`output_schema`), and
+/// with `isError: true`: MCP requires a success of such a tool to carry structured content
+/// that conforms, and a warning has none, so a client would reject it as a success. A warning
+/// alone from any other tool is a success (`isError: false`), the warnings after it as blocks
+/// of their own.
+pub(crate) fn envelope_result(envelope: CallResult, warnings: &[ToolError], output_schema: bool) -> CallToolResult {
+    if envelope.is_error || output_schema {
+        let CallResult { text, .. } = envelope.failed_with(warnings);
+        return CallToolResult::error(vec![ContentBlock::text(text)]);
+    }
     let CallResult { text, is_error } = envelope;
     let mut content = Vec::with_capacity(1 + warnings.len());
     content.push(ContentBlock::text(text));

@@ -9,12 +9,14 @@ use std::time::Duration;
 
 use mcp_fusion::auth::{AuthError, Caller, Identity};
 use mcp_fusion::guard::{Concurrency, RateLimit};
+use mcp_fusion::middleware::{Call, Next};
 use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
-use mcp_fusion::{Action, Ctx, FusionServer, Group};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use mcp_fusion::{Action, Ctx, FusionServer, Group, from_fn};
+use rmcp::Json;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use support::{call, connect, error_text, texts, wait_until};
 
@@ -376,4 +378,117 @@ async fn deprecated_actions_and_fields_succeed_with_a_warning() {
     let clean =
         server.call("docs", Some(object(json!({"action": "find", "query": "x"}))), RequestInfo::default()).await;
     assert_eq!(texts(&clean), ["found"]);
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Listing {
+    items: Vec<String>,
+}
+
+async fn listing(_ctx: Ctx<()>, input: Big) -> Result<Json<Listing>, ToolError> {
+    Ok(Json(Listing { items: vec!["x".repeat(10); input.repeat] }))
+}
+
+async fn moved(_ctx: Ctx<()>, _input: Big) -> Result<Json<Listing>, ToolError> {
+    Err(ToolError::deprecated("out.moved has moved.").suggest("Use out.listing."))
+}
+
+async fn moved_text(_ctx: Ctx<()>, _input: Big) -> Result<String, ToolError> {
+    Err(ToolError::deprecated("text.moved has moved.").suggest("Use text.big."))
+}
+
+/// `out`: every action declares an output schema, so the grouped tool does; `noted` adds a
+/// long note after its structured value, as a middleware may. `text`: no output schema.
+fn structured_server() -> FusionServer {
+    let note = from_fn(|call: Call, next: Next| async move {
+        let mut output = next.run(call).await?;
+        output.content.push(ContentBlock::text("a note. ".repeat(40)));
+        Ok::<_, ToolError>(output)
+    });
+    FusionServer::builder("out", "1")
+        .max_result_bytes(200)
+        .group(
+            Group::new("out", "Out.")
+                .action(Action::new("listing", "List.").handler(listing))
+                .action(Action::new("noted", "List, with a note.").middleware(note).handler(listing))
+                .action(Action::new("moved", "Moved.").handler(moved)),
+        )
+        .group(
+            Group::new("text", "Text.")
+                .action(Action::new("big", "Big.").handler(big))
+                .action(Action::new("moved", "Moved.").handler(moved_text)),
+        )
+        .build(())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_truncated_result_of_a_tool_with_an_output_schema_keeps_its_structured_content_or_fails() {
+    let server = structured_server();
+    assert!(server.tools().iter().find(|tool| tool.name == "out").unwrap().output_schema.is_some());
+    let call = |action: &str, repeat: usize| {
+        server.call("out", Some(object(json!({"action": action, "repeat": repeat}))), RequestInfo::default())
+    };
+
+    // The structured value fits the cap: it is kept whole, the text is what is cut.
+    let noted = call("noted", 2).await;
+    assert_eq!(noted.is_error, Some(false));
+    assert_eq!(noted.structured_content, Some(json!({"items": ["xxxxxxxxxx", "xxxxxxxxxx"]})));
+    let blocks = texts(&noted);
+    assert_eq!(blocks[0], r#"{"items":["xxxxxxxxxx","xxxxxxxxxx"]}"#);
+    assert_eq!(blocks[0].len() + blocks[1].len(), 200);
+    assert!(blocks[2].starts_with("<tool_error code=\"RESULT_TRUNCATED\" severity=\"warning\">\n"), "{blocks:?}");
+
+    // It does not: no conforming structured content can be sent, so the result is an error.
+    let long = call("listing", 50).await;
+    assert_eq!(
+        error_text(&long),
+        "<tool_error code=\"RESULT_TRUNCATED\" severity=\"error\">\n\
+         <message>The result is 661 bytes, more than the 200-byte cap, and this tool's structured result cannot be cut.</message>\n\
+         <recovery>Ask for less: use a smaller page (limit) or a narrower filter, and paginate.</recovery>\n\
+         <details>\n  <detail key=\"limit_bytes\">200</detail>\n  <detail key=\"result_bytes\">661</detail>\n</details>\n</tool_error>"
+    );
+
+    // A tool without an output schema is cut as before, its structured content dropped.
+    let text = server.call("text", Some(object(json!({"action": "big", "repeat": 500}))), RequestInfo::default()).await;
+    assert_eq!((text.is_error, texts(&text).len()), (Some(false), 2));
+}
+
+#[tokio::test]
+async fn a_standalone_warning_of_a_tool_with_an_output_schema_is_an_error_result() {
+    let server = structured_server();
+    let warning = "<tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>out.moved has moved.</message>\n\
+                   <recovery>Use out.listing.</recovery>\n</tool_error>";
+    let moved = server.call("out", Some(object(json!({"action": "moved", "repeat": 1}))), RequestInfo::default()).await;
+    // isError, so no client looks for the structured content a success of this tool needs.
+    assert_eq!(error_text(&moved), warning);
+
+    // Without an output schema, a warning alone is still a success.
+    let text = server.call("text", Some(object(json!({"action": "moved", "repeat": 1}))), RequestInfo::default()).await;
+    assert_eq!(text.is_error, Some(false));
+    assert_eq!(texts(&text).len(), 1);
+}
+
+async fn gone(_ctx: Ctx<()>, _input: Search) -> Result<String, ToolError> {
+    Err(ToolError::not_found("No such document."))
+}
+
+#[tokio::test]
+async fn a_failed_result_is_exactly_one_text_block() {
+    let server = FusionServer::builder("dep", "1")
+        .group(
+            Group::new("docs", "Docs.").action(Action::new("get", "Get.").deprecated(Some("docs.find")).handler(gone)),
+        )
+        .build(())
+        .unwrap();
+    // The deprecation warning is collected, then the handler fails: the warning is folded
+    // into the one block, after the envelope, not sent as a block of its own.
+    let failed = server.call("docs", Some(object(json!({"action": "get"}))), RequestInfo::default()).await;
+    assert_eq!(
+        error_text(&failed),
+        "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>No such document.</message>\n</tool_error>\n\
+         <tool_error code=\"DEPRECATED\" severity=\"warning\">\n<message>docs.get is deprecated.</message>\n\
+         <recovery>Use docs.find instead.</recovery>\n<available_actions>\n  <action>docs.find</action>\n</available_actions>\n</tool_error>"
+    );
+    assert_eq!(parse(&error_text(&failed)).error.code, ErrorCode::NotFound, "the envelope read is the failure");
 }

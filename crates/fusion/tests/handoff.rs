@@ -90,6 +90,27 @@ async fn a_connecting_mount_answers_a_warning_to_come_back() {
 }
 
 #[tokio::test]
+async fn a_reconnecting_mount_answers_an_error_for_tools_listed_with_an_output_schema() {
+    let server = server();
+    let mount = Mount::new("crm");
+    let mut tools = upstream_tools();
+    // `search` declares an output schema; `fail` does not.
+    tools[0].output_schema = Some(Arc::new(json!({"type": "object"}).as_object().cloned().unwrap()));
+    let forward = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    server.set_mount(&mount, MountState::Ready { tools, forward }).unwrap();
+    // The upstream is lost: a client still lists crm.search with its output schema.
+    server.set_mount(&mount, MountState::Connecting).unwrap();
+    let structured = call(&server, "crm.search", json!({"query": "ana"})).await;
+    // A success of crm.search would need structured content; the warning is sent as an error.
+    assert_eq!(structured.is_error, Some(true));
+    assert_eq!(structured.content.len(), 1);
+    assert_eq!(parse(&text(&structured)).error.code, ErrorCode::HandoffConnecting);
+    let plain = call(&server, "crm.fail", json!({"query": "ana"})).await;
+    assert_eq!(plain.is_error, Some(false), "a tool without an output schema keeps the warning a success");
+    assert_eq!(text(&structured), text(&plain), "the same envelope either way");
+}
+
+#[tokio::test]
 async fn an_unavailable_mount_says_when_to_come_back() {
     let server = server();
     let retry_at = Instant::now() + Duration::from_millis(7_500);

@@ -12,11 +12,36 @@ pub struct CallResult {
     pub is_error: bool,
 }
 
+impl CallResult {
+    /// This envelope as a failed result (`isError: true`) with `warnings` folded into its one
+    /// text block, each rendered after it on lines of its own: a failed result is exactly one
+    /// text block, and [`ParsedResult::from_blocks`] reads the same text, the same envelope
+    /// first, as when the warnings travelled as blocks of their own.
+    ///
+    /// ```
+    /// use mcp_fusion_wire::ToolError;
+    ///
+    /// let warning = ToolError::deprecated("old").warning();
+    /// let failed = ToolError::not_found("gone").to_call_result().failed_with(&[warning.clone()]);
+    /// assert!(failed.is_error);
+    /// assert_eq!(failed.text, format!("{}\n{}", ToolError::not_found("gone").render(), warning.render()));
+    /// ```
+    pub fn failed_with(self, warnings: &[ToolError]) -> CallResult {
+        let mut text = self.text;
+        for warning in warnings {
+            text.push('\n');
+            warning.render_into(&mut text);
+        }
+        CallResult { text, is_error: true }
+    }
+}
+
 use serde_json::Value;
 
 use crate::parse::{Envelope, EnvelopeKind, parse};
 use crate::problem::value_kind as kind;
 use crate::severity::Severity;
+use crate::tool_error::ToolError;
 
 /// An MCP `CallToolResult` read back: its text, the envelope it holds, and the warnings that
 /// rode on a success.

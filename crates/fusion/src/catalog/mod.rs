@@ -83,6 +83,17 @@ impl Catalog {
         self.groups.iter().find(|group| group.name == name)
     }
 
+    /// Whether a client may know `tool` with an output schema: listed with one now, or a
+    /// mounted tool its upstream listed with one before it began reconnecting.
+    pub(crate) fn declares_output_schema(&self, tool: &str) -> bool {
+        if let Some(listed) = self.tools().iter().find(|listed| listed.name == tool) {
+            return listed.output_schema.is_some();
+        }
+        tool.split_once('.')
+            .and_then(|(namespace, rest)| Some(self.group(namespace)?.output_schemas.contains(rest)))
+            .unwrap_or(false)
+    }
+
     /// The action with the qualified name `qualified` (`billing.get_invoice`).
     pub(crate) fn action(&self, qualified: &str) -> Option<&Arc<CompiledAction>> {
         let (group, action) = qualified.split_once('.')?;

@@ -1,5 +1,8 @@
 //! The result cap: a result whose text is longer than the cap is cut on a character boundary,
-//! and a `RESULT_TRUNCATED` warning tells the model to ask for less.
+//! and a `RESULT_TRUNCATED` warning tells the model to ask for less. A tool that declares an
+//! output schema must send conforming structured content with every success, so its result
+//! keeps the structured content whole when that fits the cap (the text is what is cut), and
+//! is otherwise refused with a `RESULT_TRUNCATED` error.
 
 use std::sync::Arc;
 
@@ -27,7 +30,7 @@ impl Middleware for ResultCap {
         let info = Arc::clone(&call.info);
         let max_bytes = self.max_bytes;
         let run = next.run(call);
-        Box::pin(async move { run.await.map(|output| cap(output, max_bytes, &info)) })
+        Box::pin(async move { run.await.and_then(|output| cap(output, max_bytes, &info)) })
     }
 
     fn name(&self) -> String {
@@ -35,11 +38,25 @@ impl Middleware for ResultCap {
     }
 }
 
-/// Cuts the text of an oversized result on a character boundary and says so in a warning.
-fn cap(mut output: Output, limit: usize, call: &CallInfo) -> Output {
+/// Cuts the text of an oversized result on a character boundary and says so in a warning;
+/// refuses it when its tool declares an output schema and no whole structured content fits.
+fn cap(mut output: Output, limit: usize, call: &CallInfo) -> Outcome {
     let total: usize = output.content.iter().filter_map(|block| block.as_text().map(|t| t.text.len())).sum();
     if total <= limit {
-        return output;
+        return Ok(output);
+    }
+    // A failed result needs no structured content: only its text is cut.
+    let keep_structured = call.output_schema && !output.is_error();
+    if keep_structured && output.structured.as_ref().is_none_or(|value| json_len(value) > limit) {
+        return Err(ToolError::new(
+            ErrorCode::result_truncated(),
+            format!(
+                "The result is {total} bytes, more than the {limit}-byte cap, and this tool's structured result cannot be cut."
+            ),
+        )
+        .suggest("Ask for less: use a smaller page (limit) or a narrower filter, and paginate.")
+        .detail("limit_bytes", limit)
+        .detail("result_bytes", total));
     }
     let mut budget = limit;
     for block in &mut output.content {
@@ -50,15 +67,35 @@ fn cap(mut output: Output, limit: usize, call: &CallInfo) -> Output {
             *block = ContentBlock::text(text[..keep].to_owned());
         }
     }
-    // A cut JSON text no longer matches the structured content; the text is what is left.
-    output.structured = None;
+    if !keep_structured {
+        // A cut JSON text no longer matches the structured content; the text is what is left.
+        output.structured = None;
+    }
     call.warn(
         ToolError::new(ErrorCode::result_truncated(), format!("The result was cut to {limit} of {total} bytes."))
             .suggest("Ask for less: use a smaller page (limit) or a narrower filter, and paginate.")
             .detail("limit_bytes", limit)
             .detail("result_bytes", total),
     );
-    output
+    Ok(output)
+}
+
+/// The length of `value` as compact JSON, counted without writing it anywhere.
+fn json_len(value: &serde_json::Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a Value to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// The largest index `<= at` that is a character boundary of `text`.

@@ -9,6 +9,38 @@ use rmcp::model::Tool;
 
 use crate::catalog::{Exposition, GroupSpec};
 
+/// The most tool names the drift summary names.
+const NAMED_IN_SUMMARY: usize = 5;
+
+/// Logs the drift from `locked` to `current` as one warning: how many tools changed, were
+/// removed and were added, the worst severity, and the first few names. One line whatever the
+/// size of the drift: a line per change flooded the log with a large or foreign lockfile, and
+/// `fusion diff` tells each change.
+fn log_summary(locked: &Contracts, current: &Contracts) {
+    let diff = diff_contracts(locked, current);
+    let Some(max) = diff.max_severity() else { return };
+    let (mut changed, mut removed, mut added) = (0usize, 0usize, 0usize);
+    for tool in &diff.tools {
+        match (locked.contains_key(&tool.tool), current.contains_key(&tool.tool)) {
+            (true, false) => removed += 1,
+            (false, true) => added += 1,
+            _ => changed += 1,
+        }
+    }
+    let mut names: Vec<&str> = diff.tools.iter().take(NAMED_IN_SUMMARY).map(|tool| tool.tool.as_str()).collect();
+    if diff.tools.len() > NAMED_IN_SUMMARY {
+        names.push("…");
+    }
+    tracing::warn!(
+        changed,
+        removed,
+        added,
+        max_severity = %max,
+        "contract changed since the lockfile: {changed} tool(s) changed, {removed} removed, {added} added (max severity {max}): {}; `fusion diff` shows each change",
+        names.join(", ")
+    );
+}
+
 /// The lockfile, and which of its changes the validation errors tell.
 pub(crate) struct Awareness {
     pub lockfile: Lockfile,
@@ -19,7 +51,8 @@ pub(crate) struct Awareness {
 }
 
 impl Awareness {
-    /// Logs every change between the lockfile and `tools`, once, when the server starts.
+    /// Logs the changes between the lockfile and `tools` as one summary line, once, when the
+    /// server starts.
     pub(crate) fn log_drift(&self, tools: &[Tool], mounts: &[&str]) {
         // A mount's tools are compared when it connects (`log_drift_of`), not missed now.
         let mounted =
@@ -31,22 +64,13 @@ impl Awareness {
             .filter(|(name, _)| !mounted(name))
             .map(|(n, c)| (n.clone(), c.clone()))
             .collect();
-        let diff = diff_contracts(&locked, &contracts_of(tools));
-        for tool in &diff.tools {
-            for delta in &tool.deltas {
-                tracing::warn!(tool = %tool.tool, severity = %delta.severity, field = %delta.field, "contract changed: {}", delta.description);
-            }
-        }
+        log_summary(&locked, &contracts_of(tools));
     }
 
-    /// Logs the changes of `tools` since the lockfile (a mount that just connected).
+    /// Logs the changes of `tools` since the lockfile as one summary line (a mount that just
+    /// connected).
     pub(crate) fn log_drift_of(&self, tools: &[Tool]) {
-        let diff = diff_contracts(&self.locked(tools), &contracts_of(tools));
-        for tool in &diff.tools {
-            for delta in &tool.deltas {
-                tracing::warn!(tool = %tool.tool, severity = %delta.severity, field = %delta.field, "contract changed: {}", delta.description);
-            }
-        }
+        log_summary(&self.locked(tools), &contracts_of(tools));
     }
 
     /// The block each tool carries when every tool is one action (a mount, flat exposition).

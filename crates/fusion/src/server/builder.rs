@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use mcp_fusion_contract::Lockfile;
+use mcp_fusion_contract::{Lockfile, MAX_LOCKFILE_TOOLS};
 use mcp_fusion_wire::ChangeSeverity;
 use rmcp::model::Implementation;
 
@@ -166,7 +166,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
-    /// Cuts the text of results longer than `bytes` and adds a `RESULT_TRUNCATED` warning.
+    /// Cuts the text of results longer than `bytes` and adds a `RESULT_TRUNCATED` warning; a
+    /// tool with an output schema keeps its structured content whole, or fails with
+    /// `RESULT_TRUNCATED` when that does not fit.
     pub fn max_result_bytes(mut self, bytes: usize) -> ServerBuilder<S> {
         self.max_result_bytes = Some(bytes);
         self
@@ -182,7 +184,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Self-healing: compares the server's contracts with this known-good lockfile when it is
     /// built, logs the changes, and embeds the changes of an action (BREAKING and RISKY, at
     /// most five, by default) in the validation errors of that action, so a model calibrated
-    /// on the old contract learns what changed in the same turn.
+    /// on the old contract learns what changed in the same turn. The drift is logged as one
+    /// summary line; a lockfile of more than
+    /// [`MAX_LOCKFILE_TOOLS`](mcp_fusion_contract::MAX_LOCKFILE_TOOLS) tools fails the build.
     pub fn contract_lockfile(mut self, lockfile: Lockfile) -> ServerBuilder<S> {
         self.lockfile = Some(lockfile);
         self
@@ -210,6 +214,12 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// of tools and routes laid out — once. `state` is what handlers reach with
     /// [`Ctx::state`](crate::Ctx::state): a value, or an `Arc` of one you share.
     pub fn build(mut self, state: impl Into<Arc<S>>) -> Result<FusionServer, BuildError> {
+        // Checked before anything is compared: a lockfile built in code skips `Lockfile::parse`.
+        if let Some(lockfile) = &self.lockfile
+            && lockfile.contracts.len() > MAX_LOCKFILE_TOOLS
+        {
+            return Err(BuildError::LockfileTooLarge { tools: lockfile.contracts.len(), max: MAX_LOCKFILE_TOOLS });
+        }
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
         let (info, instructions, groups, settings) = self.into_parts();

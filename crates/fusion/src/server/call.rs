@@ -32,10 +32,17 @@ impl FusionServer {
     /// anywhere past routing is caught and named after the action.
     pub async fn call(&self, tool: &str, arguments: Option<JsonObject>, request: RequestInfo) -> CallToolResult {
         let _counted = self.inner.in_flight.enter();
-        let routed = self.inner.catalog.load().route(tool, arguments.unwrap_or_default());
-        match routed {
-            Ok((action, arguments)) => action.run(arguments, request).await,
-            Err(error) => envelope_result(error.to_call_result(), &[]),
+        let catalog = self.inner.catalog.load();
+        match catalog.route(tool, arguments.unwrap_or_default()) {
+            Ok((action, arguments)) => {
+                drop(catalog);
+                action.run(arguments, request).await
+            }
+            Err(error) => {
+                // Only a warning (a mount still connecting) depends on the tool's output schema.
+                let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
+                envelope_result(error.to_call_result(), &[], output_schema)
+            }
         }
     }
 }
@@ -58,8 +65,8 @@ impl CompiledAction {
         let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
         match outcome {
             Ok(output) => success_result(output, &warnings),
-            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings),
-            Err(Refusal::Invalid(error)) => envelope_result(error.to_call_result(), &warnings),
+            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
+            Err(Refusal::Invalid(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
         }
     }
 
@@ -89,7 +96,12 @@ impl CompiledAction {
                 return Err(self.invalid(problems));
             }
         };
-        let info = Arc::new(CallInfo::new(Arc::clone(&self.qualified), request, self.mask_internal_errors));
+        let info = Arc::new(CallInfo::new(
+            Arc::clone(&self.qualified),
+            request,
+            self.mask_internal_errors,
+            self.output_schema,
+        ));
         let info = Arc::clone(admitted.get_or_init(|| info));
         let call = Call { info, arguments, input: Some(input) };
         Next::start(Arc::clone(&self.chain)).run(call).await.map_err(Refusal::Failed)

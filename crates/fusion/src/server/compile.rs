@@ -49,6 +49,10 @@ pub(crate) struct CompiledGroup {
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
     /// For a mounted namespace, where its upstream stands; its tools are always one per action.
     pub mount: Option<MountStatus>,
+    /// For a mounted namespace, its tools (named without the namespace) that declared an
+    /// output schema when the upstream last listed them: kept while it reconnects, so a
+    /// client that still lists them gets a `HANDOFF_CONNECTING` it accepts.
+    pub output_schemas: Arc<HashSet<String>>,
 }
 
 /// Where the upstream of a mounted namespace stands, for calls that find no tool.
@@ -88,6 +92,8 @@ pub(crate) struct CompiledAction {
     /// What changed since the lockfile, told in this action's validation errors.
     pub(super) awareness: Option<ContractAwareness>,
     pub(super) mask_internal_errors: bool,
+    /// Whether the tool this action is called through declares an output schema.
+    pub(super) output_schema: bool,
 }
 
 impl CompiledAction {
@@ -138,13 +144,20 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     let members: Vec<&ActionSpec> = specs.iter().collect();
     let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
     let tools = group_tools(&settings.exposition, &spec);
+    for (index, action) in compiled.iter_mut().enumerate() {
+        let tool = match settings.exposition {
+            Exposition::Grouped { .. } => tools.first(),
+            Exposition::Flat { .. } => tools.get(index),
+        };
+        action.output_schema = tool.is_some_and(|tool| tool.output_schema.is_some());
+    }
     if let Some(awareness) = &settings.awareness {
         for (action, block) in compiled.iter_mut().zip(awareness.of_group(&settings.exposition, &spec, &tools)) {
             action.awareness = block;
         }
     }
     let actions = compiled.into_iter().map(Arc::new).collect();
-    Ok(CompiledGroup { name, tools, actions, by_action, concurrency, mount: None })
+    Ok(CompiledGroup { name, tools, actions, by_action, concurrency, mount: None, output_schemas: Default::default() })
 }
 
 /// Compiles one action of a group: its input schema, its checker, its chain.
@@ -172,6 +185,7 @@ fn compile_action<S: Send + Sync + 'static>(
         chain: Arc::new(chain),
         awareness: None,
         mask_internal_errors: settings.mask_internal_errors,
+        output_schema: false,
     };
     let spec = ActionSpec {
         name: action.name,

@@ -25,7 +25,7 @@ use crate::group::Group;
 use crate::guard::ConcurrencyGuard;
 use crate::handoff::{Mount, MountState};
 use crate::in_flight::InFlight;
-use compile::{Settings, compile_group};
+use compile::{MountStatus, Settings, compile_group};
 use peers::Peers;
 
 /// A built MCP server: cheap to clone, shareable across sessions and transports.
@@ -135,11 +135,18 @@ impl FusionServer {
     /// ready with its tools (compiled with the server's settings and the mount's guards). The
     /// namespace's tools change with it, and connected clients are told when they do.
     pub fn set_mount(&self, mount: &Mount, state: MountState) -> Result<(), BuildError> {
-        let group = Arc::new(mount::compile_mount(&self.inner.settings, mount, state)?);
+        let mut group = mount::compile_mount(&self.inner.settings, mount, state)?;
         self.edit(|groups| {
             match groups.iter_mut().find(|known| known.name == group.name) {
-                Some(known) => *known = group,
-                None => groups.push(group),
+                Some(known) => {
+                    // Not ready, it lists nothing: what it listed last still tells which of
+                    // its tools a client knows with an output schema.
+                    if !matches!(group.mount, Some(MountStatus::Ready)) {
+                        group.output_schemas = Arc::clone(&known.output_schemas);
+                    }
+                    *known = Arc::new(group);
+                }
+                None => groups.push(Arc::new(group)),
             }
             true
         })

@@ -68,6 +68,11 @@ pub(crate) fn compile_mount(
             action.awareness = block;
         }
     }
+    let output_schemas = listed
+        .iter()
+        .filter(|tool| tool.output_schema.is_some())
+        .filter_map(|tool| tool.name.strip_prefix(namespace)?.strip_prefix('.').map(str::to_owned))
+        .collect();
     let actions = actions.into_iter().map(Arc::new).collect();
     Ok(CompiledGroup {
         name: namespace.to_owned(),
@@ -76,6 +81,7 @@ pub(crate) fn compile_mount(
         by_action,
         concurrency,
         mount: Some(status),
+        output_schemas: Arc::new(output_schemas),
     })
 }
 
@@ -121,6 +127,7 @@ fn compile_tool(
         chain: Arc::new(chain),
         awareness: None,
         mask_internal_errors: settings.mask_internal_errors,
+        output_schema: tool.output_schema.is_some(),
     };
     tool.name = qualified.to_string().into();
     // An upstream of this framework publishing a flat action (`billing.get_invoice`) serves
