@@ -11,6 +11,7 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+pub(crate) mod jsonrpc;
 pub mod stdio;
 
 use std::sync::Arc;
