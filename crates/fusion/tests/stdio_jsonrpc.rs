@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::task::JoinHandle;
 
 /// What the handlers saw.
 #[derive(Default)]
@@ -53,6 +54,7 @@ async fn wait(ctx: Ctx<Arc<Seen>>, input: Wait) -> Result<String, ToolError> {
 struct Raw {
     stdout: Option<BufReader<DuplexStream>>,
     stdin: Option<DuplexStream>,
+    server: JoinHandle<()>,
     seen: Arc<Seen>,
 }
 
@@ -65,12 +67,12 @@ impl Raw {
             .unwrap();
         let (server_in, client_out) = tokio::io::duplex(1 << 16);
         let (server_out, client_in) = tokio::io::duplex(1 << 16);
-        tokio::spawn(async move {
+        let server = tokio::spawn(async move {
             if let Ok(running) = server.serve(LineTransport::new(server_in, server_out)).await {
                 let _ = running.waiting().await;
             }
         });
-        let mut raw = Raw { stdout: Some(BufReader::new(client_in)), stdin: Some(client_out), seen };
+        let mut raw = Raw { stdout: Some(BufReader::new(client_in)), stdin: Some(client_out), server, seen };
         raw.send(
             &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
@@ -274,4 +276,59 @@ async fn a_line_too_long_is_refused_under_its_id() {
     raw.stdin = Some(writer.await.unwrap());
     assert!(raw.until_ping(1).await.is_empty());
     assert_eq!(raw.seen.started.load(Ordering::SeqCst), 0);
+}
+
+/// Counts the error events logged while it is the default subscriber.
+#[derive(Clone, Default)]
+struct ErrorCount(Arc<AtomicUsize>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ErrorCount {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if *event.metadata().level() == tracing::Level::ERROR {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_closed_output_stops_the_server_and_cancels_the_calls_in_flight() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let errors = ErrorCount::default();
+    let _logging = tracing::subscriber::set_default(tracing_subscriber::registry().with(errors.clone()));
+    let mut raw = Raw::start().await;
+    for id in 1..=20 {
+        raw.send(Raw::call(id, json!({"action": "wait"}))).await;
+    }
+    raw.wait_started(20).await;
+    drop(raw.stdout.take());
+    // The server learns that nobody reads when it next writes.
+    raw.send(json!({"jsonrpc": "2.0", "id": 21, "method": "ping"}).to_string()).await;
+    wait_until(|| raw.seen.cancelled.load(Ordering::SeqCst) == 20).await;
+    tokio::time::timeout(Duration::from_secs(1), &mut raw.server).await.expect("the server stops").unwrap();
+    assert!(errors.0.load(Ordering::SeqCst) <= 1, "{} error lines", errors.0.load(Ordering::SeqCst));
+    // Nothing more is started.
+    let _ = raw
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(format!("{}\n", Raw::call(22, json!({"action": "wait"}))).as_bytes())
+        .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(raw.seen.started.load(Ordering::SeqCst), 20);
+}
+
+#[tokio::test]
+async fn the_input_ending_stops_the_server_and_cancels_the_calls_in_flight() {
+    let mut raw = Raw::start().await;
+    for id in 1..=20 {
+        raw.send(Raw::call(id, json!({"action": "wait"}))).await;
+    }
+    raw.wait_started(20).await;
+    drop(raw.stdin.take());
+    wait_until(|| raw.seen.cancelled.load(Ordering::SeqCst) == 20).await;
+    tokio::time::timeout(Duration::from_secs(1), &mut raw.server).await.expect("the server stops").unwrap();
+    // Cancelled requests get no answer: the output just ends.
+    let mut rest = String::new();
+    tokio::io::AsyncReadExt::read_to_string(raw.stdout.as_mut().unwrap(), &mut rest).await.unwrap();
+    assert_eq!(rest, "");
 }

@@ -1,5 +1,5 @@
 //! stdio: newline-delimited JSON-RPC over any byte stream (stdin and stdout, pipes), strict
-//! about frames and ids.
+//! about frames and ids, and stopping as soon as the client is gone.
 //!
 //! - Every line that carries a request's id gets exactly one answer. A request the decoder
 //!   cannot read is answered under its id, found by a tolerant scan: `-32700` when the text
@@ -20,19 +20,24 @@
 //! - Ids come back exactly as sent: a number rmcp's `RequestId` cannot hold (beyond 64 bits,
 //!   `1.0`, `1e400`) reaches the service as the string of its digits, and its answer carries
 //!   the number as written.
+//! - When the input ends or the output breaks (the client closed its end of the pipe), no
+//!   further request is taken and every request in flight is cancelled, as if the client had
+//!   sent `notifications/cancelled` for each: the handlers see their cancellation at once,
+//!   and, as for any cancelled request, no answer is sent. A broken output is logged once.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::ops::Range;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Id, PARSE_ERROR};
 use crate::server::FusionServer;
@@ -65,10 +70,13 @@ pub struct LineTransport<R, W> {
     line: Vec<u8>,
     discarding: bool,
     input_ended: bool,
+    stopped: bool,
+    /// Messages for the service before anything more is read: the cancellations of a stop.
+    queued: VecDeque<Incoming>,
     /// Answers the transport itself owes the client, not written yet.
     replies: Vec<u8>,
     /// The write of earlier `replies`, kept here so that a dropped `receive` resumes it.
-    writing: Option<Pin<Box<dyn Future<Output = io::Result<()>> + Send>>>,
+    writing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
 /// The transport on this process's stdin and stdout.
@@ -85,11 +93,13 @@ where
     pub fn new(reader: R, writer: W) -> Self {
         LineTransport {
             reader: BufReader::new(reader),
-            output: Arc::new(Output { writer: tokio::sync::Mutex::new(writer) }),
+            output: Arc::new(Output { writer: tokio::sync::Mutex::new(writer), broken: CancellationToken::new() }),
             requests: Arc::default(),
             line: Vec::new(),
             discarding: false,
             input_ended: false,
+            stopped: false,
+            queued: VecDeque::new(),
             replies: Vec::new(),
             writing: None,
         }
@@ -283,6 +293,20 @@ where
         self.replies.extend(jsonrpc::error_reply(id, code, message));
         self.replies.push(b'\n');
     }
+
+    /// Takes no more requests, and has the service cancel those in flight.
+    fn stop(&mut self) {
+        self.stopped = true;
+        let ids = self.in_flight().drain();
+        if !ids.is_empty() {
+            tracing::info!(requests = ids.len(), "the client is gone: cancelling the requests in flight");
+        }
+        for id in ids {
+            let param = CancelledNotificationParam::new(Some(id), Some("the client closed the connection".into()));
+            let cancelled = ClientNotification::from(CancelledNotification::new(param));
+            self.queued.push_back(JsonRpcMessage::notification(cancelled));
+        }
+    }
 }
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>
@@ -321,23 +345,33 @@ where
     async fn receive(&mut self) -> Option<Incoming> {
         loop {
             if let Some(writing) = &mut self.writing {
-                let written = writing.await;
+                writing.await;
                 self.writing = None;
-                if let Err(error) = written {
-                    tracing::error!("cannot write the transport: {error}");
-                    return None;
-                }
             }
             if !self.replies.is_empty() {
                 let output = Arc::clone(&self.output);
                 let replies = std::mem::take(&mut self.replies);
-                self.writing = Some(Box::pin(async move { output.write(&replies).await }));
+                // A failed write is logged by `Output` and stops the transport below.
+                self.writing = Some(Box::pin(async move { output.write(&replies).await.unwrap_or_default() }));
                 continue;
             }
-            if self.input_ended {
+            if let Some(message) = self.queued.pop_front() {
+                return Some(message);
+            }
+            if self.stopped {
                 return None;
             }
-            if let Some(line) = self.next_line().await
+            let broken = self.output.broken.clone();
+            if self.input_ended || broken.is_cancelled() {
+                self.stop();
+                continue;
+            }
+            let line = tokio::select! {
+                biased;
+                () = broken.cancelled() => continue,
+                line = self.next_line() => line,
+            };
+            if let Some(line) = line
                 && let Some(message) = self.take_line(&line)
             {
                 return Some(message);
@@ -346,21 +380,40 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        if self.output.broken.is_cancelled() {
+            return Ok(());
+        }
         self.output.writer.lock().await.shutdown().await
     }
 }
 
-/// The writer, shared by every send.
+/// The writer, shared by every send, and whether it broke.
 struct Output<W> {
     writer: tokio::sync::Mutex<W>,
+    /// Fires at the first failed write: the client no longer reads.
+    broken: CancellationToken,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
-    /// Writes whole lines.
+    /// Writes whole lines. After a failed write nothing more is written, and later lines are
+    /// dropped without an error each, so a server whose client left says so once.
     async fn write(&self, lines: &[u8]) -> io::Result<()> {
         let mut writer = self.writer.lock().await;
-        writer.write_all(lines).await?;
-        writer.flush().await
+        if self.broken.is_cancelled() {
+            tracing::debug!("dropping a message: the client no longer reads");
+            return Ok(());
+        }
+        let written = match writer.write_all(lines).await {
+            Ok(()) => writer.flush().await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = &written {
+            tracing::warn!(
+                "cannot write to the client ({error}): taking no more requests and cancelling those in flight"
+            );
+            self.broken.cancel();
+        }
+        written
     }
 }
 
@@ -382,6 +435,10 @@ impl InFlight {
     /// Lets `id` go; the number it stood for, if any.
     fn release(&mut self, id: &RequestId) -> Option<Box<[u8]>> {
         self.0.remove(id).flatten()
+    }
+
+    fn drain(&mut self) -> Vec<RequestId> {
+        self.0.drain().map(|(id, _)| id).collect()
     }
 }
 
