@@ -12,6 +12,7 @@
 #[cfg(feature = "http")]
 pub mod http;
 pub(crate) mod jsonrpc;
+mod stdin;
 pub mod stdio;
 
 use std::sync::Arc;

@@ -40,6 +40,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Id, PARSE_ERROR};
+use super::stdin::Stdin;
 use crate::server::FusionServer;
 
 /// Longest accepted line, newline excluded (64 MiB).
@@ -80,8 +81,8 @@ pub struct LineTransport<R, W> {
 }
 
 /// The transport on this process's stdin and stdout.
-pub fn stdio() -> LineTransport<tokio::io::Stdin, tokio::io::Stdout> {
-    LineTransport::new(tokio::io::stdin(), tokio::io::stdout())
+pub fn stdio() -> LineTransport<impl AsyncRead + Unpin + Send + 'static, tokio::io::Stdout> {
+    LineTransport::new(Stdin::spawn(), tokio::io::stdout())
 }
 
 impl<R, W> LineTransport<R, W>
