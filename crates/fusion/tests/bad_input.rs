@@ -116,6 +116,9 @@ async fn a_malformed_frame_does_not_stop_the_server() {
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notes","#).await;
     raw.send("not json at all").await;
     raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#).await;
+    // The frame cut short still names its id: answered, not left waiting. The garbage is not.
+    let cut = raw.receive().await;
+    assert_eq!((&cut["id"], &cut["error"]["code"]), (&json!(1), &json!(-32700)), "{cut}");
     let response = raw.receive().await;
     assert_eq!(response["id"], 9, "{response}");
     assert_eq!(

@@ -11,6 +11,8 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+pub(crate) mod jsonrpc;
+mod stdin;
 pub mod stdio;
 
 use std::net::IpAddr;

@@ -1,24 +1,49 @@
-//! stdio: newline-delimited JSON-RPC over any byte stream (stdin and stdout, pipes),
-//! answering frames the SDK would drop in silence.
+//! stdio: newline-delimited JSON-RPC over any byte stream (stdin and stdout, pipes), strict
+//! about frames and ids, and stopping as soon as the client is gone.
 //!
-//! rmcp ignores lines it cannot parse. For text that is not JSON that is deliberate (replying
-//! to garbage can start an error storm with a peer that echoes it), and this transport does
-//! the same. But a request that is valid JSON and merely too deeply nested for the decoder
-//! would leave its caller waiting forever; here it gets a JSON-RPC error carrying its id.
+//! - Every line that carries a request's id gets exactly one answer. A request the decoder
+//!   cannot read is answered under its id, found by a tolerant scan: `-32700` when the text
+//!   is not JSON the decoder accepts (invalid UTF-8, a lone surrogate, a number out of range,
+//!   a message cut short), `-32600` when it is JSON but not a valid request. A request whose
+//!   id is `null`, or neither a string nor a number, is answered `-32600` with id `null`.
+//!   Text without any id (not JSON at all, a notification, a response) is logged and never
+//!   answered: replying to garbage can start an error storm with a peer that echoes it.
+//! - A batch (a JSON array; MCP has none since 2025-06-18) is refused with `-32600` (`-32700`
+//!   if the line is not valid JSON): once per element that carries an id, or once with id
+//!   `null` when none does.
+//! - Two JSON values on one line (or text after the first) are refused with `-32700` for each
+//!   object on the line that carries an id; none of them is run.
+//! - A line longer than the limit is refused `-32600` under its id when the id comes before
+//!   the cut, and otherwise discarded with a log line.
+//! - An id already used by a request in flight is refused `-32600`, never run twice; an id is
+//!   in flight from the request until its answer is sent, or until the client cancels it.
+//! - Ids come back exactly as sent: a number rmcp's `RequestId` cannot hold (beyond 64 bits,
+//!   `1.0`, `1e400`) reaches the service as the string of its digits, and its answer carries
+//!   the number as written.
+//! - When the input ends or the output breaks (the client closed its end of the pipe), no
+//!   further request is taken and every request in flight is cancelled, as if the client had
+//!   sent `notifications/cancelled` for each: the handlers see their cancellation at once,
+//!   and, as for any cancelled request, no answer is sent. A broken output is logged once.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::ops::Range;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::RoleServer;
+use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
 
+use super::jsonrpc::{self, INVALID_REQUEST, Id, PARSE_ERROR};
+use super::stdin::Stdin;
 use crate::server::FusionServer;
 
-/// Longest accepted line; longer ones are discarded with a log line (64 MiB).
+/// Longest accepted line, newline excluded (64 MiB).
 const MAX_LINE: usize = 64 << 20;
 
 /// Serves `server` over stdio until the client closes the connection. Only MCP messages go
@@ -36,18 +61,28 @@ pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     Ok(())
 }
 
+type Incoming = RxJsonRpcMessage<RoleServer>;
+
 /// A server transport over a reader and a writer, one JSON-RPC message per line.
 pub struct LineTransport<R, W> {
     reader: BufReader<R>,
-    writer: Arc<Mutex<W>>,
+    output: Arc<Output<W>>,
+    requests: Arc<Mutex<InFlight>>,
     line: Vec<u8>,
     discarding: bool,
-    eof: bool,
+    input_ended: bool,
+    stopped: bool,
+    /// Messages for the service before anything more is read: the cancellations of a stop.
+    queued: VecDeque<Incoming>,
+    /// Answers the transport itself owes the client, not written yet.
+    replies: Vec<u8>,
+    /// The write of earlier `replies`, kept here so that a dropped `receive` resumes it.
+    writing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
 /// The transport on this process's stdin and stdout.
-pub fn stdio() -> LineTransport<tokio::io::Stdin, tokio::io::Stdout> {
-    LineTransport::new(tokio::io::stdin(), tokio::io::stdout())
+pub fn stdio() -> LineTransport<impl AsyncRead + Unpin + Send + 'static, tokio::io::Stdout> {
+    LineTransport::new(Stdin::spawn(), tokio::io::stdout())
 }
 
 impl<R, W> LineTransport<R, W>
@@ -59,37 +94,219 @@ where
     pub fn new(reader: R, writer: W) -> Self {
         LineTransport {
             reader: BufReader::new(reader),
-            writer: Arc::new(Mutex::new(writer)),
+            output: Arc::new(Output { writer: tokio::sync::Mutex::new(writer), broken: CancellationToken::new() }),
+            requests: Arc::default(),
             line: Vec::new(),
             discarding: false,
-            eof: false,
+            input_ended: false,
+            stopped: false,
+            queued: VecDeque::new(),
+            replies: Vec::new(),
+            writing: None,
         }
     }
 
-    async fn write_line(writer: &Mutex<W>, mut bytes: Vec<u8>) -> std::io::Result<()> {
-        bytes.push(b'\n');
-        let mut writer = writer.lock().await;
-        writer.write_all(&bytes).await?;
-        writer.flush().await
+    fn in_flight(&self) -> MutexGuard<'_, InFlight> {
+        lock(&self.requests)
     }
 
-    /// What to do with a line that did not decode as a message.
-    fn reply_for(line: &[u8], error: &serde_json::Error) -> Option<Vec<u8>> {
-        let too_deep = error.to_string().contains("recursion limit exceeded");
-        let (code, message) = match error.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof if !too_deep => {
-                tracing::warn!("ignoring a line that is not JSON: {error}");
+    /// The next line's text, without its line ending or a byte order mark; `None` when there
+    /// is nothing to take from what was read (a blank line, a line too long, the input's end).
+    async fn next_line(&mut self) -> Option<Vec<u8>> {
+        use tokio::io::AsyncReadExt as _;
+        // `read_until` keeps what it read in `self.line` if this future is dropped (the
+        // service polls it inside a `select!`), so a cancelled read resumes the same line.
+        let budget = (MAX_LINE + 1).saturating_sub(self.line.len()) as u64;
+        let read = (&mut self.reader).take(budget).read_until(b'\n', &mut self.line).await;
+        if let Err(error) = read {
+            tracing::error!("cannot read the transport: {error}");
+            self.input_ended = true;
+            return None;
+        }
+        let complete = self.line.last() == Some(&b'\n');
+        if !complete && self.line.len() > MAX_LINE {
+            // Over the limit and still no newline: refuse it once, and drop the rest of it.
+            if !std::mem::replace(&mut self.discarding, true) {
+                let head = std::mem::take(&mut self.line);
+                self.refuse_too_long(&head);
+            }
+            self.line.clear();
+            return None;
+        }
+        // Not complete and within the limit: the input ended; this is the last line.
+        self.input_ended = !complete;
+        let mut line = std::mem::take(&mut self.line);
+        if std::mem::take(&mut self.discarding) {
+            return None;
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.starts_with("\u{feff}".as_bytes()) {
+            line.drain(..3);
+        }
+        (!jsonrpc::is_blank(&line)).then_some(line)
+    }
+
+    /// One line: a message for the service, or answers owed to the client (queued), or nothing.
+    fn take_line(&mut self, line: &[u8]) -> Option<Incoming> {
+        let start = line.len() - line.trim_ascii_start().len();
+        match line[start] {
+            b'{' => {}
+            b'[' => {
+                self.refuse_batch(line, start);
                 return None;
             }
-            _ if too_deep => {
-                (-32600, "Invalid request: the message nests deeper than 128 levels; send flatter arguments".to_owned())
+            _ => {
+                tracing::warn!("ignoring a line that is not a JSON-RPC message");
+                return None;
             }
-            _ => (-32600, format!("Invalid request: {error}")),
+        }
+        let mut values = jsonrpc::values(line);
+        if let Some(first) = values.next()
+            && !jsonrpc::is_blank(&line[first.end..])
+        {
+            let message = "Parse error: the line holds more than one JSON value; send one message per line";
+            for value in std::iter::once(first).chain(values) {
+                self.refuse(&line[value], PARSE_ERROR, message);
+            }
+            return None;
+        }
+        self.take_message(&line[start..])
+    }
+
+    /// One JSON-RPC object, perhaps cut short or undecodable.
+    fn take_message(&mut self, object: &[u8]) -> Option<Incoming> {
+        let head = jsonrpc::head(object);
+        if !head.is_response() && matches!(head.id, Id::Null | Id::Invalid) {
+            self.refuse(object, INVALID_REQUEST, bad_id_message(&head.id));
+            return None;
+        }
+        let (text, aliased) = alias_numbers(object, &head);
+        match serde_json::from_slice::<Incoming>(&text) {
+            Ok(JsonRpcMessage::Request(request)) => {
+                let id = head.id.echo().map_or_else(
+                    || serde_json::to_vec(&request.id).unwrap_or_default(),
+                    |range| object[range].to_vec(),
+                );
+                if !self.in_flight().admit(&request.id, aliased.then(|| id.as_slice().into())) {
+                    let id = String::from_utf8_lossy(&id);
+                    let message =
+                        format!("Invalid request: id {id} is already in use by a request in flight; use a new id");
+                    tracing::warn!(%id, "refusing a request: its id is in flight");
+                    self.reply(Some(id.as_bytes()), INVALID_REQUEST, &message);
+                    return None;
+                }
+                Some(JsonRpcMessage::Request(request))
+            }
+            Ok(JsonRpcMessage::Notification(notification)) => {
+                // The service answers nothing for a cancelled request: its id is free again.
+                if let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.in_flight().release(id);
+                }
+                Some(JsonRpcMessage::Notification(notification))
+            }
+            Ok(message) => Some(message),
+            Err(error) => {
+                self.refuse_undecodable(object, &head, &error);
+                None
+            }
+        }
+    }
+
+    fn refuse_undecodable(&mut self, object: &[u8], head: &jsonrpc::Head, error: &serde_json::Error) {
+        let Some(id) = head.id.echo().filter(|_| !head.is_response()) else {
+            tracing::warn!("ignoring an undecodable message that carries no request id: {error}");
+            return;
         };
-        let id = top_level_id(line)?;
-        tracing::warn!(%id, "answering an undecodable request: {message}");
-        let reply = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-        Some(reply.to_string().into_bytes())
+        let too_deep = error.to_string().contains("recursion limit exceeded");
+        let (code, message) = match error.classify() {
+            _ if too_deep => (
+                INVALID_REQUEST,
+                "Invalid request: the message nests deeper than 128 levels; send flatter arguments".into(),
+            ),
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                (PARSE_ERROR, format!("Parse error: {error}"))
+            }
+            _ => (INVALID_REQUEST, format!("Invalid request: {error}")),
+        };
+        let id = &object[id];
+        tracing::warn!(id = %String::from_utf8_lossy(id), "answering an undecodable request: {message}");
+        self.reply(Some(id), code, &message);
+    }
+
+    /// Refuses a batch: per element that carries an id, or once with id `null`.
+    fn refuse_batch(&mut self, line: &[u8], start: usize) {
+        let array = &line[start..];
+        let (code, message) = if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok() {
+            (
+                INVALID_REQUEST,
+                "Invalid request: batches (JSON arrays) are not supported; send each message on its own line",
+            )
+        } else {
+            (PARSE_ERROR, "Parse error: the line is not valid JSON, and batches (JSON arrays) are not supported")
+        };
+        let mut answered = false;
+        for element in jsonrpc::elements(array) {
+            answered |= self.refuse(&array[element], code, message);
+        }
+        if !answered {
+            tracing::warn!("refusing a batch that carries no request id");
+            self.reply(None, code, message);
+        }
+    }
+
+    fn refuse_too_long(&mut self, head: &[u8]) {
+        let start = head.strip_prefix("\u{feff}".as_bytes()).map_or(0, |_| 3);
+        let head = head[start..].trim_ascii_start();
+        let message = format!("Invalid request: the message is longer than {} bytes", MAX_LINE);
+        if !self.refuse(head, INVALID_REQUEST, &message) {
+            tracing::error!(max = MAX_LINE, "discarding a message longer than the line limit");
+        }
+    }
+
+    /// Answers the request in `object` with an error, if it carries an id (`null` included);
+    /// whether it did.
+    fn refuse(&mut self, object: &[u8], code: i64, message: &str) -> bool {
+        if object.first() != Some(&b'{') {
+            return false;
+        }
+        let head = jsonrpc::head(object);
+        if head.is_response() {
+            return false;
+        }
+        let id = match &head.id {
+            Id::Absent => return false,
+            Id::Null | Id::Invalid => None,
+            Id::Number(range) | Id::String(range) => Some(&object[range.clone()]),
+        };
+        tracing::warn!(id = %id.map_or(Cow::Borrowed("null"), String::from_utf8_lossy), "refusing a request: {message}");
+        self.reply(id, code, message);
+        true
+    }
+
+    fn reply(&mut self, id: Option<&[u8]>, code: i64, message: &str) {
+        self.replies.extend(jsonrpc::error_reply(id, code, message));
+        self.replies.push(b'\n');
+    }
+
+    /// Takes no more requests, and has the service cancel those in flight.
+    fn stop(&mut self) {
+        self.stopped = true;
+        let ids = self.in_flight().drain();
+        if !ids.is_empty() {
+            tracing::info!(requests = ids.len(), "the client is gone: cancelling the requests in flight");
+        }
+        for id in ids {
+            let param = CancelledNotificationParam::new(Some(id), Some("the client closed the connection".into()));
+            let cancelled = ClientNotification::from(CancelledNotification::new(param));
+            self.queued.push_back(JsonRpcMessage::notification(cancelled));
+        }
     }
 }
 
@@ -108,125 +325,172 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let writer = Arc::clone(&self.writer);
-        let bytes = serde_json::to_vec(&item);
-        async move { Self::write_line(&writer, bytes.map_err(std::io::Error::other)?).await }
+        let answered = match &item {
+            JsonRpcMessage::Response(response) => Some(&response.id),
+            JsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        // Released before the write: the client may reuse the id once it reads the answer.
+        let original = answered.and_then(|id| self.in_flight().release(id));
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            if let Some(original) = original {
+                restore_id(&mut line, &original);
+            }
+            line.push(b'\n');
+            line
+        });
+        let output = Arc::clone(&self.output);
+        async move { output.write(&line.map_err(io::Error::other)?).await }
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
-        use tokio::io::AsyncReadExt as _;
+    async fn receive(&mut self) -> Option<Incoming> {
         loop {
-            if self.eof {
+            if let Some(writing) = &mut self.writing {
+                writing.await;
+                self.writing = None;
+            }
+            if !self.replies.is_empty() {
+                let output = Arc::clone(&self.output);
+                let replies = std::mem::take(&mut self.replies);
+                // A failed write is logged by `Output` and stops the transport below.
+                self.writing = Some(Box::pin(async move { output.write(&replies).await.unwrap_or_default() }));
+                continue;
+            }
+            if let Some(message) = self.queued.pop_front() {
+                return Some(message);
+            }
+            if self.stopped {
                 return None;
             }
-            // `read_until` keeps what it read in `self.line` if this future is dropped (the
-            // service polls it inside a `select!`), so a cancelled read resumes the same line.
-            let budget = (MAX_LINE + 1).saturating_sub(self.line.len()) as u64;
-            let read = (&mut self.reader).take(budget).read_until(b'\n', &mut self.line).await;
-            if let Err(error) = read {
-                tracing::error!("cannot read the transport: {error}");
-                return None;
-            }
-            let complete = self.line.last() == Some(&b'\n');
-            if !complete && self.line.len() > MAX_LINE {
-                // Over the limit and still no newline: drop it, and the rest of the line.
-                tracing::error!(max = MAX_LINE, "discarding a message longer than the line limit");
-                self.line.clear();
-                self.discarding = true;
+            let broken = self.output.broken.clone();
+            if self.input_ended || broken.is_cancelled() {
+                self.stop();
                 continue;
             }
-            // Not complete and within the limit: the input ended; this is the last line.
-            self.eof = !complete;
-            let line = std::mem::take(&mut self.line);
-            if std::mem::take(&mut self.discarding) {
-                continue;
-            }
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(text);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(text) {
-                Ok(message) => return Some(message),
-                Err(error) => {
-                    if let Some(reply) = Self::reply_for(text, &error)
-                        && let Err(error) = Self::write_line(&self.writer, reply).await
-                    {
-                        tracing::error!("cannot write the transport: {error}");
-                        return None;
-                    }
-                }
+            let line = tokio::select! {
+                biased;
+                () = broken.cancelled() => continue,
+                line = self.next_line() => line,
+            };
+            if let Some(line) = line
+                && let Some(message) = self.take_line(&line)
+            {
+                return Some(message);
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.shutdown().await
-    }
-}
-
-/// The `id` of a JSON object's top level, found without building the (possibly too deep)
-/// value: a scan that tracks strings and nesting.
-fn top_level_id(line: &[u8]) -> Option<Value> {
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < line.len() {
-        match line[i] {
-            b'"' => {
-                let end = string_end(line, i)?;
-                if depth == 1 && &line[i..=end] == b"\"id\"" {
-                    let rest = &line[end + 1..];
-                    let colon = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-                    if rest[colon] != b':' {
-                        return None;
-                    }
-                    let mut stream = serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<Value>();
-                    return match stream.next()? {
-                        Ok(id @ (Value::Number(_) | Value::String(_))) => Some(id),
-                        _ => None,
-                    };
-                }
-                i = end;
-            }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
+        if self.output.broken.is_cancelled() {
+            return Ok(());
         }
-        i += 1;
+        self.output.writer.lock().await.shutdown().await
     }
-    None
 }
 
-/// The index of the quote closing the string that opens at `start`.
-fn string_end(line: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    while i < line.len() {
-        match line[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i),
-            _ => i += 1,
+/// The writer, shared by every send, and whether it broke.
+struct Output<W> {
+    writer: tokio::sync::Mutex<W>,
+    /// Fires at the first failed write: the client no longer reads.
+    broken: CancellationToken,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    /// Writes whole lines. After a failed write nothing more is written, and later lines are
+    /// dropped without an error each, so a server whose client left says so once.
+    async fn write(&self, lines: &[u8]) -> io::Result<()> {
+        let mut writer = self.writer.lock().await;
+        if self.broken.is_cancelled() {
+            tracing::debug!("dropping a message: the client no longer reads");
+            return Ok(());
         }
+        let written = match writer.write_all(lines).await {
+            Ok(()) => writer.flush().await,
+            Err(error) => Err(error),
+        };
+        if let Err(error) = &written {
+            tracing::warn!(
+                "cannot write to the client ({error}): taking no more requests and cancelling those in flight"
+            );
+            self.broken.cancel();
+        }
+        written
     }
-    None
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The client's requests passed on to the service and not answered yet, by the id the
+/// service knows; for a number it could not hold, the number as the client wrote it.
+#[derive(Debug, Default)]
+struct InFlight(HashMap<RequestId, Option<Box<[u8]>>>);
 
-    #[test]
-    fn finds_the_top_level_id_only() {
-        let deep = format!(
-            r#"{{"jsonrpc":"2.0","params":{{"id":"inner","a":{}1{}}},"id": 7}}"#,
-            "[".repeat(500),
-            "]".repeat(500)
-        );
-        assert_eq!(top_level_id(deep.as_bytes()), Some(Value::from(7)));
-        assert_eq!(top_level_id(br#"{"id":"a\"b","x":1}"#), Some(Value::from("a\"b")));
-        assert_eq!(top_level_id(br#"{"method":"x"}"#), None);
-        assert_eq!(top_level_id(br#"{"id":null}"#), None);
-        assert_eq!(top_level_id(br#"{"id""#), None);
-        assert_eq!(top_level_id(b"\"unterminated"), None);
+impl InFlight {
+    /// Takes `id` in; false if a request in flight already has it.
+    fn admit(&mut self, id: &RequestId, original: Option<Box<[u8]>>) -> bool {
+        if self.0.contains_key(id) {
+            return false;
+        }
+        self.0.insert(id.clone(), original);
+        true
+    }
+
+    /// Lets `id` go; the number it stood for, if any.
+    fn release(&mut self, id: &RequestId) -> Option<Box<[u8]>> {
+        self.0.remove(id).flatten()
+    }
+
+    fn drain(&mut self) -> Vec<RequestId> {
+        self.0.drain().map(|(id, _)| id).collect()
+    }
+}
+
+fn lock(requests: &Mutex<InFlight>) -> MutexGuard<'_, InFlight> {
+    requests.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn bad_id_message(id: &Id) -> &'static str {
+    if *id == Id::Null {
+        "Invalid request: the id is null; a request's id is a string or a number, and a notification has none"
+    } else {
+        "Invalid request: the id must be a string or a number"
+    }
+}
+
+/// `object` with each number id rmcp's `RequestId` cannot hold (the request's own, and the
+/// one a `notifications/cancelled` names) turned into the string of its digits; and whether
+/// the request's own id was.
+fn alias_numbers<'a>(object: &'a [u8], head: &jsonrpc::Head) -> (Cow<'a, [u8]>, bool) {
+    let needs_alias =
+        |range: &Range<usize>| object[range.start] != b'"' && !jsonrpc::is_plain_i64(&object[range.clone()]);
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    let own = head.id.echo().filter(needs_alias);
+    ranges.extend(own.clone());
+    if let (Some(method), Some(params)) = (&head.method, &head.params)
+        && &object[method.clone()] == br#""notifications/cancelled""#
+        && let Some(named) = jsonrpc::member(&object[params.clone()], "requestId")
+    {
+        let named = params.start + named.start..params.start + named.end;
+        ranges.extend(Some(named).filter(needs_alias));
+    }
+    if ranges.is_empty() {
+        return (Cow::Borrowed(object), false);
+    }
+    ranges.sort_by_key(|range| range.start);
+    let mut text = Vec::with_capacity(object.len() + 2 * ranges.len());
+    let mut at = 0;
+    for range in ranges {
+        text.extend_from_slice(&object[at..range.start]);
+        text.push(b'"');
+        text.extend_from_slice(&object[range.clone()]);
+        text.push(b'"');
+        at = range.end;
+    }
+    text.extend_from_slice(&object[at..]);
+    (Cow::Owned(text), own.is_some())
+}
+
+/// Puts the number the client wrote back in place of the string id it travelled as.
+fn restore_id(line: &mut Vec<u8>, original: &[u8]) {
+    if let Id::String(range) = jsonrpc::request_id(line) {
+        line.splice(range, original.iter().copied());
     }
 }
