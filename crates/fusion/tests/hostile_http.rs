@@ -20,6 +20,11 @@ use tokio::sync::oneshot;
 #[derive(Deserialize, JsonSchema)]
 struct Nothing {}
 
+async fn nap(_ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    Ok("rested".into())
+}
+
 async fn whoami(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
     Ok(ctx.call().identity().map(|i| i.subject.clone()).unwrap_or_else(|| "anonymous".into()))
 }
@@ -30,7 +35,11 @@ fn server(limit: Option<RateLimit>) -> FusionServer {
         builder = builder.rate_limit(limit);
     }
     builder
-        .group(Group::new("t", "Test tools.").action(Action::new("whoami", "Who is calling.").handler(whoami)))
+        .group(
+            Group::new("t", "Test tools.")
+                .action(Action::new("whoami", "Who is calling.").handler(whoami))
+                .action(Action::new("nap", "Sleep a while.").handler(nap)),
+        )
         .build(())
         .unwrap()
 }
@@ -312,4 +321,58 @@ async fn stateless_anonymous_callers_are_counted_by_address() {
     assert_eq!(from("203.0.113.7").await, "anonymous");
     assert_eq!(from("203.0.113.7, 10.0.0.1").await, "RATE_LIMITED");
     assert_eq!(from("198.51.100.2").await, "anonymous");
+}
+
+/// A raw POST body: the status and the JSON-RPC error it answered.
+async fn post_raw(running: &Running, session: Option<&str>, body: &'static str) -> (u16, String) {
+    let mut request = reqwest::Client::new()
+        .post(running.url())
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.body(body).send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_body_that_is_not_json_rpc_gets_400_and_a_json_rpc_error_under_its_id() {
+    let running = Running::start(loopback(), None).await;
+    let (status, body) = post_raw(&running, None, r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","#).await;
+    assert_eq!(status, 400, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((error["id"].clone(), error["error"]["code"].clone()), (json!(7), json!(-32700)), "{body}");
+    let (status, body) = post_raw(&running, None, "not json at all").await;
+    assert_eq!(status, 400);
+    assert!(body.starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#), "{body}");
+    // An id beyond 64 bits comes back exactly as it was written.
+    let (status, body) =
+        post_raw(&running, None, r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"}"#).await;
+    assert_eq!(status, 400);
+    assert!(body.starts_with(r#"{"jsonrpc":"2.0","id":18446744073709551616,"error":{"code":-32600"#), "{body}");
+    let (status, body) = post_raw(&running, None, r#"{"jsonrpc":"2.0","id":"x","method":5}"#).await;
+    assert_eq!(status, 400);
+    assert!(body.starts_with(r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32600"#), "{body}");
+}
+
+#[tokio::test]
+async fn an_id_in_flight_in_a_session_is_not_taken_twice() {
+    let running = Running::start(loopback(), None).await;
+    let session = running.open(None).await;
+    let nap = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "t", "arguments": {"action": "nap"}}});
+    let (first, second) = tokio::join!(running.post(None, Some(&session), &nap), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        running.post(None, Some(&session), &nap).await
+    });
+    assert_eq!(first.status(), 200);
+    assert!(first.text().await.unwrap().contains("rested"));
+    assert_eq!(second.status(), 400);
+    let refusal: Value = second.json().await.unwrap();
+    assert_eq!(refusal["id"], 9);
+    assert!(refusal["error"]["message"].as_str().unwrap().contains("already in use"), "{refusal}");
+    // Once answered, the id is free again.
+    let again = running.post(None, Some(&session), &nap).await;
+    assert_eq!(again.status(), 200);
+    assert!(again.text().await.unwrap().contains("rested"));
 }

@@ -125,6 +125,22 @@ pub(crate) fn error_reply(id: Option<&[u8]>, code: i64, message: &str) -> Vec<u8
     reply
 }
 
+/// The JSON-RPC error for a message the decoder refused: its code and its sentence.
+pub(crate) fn refusal(error: &serde_json::Error) -> (i64, String) {
+    if error.to_string().contains("recursion limit exceeded") {
+        return (
+            INVALID_REQUEST,
+            "Invalid request: the message nests deeper than 128 levels; send flatter arguments".into(),
+        );
+    }
+    match error.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            (PARSE_ERROR, format!("Parse error: {error}"))
+        }
+        _ => (INVALID_REQUEST, format!("Invalid request: {error}")),
+    }
+}
+
 /// What an id value is; `value` is its range in `object`.
 fn classify_id(object: &[u8], value: Range<usize>) -> Id {
     let text = &object[value.clone()];

@@ -224,17 +224,7 @@ where
             tracing::warn!("ignoring an undecodable message that carries no request id: {error}");
             return;
         };
-        let too_deep = error.to_string().contains("recursion limit exceeded");
-        let (code, message) = match error.classify() {
-            _ if too_deep => (
-                INVALID_REQUEST,
-                "Invalid request: the message nests deeper than 128 levels; send flatter arguments".into(),
-            ),
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                (PARSE_ERROR, format!("Parse error: {error}"))
-            }
-            _ => (INVALID_REQUEST, format!("Invalid request: {error}")),
-        };
+        let (code, message) = jsonrpc::refusal(error);
         let id = &object[id];
         tracing::warn!(id = %String::from_utf8_lossy(id), "answering an undecodable request: {message}");
         self.reply(Some(id), code, &message);

@@ -30,7 +30,7 @@ pub struct HttpConfig {
     stateless: bool,
     allowed_hosts: Option<Vec<String>>,
     allowed_origins: Vec<String>,
-    max_body_bytes: usize,
+    pub(super) max_body_bytes: usize,
     pub(super) shutdown_grace: Duration,
     pub(super) authenticator: Option<Arc<dyn Authenticator>>,
     pub(super) allow_anonymous: bool,

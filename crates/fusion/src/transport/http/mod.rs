@@ -15,6 +15,7 @@
 
 mod auth;
 mod config;
+mod frames;
 mod refusal;
 pub(crate) mod request;
 mod serve;
@@ -63,13 +64,14 @@ fn service_with(
 
 /// A router serving `server` at the configured path (`/mcp`). For a request, in order: the
 /// strict reading of HTTP, the client's address, the bearer token, the session's owner and
-/// caps, then MCP. With [`axum::serve`], serve it `into_make_service_with_connect_info` so
+/// caps, the body read as JSON-RPC (and its id not already in flight), then MCP. With [`axum::serve`], serve it `into_make_service_with_connect_info` so
 /// that the client's address is known; [`HttpServer`] does that itself.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
     let registry = Registry::new(config.limits);
     let mut router = Router::new()
         .nest_service(&config.path, service_with(server, config, sessions, Arc::clone(&registry)))
-        .layer(middleware::from_fn(deleted_is_no_content));
+        .layer(middleware::from_fn(deleted_is_no_content))
+        .layer(middleware::from_fn_with_state(frames::Frames::new(config.max_body_bytes), frames::check));
     if !config.is_stateless() {
         router = router.layer(middleware::from_fn_with_state(registry, sessions::guard));
     }
