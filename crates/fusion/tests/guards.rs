@@ -188,7 +188,7 @@ async fn rate_limits_are_exact_under_concurrent_calls() {
         "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 5 calls per 60s for this caller on rl.hit.</message>\n\
          <recovery>Wait 12 seconds before calling rl.hit again; do not retry sooner. Other actions are not limited by it.</recovery>\n\
          <details>\n  <detail key=\"limit\">5</detail>\n  <detail key=\"window_seconds\">60</detail>\n  \
-         <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">session</detail>\n</details>\n\
+         <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">caller</detail>\n</details>\n\
          <retry_after>12 seconds</retry_after>\n</tool_error>"
     );
 }
@@ -200,7 +200,7 @@ async fn rate_limits_count_per_session_per_identity_or_globally() {
             Group::new("rl", "Rate limited.")
                 .action(
                     Action::new("session", "Per session.")
-                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)))
+                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).per_session())
                         .handler(work),
                 )
                 .action(
