@@ -2,9 +2,9 @@
 //!
 //! The algorithm is GCRA (the generic cell rate algorithm): a limit of `N` calls per `W`
 //! admits a burst of `N`, then one call every `W / N`. A rejected call is not counted, and
-//! the rejection says exactly when the next call would be admitted. The in-memory store uses
-//! `governor`; the Redis store runs the same algorithm in one atomic server-side script, so
-//! every replica sharing the Redis counts against one limit.
+//! the rejection says exactly when the next call would be admitted. The in-memory store runs
+//! it under a lock; the Redis store runs the same algorithm in one atomic server-side script,
+//! so every replica sharing the Redis counts against one limit.
 //!
 //! Each limit counts under a key made of its scope (the qualified action, the group, or `*`
 //! for the server), its name ([`RateLimit::named`], or `{calls}/{window}` by default) and what

@@ -22,8 +22,7 @@ use super::store::{Decision, RateLimitStore, StoreError};
 /// otherwise.
 pub const DEFAULT_KEY_PREFIX: &str = "mcp-fusion:rl:";
 
-/// The check, run atomically by Redis: GCRA exactly as `governor` (the in-memory store) runs
-/// it. A limit of `N` calls per `W` admits a burst of `N`, then one call every `T = W / N`.
+/// The check, run atomically by Redis: GCRA exactly as the in-memory store runs it. A limit of `N` calls per `W` admits a burst of `N`, then one call every `T = W / N`.
 ///
 /// `KEYS[1]` is the counted key; `ARGV[1]` is `T` and `ARGV[2]` the tolerance `T * (N - 1)`,
 /// both in whole microseconds. The key holds the theoretical arrival time (TAT) in
