@@ -417,3 +417,54 @@ async fn redis_down_at_start_then_up() {
     assert_eq!(admitted, 3, "{refused:?}");
     assert_limit_reached(&refused, 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_refund_gives_back_one_call_atomically_and_never_more_than_the_burst() {
+    let redis = Redis::start();
+    let store = RedisStore::builder(redis.url()).key_prefix("refund:").connect().await.unwrap();
+    let two = NonZeroU32::new(2).unwrap();
+    let minute = Duration::from_secs(60);
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert!(matches!(store.check("k", two, minute).await.unwrap(), Decision::Limited { .. }));
+    store.refund("k", two, minute).await.unwrap();
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert!(matches!(store.check("k", two, minute).await.unwrap(), Decision::Limited { .. }));
+    // Refunds beyond what was taken delete the key, as an idle one: its burst is two again.
+    for _ in 0..5 {
+        store.refund("k", two, minute).await.unwrap();
+    }
+    let mut connection = redis.connection().await;
+    let exists: bool = redis::cmd("EXISTS").arg("refund:k").query_async(&mut connection).await.unwrap();
+    assert!(!exists, "a fully refunded key is gone");
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert!(matches!(store.check("k", two, minute).await.unwrap(), Decision::Limited { .. }));
+
+    // Two replicas checking and giving back at once: every admitted call given back leaves the
+    // key idle, however checks and refunds interleave.
+    let replicas = [store.clone(), RedisStore::builder(redis.url()).key_prefix("refund:").connect().await.unwrap()];
+    let ten = NonZeroU32::new(10).unwrap();
+    let start = Arc::new(tokio::sync::Barrier::new(40));
+    let calls: Vec<_> = (0..40)
+        .map(|i| {
+            let (store, start) = (replicas[i % 2].clone(), Arc::clone(&start));
+            tokio::spawn(async move {
+                start.wait().await;
+                if store.check("shared", ten, minute).await.unwrap() == Decision::Allowed {
+                    store.refund("shared", ten, minute).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for call in calls {
+        call.await.unwrap();
+    }
+    let exists: bool = redis::cmd("EXISTS").arg("refund:shared").query_async(&mut connection).await.unwrap();
+    assert!(!exists, "every admitted call was given back");
+    for _ in 0..10 {
+        assert_eq!(replicas[1].check("shared", ten, minute).await.unwrap(), Decision::Allowed);
+    }
+    assert!(matches!(replicas[0].check("shared", ten, minute).await.unwrap(), Decision::Limited { .. }));
+}
