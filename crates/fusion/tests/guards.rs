@@ -3,12 +3,14 @@
 
 mod support;
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use mcp_fusion::auth::{AuthError, Caller, Identity};
-use mcp_fusion::guard::{Concurrency, RateLimit};
+use mcp_fusion::guard::{Concurrency, Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
 use mcp_fusion::middleware::{Call, Next};
 use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
@@ -188,7 +190,7 @@ async fn rate_limits_are_exact_under_concurrent_calls() {
         "<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 5 calls per 60s for this caller on rl.hit.</message>\n\
          <recovery>Wait 12 seconds before calling rl.hit again; do not retry sooner. Other actions are not limited by it.</recovery>\n\
          <details>\n  <detail key=\"limit\">5</detail>\n  <detail key=\"window_seconds\">60</detail>\n  \
-         <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">session</detail>\n</details>\n\
+         <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">caller</detail>\n</details>\n\
          <retry_after>12 seconds</retry_after>\n</tool_error>"
     );
 }
@@ -200,7 +202,7 @@ async fn rate_limits_count_per_session_per_identity_or_globally() {
             Group::new("rl", "Rate limited.")
                 .action(
                     Action::new("session", "Per session.")
-                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)))
+                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).per_session())
                         .handler(work),
                 )
                 .action(
@@ -491,4 +493,162 @@ async fn a_failed_result_is_exactly_one_text_block() {
          <recovery>Use docs.find instead.</recovery>\n<available_actions>\n  <action>docs.find</action>\n</available_actions>\n</tool_error>"
     );
     assert_eq!(parse(&error_text(&failed)).error.code, ErrorCode::NotFound, "the envelope read is the failure");
+}
+
+/// A call as `subject` in `session`.
+fn in_session(session: &str, subject: &str) -> RequestInfo {
+    RequestInfo {
+        session_id: Some(session.into()),
+        caller: Caller::Authenticated(Identity::new(subject)),
+        ..RequestInfo::default()
+    }
+}
+
+/// The code of a failed call and its message, or `None` when it succeeded.
+fn refusal(result: &CallToolResult) -> Option<(ErrorCode, String)> {
+    if result.is_error == Some(false) {
+        return None;
+    }
+    let envelope = parse(&error_text(result));
+    Some((envelope.error.code.clone(), envelope.error.message.clone()))
+}
+
+#[tokio::test]
+async fn a_call_refused_by_a_later_limit_gives_back_what_the_earlier_ones_took() {
+    // The chain checks the action's limits, then the group's, then the server's: a call the
+    // server's limit refuses has already been counted by the other two.
+    let server = FusionServer::builder("acct", "1")
+        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).per_session())
+        .group(
+            Group::new("g", "G.")
+                .rate_limit(RateLimit::new(3, Duration::from_secs(60)).per_identity())
+                .action(
+                    Action::new("a", "A.")
+                        .rate_limit(RateLimit::new(2, Duration::from_secs(60)).per_identity())
+                        .handler(work),
+                )
+                .action(Action::new("b", "B.").handler(work)),
+        )
+        .build(Arc::new(Counters::default()))
+        .unwrap();
+    let run = |action: &str, session: &str| {
+        let (server, arguments, info) =
+            (server.clone(), object(json!({"action": action, "millis": 0})), in_session(session, "ana"));
+        async move { refusal(&server.call("g", Some(arguments), info).await) }
+    };
+    let server_limit = "Rate limit reached: 1 call per 60s for this session across every tool of this server.";
+    assert_eq!(run("a", "s1").await, None);
+    // Hammering from a spent session: every call is refused by the server's limit, and none
+    // of them spends the action's or the group's budget.
+    for _ in 0..3 {
+        assert_eq!(run("a", "s1").await, Some((ErrorCode::RateLimited, server_limit.to_owned())));
+    }
+    // So a fresh session still gets the action's second call and the group's third...
+    assert_eq!(run("a", "s2").await, None);
+    assert_eq!(run("b", "s3").await, None);
+    // ...and not one more.
+    let (code, message) = run("b", "s4").await.unwrap();
+    assert_eq!(code, ErrorCode::RateLimited);
+    assert!(message.ends_with("for this caller across every action of g."), "{message}");
+    let (code, message) = run("a", "s5").await.unwrap();
+    assert_eq!(code, ErrorCode::RateLimited);
+    assert!(message.ends_with("for this caller on g.a."), "{message}");
+}
+
+/// One group, `busy`, whose one slot and empty line guard `work`, limited to 2 calls a minute.
+fn busy_server(queue: usize) -> FusionServer {
+    FusionServer::builder("busy", "1")
+        .group(
+            Group::new("busy", "Busy.").concurrency(Concurrency::new(1, queue)).action(
+                Action::new("work", "Work.").rate_limit(RateLimit::new(2, Duration::from_secs(60))).handler(work),
+            ),
+        )
+        .build(Arc::new(Counters::default()))
+        .unwrap()
+}
+
+fn work_for(server: &FusionServer, millis: u64, info: RequestInfo) -> tokio::task::JoinHandle<CallToolResult> {
+    let server = server.clone();
+    tokio::spawn(
+        async move { server.call("busy", Some(object(json!({"action": "work", "millis": millis}))), info).await },
+    )
+}
+
+#[tokio::test]
+async fn a_call_shed_by_the_concurrency_guard_gives_back_its_rate_limit() {
+    let server = busy_server(0);
+    let guard = server.concurrency_guard(Some("busy")).unwrap();
+    let slow = work_for(&server, 300, RequestInfo::default());
+    wait_until(|| guard.active() == 1).await;
+    let shed = work_for(&server, 0, RequestInfo::default()).await.unwrap();
+    assert_eq!(refusal(&shed).map(|(code, _)| code), Some(ErrorCode::ServerBusy));
+    assert_eq!(refusal(&slow.await.unwrap()), None);
+    // The slow call and this one are the limit's two; the shed call was not counted.
+    assert_eq!(refusal(&work_for(&server, 0, RequestInfo::default()).await.unwrap()), None);
+    let limited = work_for(&server, 0, RequestInfo::default()).await.unwrap();
+    assert_eq!(refusal(&limited).map(|(code, _)| code), Some(ErrorCode::RateLimited));
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_waiting_for_a_slot_gives_back_its_rate_limit() {
+    let server = busy_server(1);
+    let guard = server.concurrency_guard(Some("busy")).unwrap();
+    let slow = work_for(&server, 300, RequestInfo::default());
+    wait_until(|| guard.active() == 1).await;
+    let cancelled = RequestInfo::default();
+    let token = cancelled.cancellation.clone();
+    let waiting = work_for(&server, 0, cancelled);
+    wait_until(|| guard.queued() == 1).await;
+    token.cancel();
+    let waiting = waiting.await.unwrap();
+    assert_eq!(refusal(&waiting).map(|(code, _)| code), Some(ErrorCode::cancelled()));
+    assert_eq!(refusal(&slow.await.unwrap()), None);
+    assert_eq!(refusal(&work_for(&server, 0, RequestInfo::default()).await.unwrap()), None);
+    let limited = work_for(&server, 0, RequestInfo::default()).await.unwrap();
+    assert_eq!(refusal(&limited).map(|(code, _)| code), Some(ErrorCode::RateLimited));
+}
+
+/// Counts in memory, but never answers a refund.
+struct StuckRefunds {
+    counts: MemoryStore,
+    refunds: Arc<AtomicUsize>,
+}
+
+impl RateLimitStore for StuckRefunds {
+    fn check(
+        &self,
+        key: &str,
+        calls: NonZeroU32,
+        window: Duration,
+    ) -> BoxFuture<'static, Result<Decision, StoreError>> {
+        self.counts.check(key, calls, window)
+    }
+
+    fn refund(&self, _key: &str, _calls: NonZeroU32, _window: Duration) -> BoxFuture<'static, Result<(), StoreError>> {
+        self.refunds.fetch_add(1, Ordering::SeqCst);
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn a_refund_the_store_does_not_answer_never_holds_up_the_refusal() {
+    let refunds = Arc::new(AtomicUsize::new(0));
+    let server = FusionServer::builder("stuck", "1")
+        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).global())
+        .rate_limit_store(StuckRefunds { counts: MemoryStore::new(), refunds: Arc::clone(&refunds) })
+        .rate_limit_failure(FailurePolicy::Closed, Duration::from_millis(100))
+        .group(Group::new("g", "G.").action(
+            Action::new("a", "A.").rate_limit(RateLimit::new(5, Duration::from_secs(60)).global()).handler(work),
+        ))
+        .build(Arc::new(Counters::default()))
+        .unwrap();
+    let run = || server.call("g", Some(object(json!({"action": "a", "millis": 0}))), RequestInfo::default());
+    assert_eq!(refusal(&run().await), None);
+    let started = std::time::Instant::now();
+    let (code, message) = refusal(&run().await).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(2), "the refusal took {:?}", started.elapsed());
+    assert_eq!(code, ErrorCode::RateLimited);
+    assert!(message.ends_with("across every tool of this server."), "{message}");
+    // The action's limit was asked to give the call back; it did not answer, so it stays counted.
+    assert_eq!(refunds.load(Ordering::SeqCst), 1);
 }

@@ -18,7 +18,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_fusion::guard::{Decision, FailurePolicy, RateLimit, RateLimitStore, RedisStore};
+use mcp_fusion::auth::{Caller, Identity};
+use mcp_fusion::guard::{Concurrency, Decision, FailurePolicy, RateLimit, RateLimitStore, RedisStore};
 use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
@@ -416,4 +417,176 @@ async fn redis_down_at_start_then_up() {
     let (admitted, refused) = tally(&after);
     assert_eq!(admitted, 3, "{refused:?}");
     assert_limit_reached(&refused, 3);
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Work {
+    millis: u64,
+}
+
+async fn work(_ctx: Ctx<()>, input: Work) -> Result<String, ToolError> {
+    tokio::time::sleep(Duration::from_millis(input.millis)).await;
+    Ok(format!("worked {} ms", input.millis))
+}
+
+/// The code of a failed call and its message, or `None` when it succeeded.
+fn refusal(result: &CallToolResult) -> Option<(ErrorCode, String)> {
+    (result.is_error != Some(false)).then(|| {
+        let error = envelope(result);
+        (error.code.clone(), error.message.clone())
+    })
+}
+
+/// A server counting in `store`: the server's limit of 1 call a minute per session, the
+/// group's of 3 per identity, and the action `a`'s of 2 per identity.
+fn layered_server(store: RedisStore) -> FusionServer {
+    FusionServer::builder("layered", "1")
+        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).per_session())
+        .rate_limit_store(store)
+        .rate_limit_failure(FailurePolicy::Closed, Duration::from_millis(500))
+        .group(
+            Group::new("g", "G.")
+                .rate_limit(RateLimit::new(3, Duration::from_secs(60)).per_identity())
+                .action(
+                    Action::new("a", "A.")
+                        .rate_limit(RateLimit::new(2, Duration::from_secs(60)).per_identity())
+                        .handler(work),
+                )
+                .action(Action::new("b", "B.").handler(work)),
+        )
+        .build(())
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_call_refused_by_a_later_limit_gives_back_what_the_earlier_ones_took() {
+    let redis = Redis::start();
+    // Two replicas on one Redis: what one gives back, the other sees.
+    let replicas = [
+        layered_server(RedisStore::connect(redis.url()).await.unwrap()),
+        layered_server(RedisStore::connect(redis.url()).await.unwrap()),
+    ];
+    let run = |replica: usize, action: &str, session: &str| {
+        let server = replicas[replica].clone();
+        let arguments = json!({"action": action, "millis": 0}).as_object().cloned().unwrap();
+        let info = RequestInfo {
+            session_id: Some(session.into()),
+            caller: Caller::Authenticated(Identity::new("ana")),
+            ..RequestInfo::default()
+        };
+        async move { refusal(&server.call("g", Some(arguments), info).await) }
+    };
+    let server_limit = "Rate limit reached: 1 call per 60s for this session across every tool of this server.";
+    assert_eq!(run(0, "a", "s1").await, None);
+    for replica in [1, 0, 1] {
+        assert_eq!(run(replica, "a", "s1").await, Some((ErrorCode::RateLimited, server_limit.to_owned())));
+    }
+    assert_eq!(run(1, "a", "s2").await, None);
+    assert_eq!(run(0, "b", "s3").await, None);
+    let (code, message) = run(1, "b", "s4").await.unwrap();
+    assert_eq!(code, ErrorCode::RateLimited);
+    assert!(message.ends_with("for this caller across every action of g."), "{message}");
+    let (code, message) = run(0, "a", "s5").await.unwrap();
+    assert_eq!(code, ErrorCode::RateLimited);
+    assert!(message.ends_with("for this caller on g.a."), "{message}");
+
+    // What is left in Redis is the three admitted calls' counts: a's two, the group's three,
+    // and one per session that ran (s1, s2, s3); the refused ones left nothing behind.
+    let mut keys: Vec<String> = keys_and_ttls(&redis).await.into_iter().map(|(key, _)| key).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "mcp-fusion:rl:*:1/60s:session:s1",
+            "mcp-fusion:rl:*:1/60s:session:s2",
+            "mcp-fusion:rl:*:1/60s:session:s3",
+            "mcp-fusion:rl:g.a:2/60s:identity:ana",
+            "mcp-fusion:rl:g:3/60s:identity:ana",
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_call_shed_by_the_concurrency_guard_gives_back_its_rate_limit() {
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let server =
+        FusionServer::builder("busy", "1")
+            .rate_limit_store(store)
+            .rate_limit_failure(FailurePolicy::Closed, Duration::from_millis(500))
+            .group(Group::new("busy", "Busy.").concurrency(Concurrency::new(1, 0)).action(
+                Action::new("work", "Work.").rate_limit(RateLimit::new(2, Duration::from_secs(60))).handler(work),
+            ))
+            .build(())
+            .unwrap();
+    let guard = server.concurrency_guard(Some("busy")).unwrap();
+    let work_for = |millis: u64| {
+        let server = server.clone();
+        let arguments = json!({"action": "work", "millis": millis}).as_object().cloned().unwrap();
+        tokio::spawn(async move { refusal(&server.call("busy", Some(arguments), RequestInfo::default()).await) })
+    };
+    let slow = work_for(500);
+    let deadline = Instant::now() + Duration::from_secs(4);
+    while guard.active() == 0 {
+        assert!(Instant::now() < deadline, "the slow call never took its slot");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(work_for(0).await.unwrap().map(|(code, _)| code), Some(ErrorCode::ServerBusy));
+    assert_eq!(slow.await.unwrap(), None);
+    // The slow call and this one are the limit's two; the shed call was not counted.
+    assert_eq!(work_for(0).await.unwrap(), None);
+    assert_eq!(work_for(0).await.unwrap().map(|(code, _)| code), Some(ErrorCode::RateLimited));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_refund_gives_back_one_call_atomically_and_never_more_than_the_burst() {
+    let redis = Redis::start();
+    let store = RedisStore::builder(redis.url()).key_prefix("refund:").connect().await.unwrap();
+    let two = NonZeroU32::new(2).unwrap();
+    let minute = Duration::from_secs(60);
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert!(matches!(store.check("k", two, minute).await.unwrap(), Decision::Limited { .. }));
+    store.refund("k", two, minute).await.unwrap();
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert!(matches!(store.check("k", two, minute).await.unwrap(), Decision::Limited { .. }));
+    // Refunds beyond what was taken delete the key, as an idle one: its burst is two again.
+    for _ in 0..5 {
+        store.refund("k", two, minute).await.unwrap();
+    }
+    let mut connection = redis.connection().await;
+    let exists: bool = redis::cmd("EXISTS").arg("refund:k").query_async(&mut connection).await.unwrap();
+    assert!(!exists, "a fully refunded key is gone");
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert_eq!(store.check("k", two, minute).await.unwrap(), Decision::Allowed);
+    assert!(matches!(store.check("k", two, minute).await.unwrap(), Decision::Limited { .. }));
+
+    // Two replicas checking and giving back at once: every admitted call given back leaves the
+    // key idle, however checks and refunds interleave.
+    let replicas = [store.clone(), RedisStore::builder(redis.url()).key_prefix("refund:").connect().await.unwrap()];
+    let ten = NonZeroU32::new(10).unwrap();
+    let start = Arc::new(tokio::sync::Barrier::new(40));
+    let calls: Vec<_> = (0..40)
+        .map(|i| {
+            let (store, start) = (replicas[i % 2].clone(), Arc::clone(&start));
+            tokio::spawn(async move {
+                start.wait().await;
+                if store.check("shared", ten, minute).await.unwrap() == Decision::Allowed {
+                    store.refund("shared", ten, minute).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for call in calls {
+        call.await.unwrap();
+    }
+    let exists: bool = redis::cmd("EXISTS").arg("refund:shared").query_async(&mut connection).await.unwrap();
+    assert!(!exists, "every admitted call was given back");
+    for _ in 0..10 {
+        assert_eq!(replicas[1].check("shared", ten, minute).await.unwrap(), Decision::Allowed);
+    }
+    assert!(matches!(replicas[0].check("shared", ten, minute).await.unwrap(), Decision::Limited { .. }));
 }

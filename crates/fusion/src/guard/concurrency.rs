@@ -8,6 +8,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::rate_limit::admission;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// Limits of a concurrency guard.
@@ -96,19 +97,34 @@ impl ConcurrencyGuard {
 }
 
 /// The concurrency stage of the chain: a slot of one guard held while the rest of the chain runs.
-pub(crate) struct ConcurrencyLimit(pub(crate) Arc<ConcurrencyGuard>);
+pub(crate) struct ConcurrencyLimit {
+    guard: Arc<ConcurrencyGuard>,
+    /// Whether this is the call's last gate: taking its slot commits what the rate limits
+    /// counted, while a call shed here (or dropped while it waits) gives it back.
+    last_gate: bool,
+}
+
+impl ConcurrencyLimit {
+    /// A slot of `guard` for each call; `last_gate` when no other concurrency guard follows it.
+    pub(crate) fn new(guard: Arc<ConcurrencyGuard>, last_gate: bool) -> ConcurrencyLimit {
+        ConcurrencyLimit { guard, last_gate }
+    }
+}
 
 impl Middleware for ConcurrencyLimit {
     fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
-        let guard = Arc::clone(&self.0);
+        let (guard, last_gate) = (Arc::clone(&self.guard), self.last_gate);
         Box::pin(async move {
             let _slot = guard.acquire().await?;
+            if last_gate {
+                admission::commit(&call.info);
+            }
             next.run(call).await
         })
     }
 
     fn name(&self) -> String {
-        format!("concurrency ({})", self.0.scope)
+        format!("concurrency ({})", self.guard.scope)
     }
 }
 

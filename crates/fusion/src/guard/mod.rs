@@ -39,7 +39,8 @@ pub enum Stage {
     /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
     Auth,
     /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
-    /// so a limited call never waits in line for a slot.
+    /// so a limited call never waits in line for a slot. A call refused by a later limit or
+    /// shed by a concurrency guard gives back what the earlier limits counted.
     RateLimit,
     /// Concurrency slots: the group's, then the server's, so a call waits in one line only.
     Concurrency,

@@ -262,9 +262,14 @@ pub(super) fn guards(
         (group.name, group.rate_limits, format!("group {:?}", group.name)),
         ("*", &settings.rate_limits[..], "the server".to_owned()),
     ];
+    // The last gate (limit or slot) a call passes commits what its limits counted; a call
+    // that stops before it gives that back.
+    let slots: Vec<_> = group.concurrency.into_iter().chain(&settings.concurrency).collect();
+    let mut gates = scopes.iter().map(|(_, limits, _)| limits.len()).sum::<usize>() + slots.len();
     for (scope, limits, described) in scopes {
         let mut counters = HashSet::new();
         for limit in limits {
+            gates -= 1;
             let name = limit.name();
             check_rate_limit_name(&name)?;
             if !counters.insert((name.clone(), limit.counts_per())) {
@@ -272,13 +277,14 @@ pub(super) fn guards(
             }
             guards.add(
                 Stage::RateLimit,
-                RateLimitGuard::new(Arc::clone(qualified), scope, limit.clone(), settings.store.clone()),
+                RateLimitGuard::new(Arc::clone(qualified), scope, limit.clone(), settings.store.clone(), gates == 0),
             );
         }
     }
     // The group's slot first, then the server's: a call waits in one line only.
-    for guard in group.concurrency.into_iter().chain(&settings.concurrency) {
-        guards.add(Stage::Concurrency, ConcurrencyLimit(Arc::clone(guard)));
+    for guard in slots {
+        gates -= 1;
+        guards.add(Stage::Concurrency, ConcurrencyLimit::new(Arc::clone(guard), gates == 0));
     }
     if let Some(deprecation) = Deprecation::new(qualified, action.deprecated, input, action.deprecated_fields) {
         guards.add(Stage::Deprecation, deprecation);

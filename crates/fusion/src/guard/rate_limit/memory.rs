@@ -1,24 +1,25 @@
-//! The in-memory store: counts in this process, with `governor`.
+//! The in-memory store: counts in this process, with the same GCRA as the Redis store.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use governor::clock::{Clock, DefaultClock};
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
+use tokio::time::Instant;
 
 use super::store::{Decision, RateLimitStore, StoreError};
 
-type Keyed = RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock>;
+/// Beyond this many keys of one limit, idle ones are forgotten, so one-off sessions do not
+/// pile up.
+const PRUNE_ABOVE: usize = 10_000;
 
 /// Counts in this process's memory. The default store.
 #[derive(Default)]
 pub struct MemoryStore {
-    limiters: Mutex<HashMap<(NonZeroU32, Duration), Arc<Keyed>>>,
-    clock: DefaultClock,
+    /// Per limit (`calls`, `window`), the theoretical arrival time (TAT) of each key: the
+    /// moment the key is as good as idle again.
+    limits: Mutex<HashMap<(NonZeroU32, Duration), HashMap<String, Instant>>>,
 }
 
 impl std::fmt::Debug for MemoryStore {
@@ -33,15 +34,24 @@ impl MemoryStore {
         MemoryStore::default()
     }
 
-    fn limiter(&self, calls: NonZeroU32, window: Duration) -> Arc<Keyed> {
-        let mut limiters = self.limiters.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let limiter = limiters.entry((calls, window)).or_insert_with(|| {
-            let period = (window / calls.get()).max(Duration::from_nanos(1));
-            let quota = Quota::with_period(period).expect("a positive period").allow_burst(calls);
-            Arc::new(RateLimiter::keyed(quota))
-        });
-        Arc::clone(limiter)
+    /// Runs `update` on the TATs of the limit `calls` per `window`, under the lock: a check or
+    /// a refund is atomic like the Redis script.
+    fn with_tats<T>(
+        &self,
+        calls: NonZeroU32,
+        window: Duration,
+        update: impl FnOnce(&mut HashMap<String, Instant>) -> T,
+    ) -> T {
+        let mut limits = self.limits.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        update(limits.entry((calls, window)).or_default())
     }
+}
+
+/// The emission interval `T = W / N` (at least 1 ns) and the tolerance `T * (N - 1)`: a burst
+/// of `N`, then one call every `T`.
+fn gcra_parameters(calls: NonZeroU32, window: Duration) -> (Duration, Duration) {
+    let interval = (window / calls.get()).max(Duration::from_nanos(1));
+    (interval, interval.saturating_mul(calls.get() - 1))
 }
 
 impl RateLimitStore for MemoryStore {
@@ -51,16 +61,37 @@ impl RateLimitStore for MemoryStore {
         calls: NonZeroU32,
         window: Duration,
     ) -> BoxFuture<'static, Result<Decision, StoreError>> {
-        let limiter = self.limiter(calls, window);
-        let decision = match limiter.check_key(&key.to_owned()) {
-            Ok(()) => Decision::Allowed,
-            Err(not_until) => Decision::Limited { retry_after: not_until.wait_time_from(self.clock.now()) },
-        };
-        // Forget keys whose state is back to idle, so one-off sessions do not pile up.
-        if limiter.len() > 10_000 {
-            limiter.retain_recent();
-        }
+        let (interval, tolerance) = gcra_parameters(calls, window);
+        let now = Instant::now();
+        let decision = self.with_tats(calls, window, |tats| {
+            let tat = tats.get(key).copied().filter(|&tat| tat > now).unwrap_or(now);
+            let ahead = tat - now;
+            if ahead > tolerance {
+                return Decision::Limited { retry_after: ahead - tolerance };
+            }
+            tats.insert(key.to_owned(), tat + interval);
+            if tats.len() > PRUNE_ABOVE {
+                tats.retain(|_, tat| *tat > now);
+            }
+            Decision::Allowed
+        });
         Box::pin(std::future::ready(Ok(decision)))
+    }
+
+    fn refund(&self, key: &str, calls: NonZeroU32, window: Duration) -> BoxFuture<'static, Result<(), StoreError>> {
+        let (interval, _) = gcra_parameters(calls, window);
+        let now = Instant::now();
+        self.with_tats(calls, window, |tats| {
+            let Some(tat) = tats.get_mut(key) else { return };
+            // Never before now: a key that went idle meanwhile has nothing left to give back.
+            match tat.checked_sub(interval).filter(|&earlier| earlier > now) {
+                Some(earlier) => *tat = earlier,
+                None => {
+                    tats.remove(key);
+                }
+            }
+        });
+        Box::pin(std::future::ready(Ok(())))
     }
 }
 
@@ -87,5 +118,34 @@ mod tests {
         assert_eq!(whole_seconds(retry_after), 20);
         // Other keys have their own count.
         assert_eq!(store.check("other", n(3), Duration::from_secs(60)).await.unwrap(), Decision::Allowed);
+    }
+
+    #[tokio::test]
+    async fn a_refund_gives_back_one_call_and_never_more_than_the_burst() {
+        let store = MemoryStore::new();
+        let window = Duration::from_secs(60);
+        for _ in 0..2 {
+            assert_eq!(store.check("k", n(2), window).await.unwrap(), Decision::Allowed);
+        }
+        assert!(matches!(store.check("k", n(2), window).await.unwrap(), Decision::Limited { .. }));
+        store.refund("k", n(2), window).await.unwrap();
+        assert_eq!(store.check("k", n(2), window).await.unwrap(), Decision::Allowed);
+        assert!(matches!(store.check("k", n(2), window).await.unwrap(), Decision::Limited { .. }));
+        // Refunds beyond what was taken leave an idle key, whose burst is still two.
+        for _ in 0..5 {
+            store.refund("k", n(2), window).await.unwrap();
+        }
+        for _ in 0..2 {
+            assert_eq!(store.check("k", n(2), window).await.unwrap(), Decision::Allowed);
+        }
+        assert!(matches!(store.check("k", n(2), window).await.unwrap(), Decision::Limited { .. }));
+        // A refund after the key went idle gives nothing extra either: the key is forgotten.
+        let brief = Duration::from_millis(200);
+        assert_eq!(store.check("brief", n(1), brief).await.unwrap(), Decision::Allowed);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        store.refund("brief", n(1), brief).await.unwrap();
+        assert!(store.with_tats(n(1), brief, |tats| tats.is_empty()));
+        assert_eq!(store.check("brief", n(1), brief).await.unwrap(), Decision::Allowed);
+        assert!(matches!(store.check("brief", n(1), brief).await.unwrap(), Decision::Limited { .. }));
     }
 }

@@ -2,19 +2,24 @@
 //!
 //! The algorithm is GCRA (the generic cell rate algorithm): a limit of `N` calls per `W`
 //! admits a burst of `N`, then one call every `W / N`. A rejected call is not counted, and
-//! the rejection says exactly when the next call would be admitted. The in-memory store uses
-//! `governor`; the Redis store runs the same algorithm in one atomic server-side script, so
-//! every replica sharing the Redis counts against one limit.
+//! the rejection says exactly when the next call would be admitted. The in-memory store runs
+//! it under a lock; the Redis store runs the same algorithm in one atomic server-side script,
+//! so every replica sharing the Redis counts against one limit.
 //!
 //! Each limit counts under a key made of its scope (the qualified action, the group, or `*`
 //! for the server), its name ([`RateLimit::named`], or `{calls}/{window}` by default) and what
 //! it counts by (the session, the identity, everyone): `billing.pay_invoice:10/60s:session:…`.
 //! Declaration order plays no part, so reordering limits in code never moves a counter.
 //!
+//! A call keeps what it was counted only if every limit and every concurrency guard of its
+//! chain admit it: one refused by a later limit, shed with `SERVER_BUSY`, or cancelled while
+//! waiting for a slot gives back what the earlier limits counted (see the `admission` module).
+//!
 //! A refused call's `RATE_LIMITED` names the limit's scope and what it counts by (`… for this
 //! session across every action of billing.`), and says whether calling another action would
 //! get through: the model cannot see the limits, only the envelope.
 
+pub(crate) mod admission;
 mod memory;
 #[cfg(feature = "redis")]
 pub(crate) mod redis;
@@ -27,6 +32,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 
+use admission::Taken;
 pub use memory::MemoryStore;
 use store::whole_seconds;
 pub use store::{Decision, RateLimitStore, StoreError};
@@ -279,15 +285,24 @@ struct Check {
     prefix: String,
     limit: RateLimit,
     store: StoreSettings,
+    /// Whether this is the call's last gate (no other limit nor concurrency guard follows
+    /// it): passing it commits what the call was counted.
+    last_gate: bool,
 }
 
 impl RateLimitGuard {
     /// `limit`, counted in `scope` (the qualified action, the group, or `*` for the server),
-    /// for calls of `action`.
-    pub(crate) fn new(action: Arc<str>, scope: &str, limit: RateLimit, store: StoreSettings) -> RateLimitGuard {
+    /// for calls of `action`; `last_gate` when no other limit or concurrency guard follows it.
+    pub(crate) fn new(
+        action: Arc<str>,
+        scope: &str,
+        limit: RateLimit,
+        store: StoreSettings,
+        last_gate: bool,
+    ) -> RateLimitGuard {
         let prefix = format!("{scope}:{}", limit.name());
         let scope = Scope::of(&action, scope);
-        RateLimitGuard(Arc::new(Check { action, scope, prefix, limit, store }))
+        RateLimitGuard(Arc::new(Check { action, scope, prefix, limit, store, last_gate }))
     }
 }
 
@@ -295,8 +310,15 @@ impl Middleware for RateLimitGuard {
     fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
         let check = Arc::clone(&self.0);
         Box::pin(async move {
-            check.admit(&call.info).await?;
-            next.run(call).await
+            let taken = check.admit(&call.info).await?;
+            if check.last_gate {
+                admission::commit(&call.info);
+                return next.run(call).await;
+            }
+            let Some(owner) = admission::hold(&call.info, taken) else { return next.run(call).await };
+            let outcome = next.run(call).await;
+            owner.finish().await;
+            outcome
         })
     }
 
@@ -306,12 +328,23 @@ impl Middleware for RateLimitGuard {
 }
 
 impl Check {
-    async fn admit(&self, call: &CallInfo) -> Result<(), ToolError> {
+    /// Checks the call: what it counted (nothing when the store could not decide and the call
+    /// was let through), or its refusal.
+    async fn admit(&self, call: &CallInfo) -> Result<Option<Taken>, ToolError> {
         let key = format!("{}:{}", self.prefix, self.limit.key_of(call));
         let (calls, window) = (self.limit.calls, self.limit.window);
         let checked = tokio::time::timeout(self.store.timeout, self.store.store.check(&key, calls, window)).await;
         let failure = match checked {
-            Ok(Ok(Decision::Allowed)) => return Ok(()),
+            Ok(Ok(Decision::Allowed)) => {
+                return Ok(Some(Taken {
+                    action: Arc::clone(&self.action),
+                    store: Arc::clone(&self.store.store),
+                    timeout: self.store.timeout,
+                    key,
+                    calls,
+                    window,
+                }));
+            }
             Ok(Ok(Decision::Limited { retry_after })) => return Err(self.limited(whole_seconds(retry_after))),
             Ok(Err(error)) => error.to_string(),
             Err(_) => format!("rate-limit store did not answer within {} ms", self.store.timeout.as_millis()),
@@ -319,7 +352,7 @@ impl Check {
         match self.store.failure_policy {
             FailurePolicy::Open => {
                 tracing::warn!(action = %self.action, "admitting the call unchecked (fail-open): {failure}");
-                Ok(())
+                Ok(None)
             }
             FailurePolicy::Closed => {
                 tracing::warn!(action = %self.action, "refusing the call (fail-closed): {failure}");

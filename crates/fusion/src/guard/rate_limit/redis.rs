@@ -3,7 +3,8 @@
 //!
 //! Each check is one atomic Lua script (sent as `EVALSHA` and loaded again when Redis has
 //! forgotten it) running the same GCRA as the in-memory store, on Redis' own
-//! clock so replicas with skewed clocks agree. The connection is a `ConnectionManager`: it
+//! clock so replicas with skewed clocks agree. A call refused further on is given back by a
+//! second atomic script, the refund. The connection is a `ConnectionManager`: it
 //! reconnects on its own, and while Redis is unreachable every check fails fast with a
 //! [`StoreError`], so the server follows its [`FailurePolicy`](crate::guard::FailurePolicy).
 
@@ -22,8 +23,7 @@ use super::store::{Decision, RateLimitStore, StoreError};
 /// otherwise.
 pub const DEFAULT_KEY_PREFIX: &str = "mcp-fusion:rl:";
 
-/// The check, run atomically by Redis: GCRA exactly as `governor` (the in-memory store) runs
-/// it. A limit of `N` calls per `W` admits a burst of `N`, then one call every `T = W / N`.
+/// The check, run atomically by Redis: GCRA exactly as the in-memory store runs it. A limit of `N` calls per `W` admits a burst of `N`, then one call every `T = W / N`.
 ///
 /// `KEYS[1]` is the counted key; `ARGV[1]` is `T` and `ARGV[2]` the tolerance `T * (N - 1)`,
 /// both in whole microseconds. The key holds the theoretical arrival time (TAT) in
@@ -52,6 +52,32 @@ end
 local next_tat = tat + interval
 redis.call('SET', KEYS[1], string.format('%.0f', next_tat), 'PX', math.ceil((next_tat - now) / 1000))
 return {1, 0}
+";
+
+/// The refund, run atomically by Redis: gives back one call the check admitted, for a call
+/// refused further on (by a later limit, or shed by a concurrency guard).
+///
+/// `KEYS[1]` is the counted key and `ARGV[1]` the interval `T`, as for the check. The TAT moves
+/// back by `T`, never before Redis' now: a key that went idle meanwhile has nothing to give
+/// back, and one back at now is deleted, as idle keys are. Since a TAT is the sum of the
+/// intervals admitted, taking one off commutes with the checks of other replicas in between.
+///
+/// Returns 1 when a call was given back, 0 when the key was already idle.
+pub(crate) const REFUND_SCRIPT: &str = r"
+local interval = tonumber(ARGV[1])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if not tat or tat <= now then
+  return 0
+end
+local earlier = tat - interval
+if earlier <= now then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], string.format('%.0f', earlier), 'PX', math.ceil((earlier - now) / 1000))
+end
+return 1
 ";
 
 /// Windows longer than this (about 407 days) count as this long, so every sum the script
@@ -84,6 +110,7 @@ pub struct RedisStore {
 struct Inner {
     connection: ConnectionManager,
     script: Script,
+    refund: Script,
     prefix: String,
     /// `host:port` (or the socket path): the URL without its credentials, for messages.
     target: String,
@@ -150,7 +177,13 @@ impl RedisStoreBuilder {
         let connection = ConnectionManager::new_lazy_with_config(client, config)
             .map_err(|error| StoreError(format!("Redis at {target}: {error}")))?;
         let store = RedisStore {
-            inner: Arc::new(Inner { connection, script: Script::new(GCRA_SCRIPT), prefix: self.prefix, target }),
+            inner: Arc::new(Inner {
+                connection,
+                script: Script::new(GCRA_SCRIPT),
+                refund: Script::new(REFUND_SCRIPT),
+                prefix: self.prefix,
+                target,
+            }),
         };
         let target = &store.inner.target;
         match tokio::time::timeout(self.connect_timeout, store.load_script()).await {
@@ -211,13 +244,10 @@ impl RedisStore {
 
     async fn load_script(&self) -> Result<(), StoreError> {
         let mut connection = self.inner.connection.clone();
-        self.inner
-            .script
-            .prepare_invoke()
-            .load_async(&mut connection)
-            .await
-            .map(drop)
-            .map_err(|error| self.error(&error))
+        for script in [&self.inner.script, &self.inner.refund] {
+            script.prepare_invoke().load_async(&mut connection).await.map_err(|error| self.error(&error))?;
+        }
+        Ok(())
     }
 
     fn error(&self, error: &redis::RedisError) -> StoreError {
@@ -248,6 +278,23 @@ impl RateLimitStore for RedisStore {
             }
             let reply = reply.map_err(|error| store.error(&error))?;
             decision(reply).map_err(|reply| StoreError(format!("Redis at {}: {reply}", store.inner.target)))
+        })
+    }
+
+    fn refund(&self, key: &str, calls: NonZeroU32, window: Duration) -> BoxFuture<'static, Result<(), StoreError>> {
+        let store = self.clone();
+        let key = format!("{}{key}", self.inner.prefix);
+        let (interval, _) = gcra_parameters(calls, window);
+        Box::pin(async move {
+            let mut connection = store.inner.connection.clone();
+            let mut invocation = store.inner.refund.prepare_invoke();
+            invocation.key(&key).arg(interval);
+            let mut reply = invocation.invoke_async::<i64>(&mut connection).await;
+            if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
+                // As in `check`: the script never ran, so trying again cannot refund twice.
+                reply = invocation.invoke_async(&mut connection).await;
+            }
+            reply.map(drop).map_err(|error| store.error(&error))
         })
     }
 }
@@ -323,6 +370,17 @@ mod tests {
         assert!(GCRA_SCRIPT.contains("redis.call('TIME')"));
     }
 
+    #[test]
+    fn the_refund_moves_the_tat_back_by_one_interval_never_before_now() {
+        assert!(REFUND_SCRIPT.contains("local earlier = tat - interval"));
+        assert!(REFUND_SCRIPT.contains("string.format('%.0f', earlier)"));
+        // An idle key, or one that would be idle, is left or made absent, never written.
+        let (idle, busy) = REFUND_SCRIPT.split_once("local earlier").unwrap();
+        assert!(idle.contains("tat <= now") && !idle.contains("SET"));
+        assert!(busy.contains("if earlier <= now then\n  redis.call('DEL'"));
+        assert!(REFUND_SCRIPT.contains("redis.call('TIME')"));
+    }
+
     #[tokio::test]
     async fn an_invalid_url_is_the_only_connect_error() {
         let error = RedisStore::connect("http://nope").await.unwrap_err();
@@ -349,6 +407,11 @@ mod tests {
             assert!(started.elapsed() < Duration::from_secs(2), "check took {:?}", started.elapsed());
             assert!(error.to_string().contains(store.target()) && !error.to_string().contains("secret"), "{error}");
         }
+        // A refund fails as fast, and says so (the guard logs it and moves on).
+        let started = Instant::now();
+        let error = store.refund("k", n(10), Duration::from_secs(60)).await.unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "refund took {:?}", started.elapsed());
+        assert!(error.to_string().contains(store.target()), "{error}");
         assert!(store.ping().await.is_err());
     }
 

@@ -24,10 +24,26 @@ pub struct StoreError(pub String);
 
 /// Where the counts live. `key` is unique per limit and per counted key; `calls` and
 /// `window` are the limit.
+///
+/// A call counted by one limit and then refused by a later one, or shed by a concurrency
+/// guard, is given back with [`refund`](RateLimitStore::refund), so only calls that go on to
+/// run are counted.
 pub trait RateLimitStore: Send + Sync + 'static {
     /// Checks one call and, if it is admitted, counts it — atomically.
     fn check(&self, key: &str, calls: NonZeroU32, window: Duration)
     -> BoxFuture<'static, Result<Decision, StoreError>>;
+
+    /// Gives back one call that [`check`](RateLimitStore::check) admitted under `key`, because
+    /// the call was refused further on and never ran. It must be atomic like `check`, and
+    /// never leave the key with more than its full burst (a key that went idle meanwhile has
+    /// nothing to give back). An error is logged and otherwise ignored: the call stays counted.
+    ///
+    /// The default gives nothing back, which keeps a store written before refunds existed
+    /// counting refused calls as it always did.
+    fn refund(&self, key: &str, calls: NonZeroU32, window: Duration) -> BoxFuture<'static, Result<(), StoreError>> {
+        let _ = (key, calls, window);
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Whole seconds until `retry_after` has passed: rounded up, at least one.
