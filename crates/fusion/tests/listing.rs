@@ -270,7 +270,7 @@ async fn an_action_limit_per_session_says_other_actions_are_free() {
          <recovery>Wait 60 seconds before calling rl.hit again; do not retry sooner. \
          Other actions are not limited by it.</recovery>\n\
          <details>\n  <detail key=\"limit\">1</detail>\n  <detail key=\"window_seconds\">60</detail>\n  \
-         <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">session</detail>\n</details>\n\
+         <detail key=\"scope\">action</detail>\n  <detail key=\"counted_per\">caller</detail>\n</details>\n\
          <retry_after>60 seconds</retry_after>\n</tool_error>"
     );
     assert_eq!(call(&server, "rl", "other", &info).await.is_error, Some(false), "another action gets through");
@@ -328,7 +328,7 @@ async fn a_group_limit_per_custom_key_names_the_key() {
 }
 
 #[tokio::test]
-async fn a_server_limit_per_session_says_nothing_else_will_help() {
+async fn a_server_limit_per_caller_says_nothing_else_will_help() {
     let server = limited_server(Scope::Server, RateLimit::new(1, Duration::from_secs(60)));
     let info = RequestInfo::default();
     assert_eq!(
@@ -338,7 +338,7 @@ async fn a_server_limit_per_session_says_nothing_else_will_help() {
             "Wait 60 seconds before calling any tool of this server again; do not retry sooner. \
              Calling another action or tool will not help.",
             "server",
-            "session",
+            "caller",
             60,
         )
     );
@@ -390,7 +390,7 @@ async fn a_limit_that_cannot_be_checked_says_its_scope_too() {
             "Wait 5 seconds before calling any action of rl again; the limit store is recovering. \
              Calling another action of rl will not help; actions outside rl are not limited by it.",
             "group",
-            "session",
+            "caller",
             5,
         )
     );

@@ -135,10 +135,11 @@ impl Registry {
         if let Some(Some(owner)) = live.sessions.remove(id) {
             release(&mut live, &owner);
         }
-        if live.sessions.is_empty() {
-            // Give back what 20,000 sessions once needed.
-            live.sessions.shrink_to_fit();
-            live.per_owner.shrink_to_fit();
+        // Give back the room of the busiest moment (20,000 sessions, say) once mostly empty.
+        let len = live.sessions.len();
+        if live.sessions.capacity() > 64 && len < live.sessions.capacity() / 8 {
+            live.sessions.shrink_to(len * 2);
+            live.per_owner.shrink_to(len * 2);
         }
     }
 }
@@ -242,6 +243,12 @@ impl SessionManager for OwnedSessions {
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.inner.close_session(id).await;
         self.registry.closed(id);
+        // rmcp's map keeps the room of its busiest moment: give it back once mostly empty.
+        let mut sessions = self.inner.sessions.write().await;
+        let len = sessions.len();
+        if sessions.capacity() > 64 && len < sessions.capacity() / 8 {
+            sessions.shrink_to(len * 2);
+        }
         closed
     }
 
