@@ -64,7 +64,7 @@ fn service_with(
 
 /// A router serving `server` at the configured path (`/mcp`). For a request, in order: the
 /// strict reading of HTTP, the client's address, the bearer token, the session's owner and
-/// caps, the body read as JSON-RPC (and its id not already in flight), then MCP. With [`axum::serve`], serve it `into_make_service_with_connect_info` so
+/// caps, the body read as JSON-RPC (and its id not already in flight), then MCP. With [`axum::serve()`], serve it `into_make_service_with_connect_info` so
 /// that the client's address is known; [`HttpServer`] does that itself.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
     let registry = Registry::new(config.limits);

@@ -198,7 +198,7 @@ pub(super) async fn guard(State(registry): State<Arc<Registry>>, request: Reques
     response
 }
 
-/// rmcp's [`LocalSessionManager`], telling the [`Registry`] when sessions start and end.
+/// rmcp's [`LocalSessionManager`], telling the session registry when sessions start and end.
 pub struct OwnedSessions {
     inner: LocalSessionManager,
     registry: Arc<Registry>,
