@@ -175,6 +175,17 @@ async fn a_duplicate_id_in_flight_is_refused_and_freed_by_the_answer() {
     assert_eq!(raw.receive().await["id"], "7");
 }
 
+/// Found by the `stdio_lines` fuzz target: a line of ASCII whitespace that JSON does not
+/// count as blank (a form feed) indexed past the line's end, and the panic took the
+/// connection down.
+#[tokio::test]
+async fn a_line_of_other_ascii_whitespace_is_ignored() {
+    let mut raw = Raw::start().await;
+    raw.send(b"\x0c").await;
+    raw.send(b" \x0c\t\x0b").await;
+    assert!(raw.until_ping(1).await.is_empty());
+}
+
 #[tokio::test]
 async fn every_line_with_an_id_is_answered_once() {
     let mut raw = Raw::start().await;

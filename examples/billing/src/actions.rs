@@ -13,6 +13,14 @@ use crate::store::{Change, Currency, Invoice, NewInvoice, Status, Store};
 /// Page size when the model sends no `limit`.
 const DEFAULT_LIMIT: u32 = 20;
 
+/// Ids are `inv_2026_0001`; the bound keeps a not-found envelope, which repeats the id, within
+/// the 50-character echo cut.
+const MAX_ID_CHARS: u32 = 40;
+
+/// A cursor is `c` and at most 15 hex digits; the bound keeps the envelope refusing a forged
+/// one, which repeats it, within the 50-character echo cut.
+const MAX_CURSOR_CHARS: u32 = 16;
+
 /// Keeps amounts far inside `i64` so sums of payments cannot overflow.
 const MAX_AMOUNT_CENTS: i64 = 1_000_000_000_000;
 
@@ -25,6 +33,7 @@ pub struct ListInvoices {
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page, unchanged; omit it for the first page.
+    #[schemars(length(max = MAX_CURSOR_CHARS))]
     pub cursor: Option<String>,
 }
 
@@ -41,7 +50,7 @@ pub struct InvoicePage {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct GetInvoice {
     /// The invoice id, like `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), length(max = MAX_ID_CHARS), example = &"inv_2026_0001")]
     pub id: String,
 }
 
@@ -64,7 +73,7 @@ pub struct CreateInvoice {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PayInvoice {
     /// The invoice id, like `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), length(max = MAX_ID_CHARS), example = &"inv_2026_0001")]
     pub id: String,
     /// The payment in cents of the invoice's currency: at most the open balance; partial payments add up.
     #[schemars(range(min = 1, max = MAX_AMOUNT_CENTS))]
@@ -75,7 +84,7 @@ pub struct PayInvoice {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct VoidInvoice {
     /// The invoice id, like `inv_2026_0001`.
-    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), length(max = MAX_ID_CHARS), example = &"inv_2026_0001")]
     pub id: String,
     /// Why the invoice is voided, kept with it (1 to 200 characters).
     #[schemars(length(min = 1, max = 200))]

@@ -162,3 +162,34 @@ async fn the_rate_limit_flag_limits_each_session() {
     assert_eq!(limited.is_error, Some(true));
     assert!(text(&limited).starts_with("<tool_error code=\"RATE_LIMITED\" severity=\"error\">\n<message>Rate limit reached: 2 calls per 60s for this caller across every tool of this server.</message>"), "{}", text(&limited));
 }
+
+/// Found by the `billing_call` fuzz target: an id of the right shape but any length reached
+/// the handler, whose not-found envelope repeated it whole, past the 50-character echo cut.
+#[tokio::test]
+async fn a_long_id_is_never_echoed_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let id = format!("inv_{}", "a".repeat(60));
+    let calls = [
+        json!({"action": "get_invoice", "id": id}),
+        json!({"action": "pay_invoice", "id": id, "amount_cents": 1}),
+        json!({"action": "void_invoice", "id": id, "reason": "Issued twice"}),
+    ];
+    for arguments in calls {
+        let result = call(&server, arguments).await;
+        assert_eq!(result.is_error, Some(true));
+        assert!(!text(&result).contains(&id[..48]), "{}", text(&result));
+    }
+}
+
+/// Found by the `billing_call` fuzz target: any cursor reached the handler, whose envelope
+/// repeated it whole.
+#[tokio::test]
+async fn a_long_cursor_is_never_echoed_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let cursor = "page-".repeat(20);
+    let result = call(&server, json!({"action": "list_invoices", "cursor": cursor})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(!text(&result).contains(&cursor[..48]), "{}", text(&result));
+}

@@ -154,9 +154,11 @@ where
     /// One line: a message for the service, or answers owed to the client (queued), or nothing.
     fn take_line(&mut self, line: &[u8]) -> Option<Incoming> {
         let start = line.len() - line.trim_ascii_start().len();
-        match line[start] {
-            b'{' => {}
-            b'[' => {
+        // A line of other ASCII whitespace (a form feed) got past the blank-line check, which
+        // goes by JSON's whitespace: it has no first character.
+        match line.get(start) {
+            Some(b'{') => {}
+            Some(b'[') => {
                 self.refuse_batch(line, start);
                 return None;
             }
