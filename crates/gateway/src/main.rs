@@ -126,7 +126,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 }
                 tracing::info!("fusion-gateway serving MCP on stdio");
                 let served = mcp_fusion::serve_stdio(server).await.context("serving MCP on stdio");
-                tracing::info!("client closed stdin; shutting down");
+                tracing::info!("the client closed the connection; shutting down");
                 served
             }
         };

@@ -195,10 +195,12 @@ fn not_open(invoice: &Invoice, verb: &str) -> ToolError {
 }
 
 fn bad_cursor(cursor: &str) -> ToolError {
-    ToolError::validation(format!("The cursor \"{cursor}\" was not issued by billing.list_invoices."))
+    // The cursor is the caller's text: echoed by the one echo rule (quoted, cut, escaped).
+    let echoed = mcp_fusion::wire::Sent::text(cursor);
+    ToolError::validation(format!("The cursor {echoed} was not issued by billing.list_invoices."))
         .suggest("Omit \"cursor\" to read the first page, or pass the next_cursor of the previous page unchanged.")
         .actions(["billing.list_invoices"])
-        .detail("cursor", cursor)
+        .detail("cursor", echoed.as_str())
 }
 
 /// Cursors are `c` and a position in hex: opaque to the model, cheap to check.

@@ -214,7 +214,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             }
             tracing::info!(db = %cli.db.display(), "billing-server serving MCP on stdio");
             runtime.block_on(mcp_fusion::serve_stdio(server)).context("serving MCP on stdio")?;
-            tracing::info!("client closed stdin; shutting down");
+            tracing::info!("the client closed the connection; shutting down");
             Ok(())
         }
     }

@@ -67,13 +67,13 @@ async fn pages_chain_through_cursors_and_a_forged_cursor_is_refused() {
     assert_eq!(
         text(&forged),
         r#"<tool_error code="VALIDATION_ERROR" severity="error">
-<message>The cursor "page-2" was not issued by billing.list_invoices.</message>
+<message>The cursor 'page-2' was not issued by billing.list_invoices.</message>
 <recovery>Omit "cursor" to read the first page, or pass the next_cursor of the previous page unchanged.</recovery>
 <available_actions>
   <action>billing.list_invoices</action>
 </available_actions>
 <details>
-  <detail key="cursor">page-2</detail>
+  <detail key="cursor">'page-2'</detail>
 </details>
 </tool_error>"#
     );
