@@ -68,6 +68,8 @@ pub struct Action<S = ()> {
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) deprecated: Option<Option<String>>,
     pub(crate) deprecated_fields: Vec<(String, Option<String>)>,
+    pub(crate) by_key: bool,
+    pub(crate) check_with: Option<String>,
 }
 
 impl<S: Send + Sync + 'static> Action<S> {
@@ -88,6 +90,8 @@ impl<S: Send + Sync + 'static> Action<S> {
             rate_limits: Vec::new(),
             deprecated: None,
             deprecated_fields: Vec::new(),
+            by_key: false,
+            check_with: None,
         }
     }
 
@@ -183,6 +187,28 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// Fails a call that runs longer than `timeout` with `TIMEOUT` (overrides the server's).
     pub fn timeout(mut self, timeout: Duration) -> Action<S> {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Makes the action idempotent by key: a call repeated with the `idempotency_key` of an
+    /// earlier one gets that call's result without running again (see
+    /// [`Idempotency`](crate::guard::Idempotency) for where keys are kept and how). Declare
+    /// `idempotency_key: Option<String>` in the input to take the key as an argument; the
+    /// request's `_meta` (`fusion/idempotency_key`) works either way.
+    ///
+    /// Pass [`CallInfo::commit_gate`](crate::CallInfo::commit_gate) to the work that writes,
+    /// and commit only when it says so: a call answered with `TIMEOUT` must not commit later,
+    /// or its retry, which runs again, writes twice.
+    pub fn idempotent_by_key(mut self) -> Action<S> {
+        self.by_key = true;
+        self
+    }
+
+    /// Names the read-only action (of the same group, like `get_invoice`) that tells whether
+    /// a call of this one took effect: its `TIMEOUT` envelope tells the model to check with
+    /// it before calling again.
+    pub fn check_with(mut self, action: impl Into<String>) -> Action<S> {
+        self.check_with = Some(action.into());
         self
     }
 

@@ -1,7 +1,7 @@
 //! What a handler and a middleware know about the call they serve.
 
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_fusion_wire::ToolError;
 use rmcp::model::{Extensions, Implementation, ProgressNotificationParam, ProgressToken};
@@ -9,6 +9,7 @@ use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Caller, Identity};
+use crate::commit::CommitGate;
 use crate::failure::Failure;
 use crate::middleware::BoxError;
 use crate::transport::RequestInfo;
@@ -28,6 +29,12 @@ pub struct CallInfo {
     pub(crate) caller: Caller,
     pub(crate) client_address: Option<IpAddr>,
     pub(crate) warnings: Mutex<Vec<ToolError>>,
+    /// Whether the call's writes stand or it was answered without them.
+    pub(crate) commit: CommitGate,
+    /// The `fusion/idempotency_key` of the request's `_meta`, as sent.
+    pub(crate) meta_idempotency_key: Option<serde_json::Value>,
+    /// The idempotency key the call runs under, once the idempotency guard claimed it.
+    pub(crate) idempotency_key: OnceLock<Arc<str>>,
     mask_internal_errors: bool,
     /// Whether the tool called declares an output schema, so a success must carry
     /// structured content.
@@ -53,6 +60,9 @@ impl CallInfo {
             caller: request.caller,
             client_address: request.client_address,
             warnings: Mutex::new(Vec::new()),
+            commit: CommitGate::new(),
+            meta_idempotency_key: request.idempotency_key,
+            idempotency_key: OnceLock::new(),
             mask_internal_errors,
             output_schema,
         }
@@ -82,6 +92,19 @@ impl CallInfo {
     /// Fires when the client cancels the call.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation
+    }
+
+    /// The gate to pass to work that writes: it commits only if
+    /// [`CommitGate::try_commit`] says so, which it no longer does once the call was answered
+    /// with `TIMEOUT` or cancelled.
+    pub fn commit_gate(&self) -> CommitGate {
+        self.commit.clone()
+    }
+
+    /// The idempotency key the call runs under, for an action declared
+    /// [`idempotent_by_key`](crate::Action::idempotent_by_key) called with one.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.idempotency_key.get().map(|key| &**key)
     }
 
     /// What the transport attached to the request (over HTTP: `http::request::Parts`).
@@ -132,6 +155,10 @@ impl CallInfo {
     /// critical `INTERNAL_ERROR` naming the action.
     pub(crate) fn failure<E: Into<BoxError> + 'static>(&self, error: E) -> ToolError {
         Failure::from_error(error).into_tool_error(&self.action, self.mask_internal_errors)
+    }
+
+    pub(crate) fn warnings_snapshot(&self) -> Vec<ToolError> {
+        self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
     pub(crate) fn take_warnings(&self) -> Vec<ToolError> {

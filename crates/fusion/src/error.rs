@@ -74,6 +74,20 @@ pub enum BuildError {
         /// The most a lockfile may hold.
         max: usize,
     },
+    /// An action's [`check_with`](crate::Action::check_with) names no read-only action of its
+    /// group.
+    #[error(
+        "{action:?} checks its effect with {check:?}, {}: name a read-only action of the same group",
+        if *found { "which is not read-only" } else { "which the group does not have" }
+    )]
+    CheckWith {
+        /// The qualified action.
+        action: String,
+        /// The action it names.
+        check: String,
+        /// Whether the group has that action (it is then not read-only).
+        found: bool,
+    },
     /// The generated JSON Schema could not be compiled.
     #[error("the input schema of {action:?} does not compile: {reason}")]
     Schema {

@@ -69,6 +69,7 @@
 mod action;
 pub mod auth;
 mod catalog;
+mod commit;
 mod context;
 mod error;
 mod failure;
@@ -86,6 +87,7 @@ mod validation;
 
 pub use action::{Action, Annotations};
 pub use catalog::Exposition;
+pub use commit::CommitGate;
 pub use context::{CallInfo, Ctx};
 pub use error::BuildError;
 pub use group::Group;

@@ -48,6 +48,29 @@ impl Output {
     pub fn is_error(&self) -> bool {
         self.passed_through.as_ref().is_some_and(|(is_error, _)| *is_error)
     }
+
+    /// The output as JSON, to keep and give back whole with [`Output::from_record`].
+    pub(crate) fn to_record(&self) -> Result<Value, serde_json::Error> {
+        serde_json::to_value(Record {
+            content: self.content.clone(),
+            structured: self.structured.clone(),
+            passed_through: self.passed_through.clone(),
+        })
+    }
+
+    /// The output [`Output::to_record`] kept.
+    pub(crate) fn from_record(record: Value) -> Result<Output, serde_json::Error> {
+        let Record { content, structured, passed_through } = serde_json::from_value(record)?;
+        Ok(Output { content, structured, passed_through })
+    }
+}
+
+/// Every part of an [`Output`], as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Record {
+    content: Vec<ContentBlock>,
+    structured: Option<Value>,
+    passed_through: Option<(bool, Option<MetaObject>)>,
 }
 
 /// What a handler may return on success, like axum's `IntoResponse`.

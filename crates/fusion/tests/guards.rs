@@ -121,7 +121,7 @@ async fn slots_come_back_after_panics_timeouts_and_cancellations() {
     assert_eq!(
         timed_out,
         "<tool_error code=\"TIMEOUT\" severity=\"error\">\n<message>slots.work did not finish within 100 ms.</message>\n\
-         <recovery>The action may have partly run: check its effect with a read action before calling it again.</recovery>\n\
+         <recovery>It may have run: check its effect with a read action before calling it again.</recovery>\n\
          </tool_error>"
     );
     assert_eq!((guard.active(), guard.queued()), (0, 0));
@@ -149,7 +149,7 @@ async fn an_idempotent_action_times_out_with_a_safe_retry() {
         server.call("t", Some(object(json!({"action": "work", "millis": 5000}))), RequestInfo::default()).await;
     let envelope = parse(&error_text(&result));
     assert_eq!(envelope.error.code, ErrorCode::Timeout);
-    assert_eq!(envelope.error.recovery.as_deref(), Some("Retry the call; repeating this action is safe."));
+    assert_eq!(envelope.error.recovery.as_deref(), Some("Retry the call: repeating this action is safe."));
 }
 
 #[tokio::test]

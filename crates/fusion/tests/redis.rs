@@ -590,3 +590,84 @@ async fn a_refund_gives_back_one_call_atomically_and_never_more_than_the_burst()
     }
     assert!(matches!(replicas[0].check("shared", ten, minute).await.unwrap(), Decision::Limited { .. }));
 }
+
+/// Arguments of `charge`, an action idempotent by key.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct Charge {
+    amount_cents: u32,
+    idempotency_key: Option<String>,
+}
+
+/// Two replicas of a server whose `charge` counts its runs in `runs` and takes 200 ms, both
+/// keeping idempotency keys in one Redis.
+async fn charging_replicas(redis: &Redis, runs: &Arc<std::sync::atomic::AtomicUsize>) -> [FusionServer; 2] {
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let store = RedisStore::builder(redis.url()).key_prefix("idem-test:").connect().await.unwrap();
+        let runs = Arc::clone(runs);
+        let charge = Action::new("charge", "Charge once per key.").idempotent_by_key().handler(
+            move |_ctx: Ctx<()>, input: Charge| {
+                let run = runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                async move {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    Ok::<_, ToolError>(format!("charged {} cents (run {run})", input.amount_cents))
+                }
+            },
+        );
+        let server = FusionServer::builder::<()>("payments", "1.0.0")
+            .idempotency(mcp_fusion::guard::Idempotency::new().store(store))
+            .group(Group::new("payments", "Charges.").action(charge))
+            .build(())
+            .unwrap();
+        replicas.push(server);
+    }
+    replicas.try_into().unwrap_or_else(|_| unreachable!())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs redis-server; run by tests/redis/run.sh"]
+async fn two_replicas_retrying_one_key_at_once_run_the_handler_once() {
+    let redis = Redis::start();
+    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let replicas = Arc::new(charging_replicas(&redis, &runs).await);
+    let arguments = json!({"action": "charge", "amount_cents": 500, "idempotency_key": "order-7"});
+    let calls = (0..20).map(|i| {
+        let replicas = Arc::clone(&replicas);
+        let arguments = arguments.as_object().cloned();
+        tokio::spawn(async move { replicas[i % 2].call("payments", arguments, RequestInfo::default()).await })
+    });
+    let results: Vec<CallToolResult> =
+        futures_util::future::join_all(calls).await.into_iter().map(Result::unwrap).collect();
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1, "the handler ran once for 20 calls on two replicas");
+    for result in &results {
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        assert_eq!(support::texts(result), ["charged 500 cents (run 1)"]);
+    }
+
+    // Later, on either replica: the same answer, still without running.
+    let again = replicas[1].call("payments", arguments.as_object().cloned(), RequestInfo::default()).await;
+    assert_eq!(support::texts(&again), ["charged 500 cents (run 1)"]);
+    // The same key with another amount is a conflict, not a second charge.
+    let other = json!({"action": "charge", "amount_cents": 900, "idempotency_key": "order-7"});
+    let conflict = replicas[0].call("payments", other.as_object().cloned(), RequestInfo::default()).await;
+    let conflict = envelope(&conflict);
+    assert_eq!(conflict.code, ErrorCode::Conflict);
+    assert!(conflict.message.contains("'order-7' was already used with other arguments"), "{}", conflict.message);
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // A new key runs.
+    let fresh = json!({"action": "charge", "amount_cents": 500, "idempotency_key": "order-8"});
+    let fresh = replicas[0].call("payments", fresh.as_object().cloned(), RequestInfo::default()).await;
+    assert_eq!(support::texts(&fresh), ["charged 500 cents (run 2)"]);
+
+    // What Redis holds: one hash per key, done, with a time to live.
+    let mut connection = redis::Client::open(redis.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS").arg("idem-test:idem:*").query_async(&mut connection).await.unwrap();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    for key in keys {
+        let state: String = redis::cmd("HGET").arg(&key).arg("s").query_async(&mut connection).await.unwrap();
+        let ttl: i64 = redis::cmd("PTTL").arg(&key).query_async(&mut connection).await.unwrap();
+        assert_eq!(state, "d");
+        assert!(ttl > 23 * 3600 * 1000, "{key} expires in {ttl} ms");
+    }
+}

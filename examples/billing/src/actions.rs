@@ -67,6 +67,10 @@ pub struct CreateInvoice {
     pub currency: Currency,
     /// When payment is due (`2026-01-31`); none when omitted.
     pub due_date: Option<NaiveDate>,
+    /// A unique string (like a UUID) for this operation; send the same one when you retry it,
+    /// and it takes effect once: the retry returns the first call's result.
+    #[schemars(length(min = 1, max = 255))]
+    pub idempotency_key: Option<String>,
 }
 
 /// Arguments of `pay_invoice`.
@@ -78,6 +82,10 @@ pub struct PayInvoice {
     /// The payment in cents of the invoice's currency: at most the open balance; partial payments add up.
     #[schemars(range(min = 1, max = MAX_AMOUNT_CENTS))]
     pub amount_cents: i64,
+    /// A unique string (like a UUID) for this operation; send the same one when you retry it,
+    /// and it takes effect once: the retry returns the first call's result.
+    #[schemars(length(min = 1, max = 255))]
+    pub idempotency_key: Option<String>,
 }
 
 /// Arguments of `void_invoice`.
@@ -89,6 +97,10 @@ pub struct VoidInvoice {
     /// Why the invoice is voided, kept with it (1 to 200 characters).
     #[schemars(length(min = 1, max = 200))]
     pub reason: String,
+    /// A unique string (like a UUID) for this operation; send the same one when you retry it,
+    /// and it takes effect once: the retry returns the first call's result.
+    #[schemars(length(min = 1, max = 255))]
+    pub idempotency_key: Option<String>,
 }
 
 impl Validate for VoidInvoice {
@@ -138,13 +150,13 @@ pub async fn create_invoice(ctx: Ctx<Store>, input: CreateInvoice) -> Result<Jso
         currency: input.currency,
         due_date: input.due_date,
     };
-    Ok(Json(ctx.state().create(new).await?))
+    Ok(Json(ctx.state().create(new, ctx.call().commit_gate()).await?))
 }
 
 /// Records a (partial) payment.
 pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invoice>, BoxError> {
     let amount = input.amount_cents;
-    match ctx.state().pay(input.id.clone(), amount).await? {
+    match ctx.state().pay(input.id.clone(), amount, ctx.call().commit_gate()).await? {
         Change::Applied(invoice) => Ok(Json(invoice)),
         Change::NotFound => Err(not_found(&input.id).into()),
         Change::NotOpen(invoice) => Err(not_open(&invoice, "paid").into()),
@@ -166,7 +178,7 @@ pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invo
 /// Voids an open invoice.
 pub async fn void_invoice(ctx: Ctx<Store>, input: Validated<VoidInvoice>) -> Result<Json<Invoice>, BoxError> {
     let Validated(input) = input;
-    match ctx.state().void(input.id.clone(), input.reason.trim().to_owned()).await? {
+    match ctx.state().void(input.id.clone(), input.reason.trim().to_owned(), ctx.call().commit_gate()).await? {
         Change::Applied(invoice) => Ok(Json(invoice)),
         Change::NotFound => Err(not_found(&input.id).into()),
         // A void moves no money, so the store never reports an exceeded balance for it.

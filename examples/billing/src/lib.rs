@@ -13,7 +13,7 @@ pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
 use std::time::Duration;
 
 use mcp_fusion::contract::Lockfile;
-use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
+use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, RateLimit, RedisStore};
 use mcp_fusion::{Action, BuildError, FusionServer, Group};
 
 /// How the server behaves beyond its data; one field per command-line switch.
@@ -29,8 +29,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// Refuse anonymous calls (set when HTTP requires a bearer token).
     pub require_identity: bool,
-    /// Count the rate limit in this Redis, shared by every replica using it (default: memory).
-    pub rate_limit_store: Option<RedisStore>,
+    /// Count the rate limit and keep idempotency keys in this Redis, shared by every replica
+    /// using it (default: this process's memory).
+    pub redis: Option<RedisStore>,
     /// When the store cannot answer: admit or refuse, and how long to wait for it.
     pub rate_limit_failure: Option<(FailurePolicy, Duration)>,
     /// The known-good contracts: changes since are told to the model in validation errors.
@@ -56,19 +57,28 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
             .handler(actions::get_invoice),
     )
     .action(
-        Action::new("create_invoice", "Create an open invoice for a customer; returns it with its new id.")
-            .handler(actions::create_invoice),
+        Action::new(
+            "create_invoice",
+            "Create an open invoice for a customer; returns it with its new id. Send an idempotency_key so a retry cannot create it twice.",
+        )
+        .idempotent_by_key()
+        .check_with("list_invoices")
+        .handler(actions::create_invoice),
     )
     .action(
         Action::new(
             "pay_invoice",
             "Record a payment on an open invoice; partial payments add up and the invoice is paid when nothing is left.",
         )
+        .idempotent_by_key()
+        .check_with("get_invoice")
         .handler(actions::pay_invoice),
     )
     .action(
         Action::new("void_invoice", "Void an open invoice for good, with a reason. Paid invoices cannot be voided.")
             .destructive()
+            .idempotent_by_key()
+            .check_with("get_invoice")
             .handler(actions::void_invoice),
     );
     let billing = match options.concurrency {
@@ -79,8 +89,8 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
     }
-    if let Some(store) = &options.rate_limit_store {
-        builder = builder.rate_limit_store(store.clone());
+    if let Some(store) = &options.redis {
+        builder = builder.rate_limit_store(store.clone()).idempotency(Idempotency::new().store(store.clone()));
     }
     if let Some((policy, timeout)) = options.rate_limit_failure {
         builder = builder.rate_limit_failure(policy, timeout);

@@ -96,8 +96,9 @@ struct Cli {
     /// shows in `ps`.
     #[arg(long, env = "BILLING_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Count --rate-limit in this Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every
-    /// replica using it, instead of in this process. Redis down (at start too) never blocks a
+    /// Count --rate-limit and keep idempotency keys in this Redis
+    /// (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every replica using it, instead of in
+    /// this process. Redis down (at start too) never blocks a
     /// call: --redis-failure decides.
     #[arg(long, env = "BILLING_REDIS_URL", value_name = "URL", hide_env_values = true, requires = "rate_limit")]
     redis: Option<String>,
@@ -149,7 +150,7 @@ impl Cli {
             timeout: self.timeout_ms.map(Duration::from_millis),
             require_identity: self.token.is_some() && self.http.is_some(),
             // The store is connected and the lockfile read in `run`.
-            rate_limit_store: None,
+            redis: None,
             lockfile: None,
             rate_limit_failure: self.redis.as_ref().map(|_| {
                 let policy = match self.redis_failure {
@@ -213,7 +214,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     if let Some(url) = &cli.redis {
         // Fails only on a malformed URL; an unreachable Redis is logged and --redis-failure applies.
-        options.rate_limit_store = Some(runtime.block_on(RedisStore::connect(url.as_str())).context("--redis")?);
+        options.redis = Some(runtime.block_on(RedisStore::connect(url.as_str())).context("--redis")?);
     }
     let server = billing_server::server(store, &options).context("building the billing server")?;
     match cli.http {

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use chrono::{Datelike as _, NaiveDate, SecondsFormat, Utc};
-use rusqlite::{Connection, OptionalExtension as _, Row, Transaction, params};
+use mcp_fusion::CommitGate;
+use rusqlite::{Connection, ErrorCode, OptionalExtension as _, Row, Transaction, TransactionBehavior, params};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +26,14 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE invoices (
         void_reason    TEXT
     );
     CREATE INDEX invoices_by_status ON invoices (status, seq);"];
+
+/// How many times a query SQLite answered "busy" or "locked" runs again, each after a longer
+/// pause (10 ms, then 20, 40, 80, 160): on top of the busy timeout, which covers most waits,
+/// this covers the ones SQLite reports at once.
+const BUSY_RETRIES: u32 = 5;
+
+/// How long a query waits for another connection's write lock (another server on the file).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The schema version this build writes and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -61,6 +70,10 @@ pub enum StoreError {
     /// The blocking task running the query died.
     #[error("database task failed: {0}")]
     Task(String),
+    /// The call was answered (timed out, or cancelled) before its write committed, so the
+    /// write was rolled back.
+    #[error("the call was answered before its write committed; the write was rolled back")]
+    Abandoned,
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -206,9 +219,15 @@ impl Store {
             return Err(StoreError::Open { path: path.to_owned(), reason: "it is a directory, not a file".into() });
         }
         let mut conn = Connection::open(path).map_err(open_error)?;
-        conn.busy_timeout(Duration::from_secs(5)).map_err(open_error)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open_error)?;
         // SQLite opens lazily: reading the header here turns "not a database" into an open error.
         let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0)).map_err(open_error)?;
+        // Readers never wait for a writer, and two servers on one file take turns writing.
+        let mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0)).map_err(open_error)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            tracing::warn!(db = %path.display(), "SQLite kept journal mode {mode:?}: writers of two servers may wait longer");
+        }
         if version > SCHEMA_VERSION {
             return Err(StoreError::TooNew { path: path.to_owned(), found: version });
         }
@@ -217,16 +236,28 @@ impl Store {
         Ok(Store { conn: Arc::new(Mutex::new(conn)) })
     }
 
-    /// Runs `f` on the connection in a blocking task, so SQLite never stalls the runtime.
+    /// Runs `f` on the connection in a blocking task, so SQLite never stalls the runtime;
+    /// again, a few times, while SQLite answers "busy" (another server writing).
     async fn run<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+        F: Fn(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let conn = Arc::clone(&self.conn);
         tokio::task::spawn_blocking(move || {
             // A panic mid-query rolled its transaction back on unwind; the connection is fine.
             let mut conn = conn.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut pause = Duration::from_millis(10);
+            for _ in 0..BUSY_RETRIES {
+                match f(&mut conn) {
+                    Err(StoreError::Sqlite(error)) if is_busy(&error) => {
+                        tracing::debug!("SQLite is busy ({error}); trying again in {} ms", pause.as_millis());
+                        std::thread::sleep(pause);
+                        pause *= 2;
+                    }
+                    done => return done,
+                }
+            }
             f(&mut conn)
         })
         .await
@@ -267,9 +298,11 @@ impl Store {
     }
 
     /// Creates an invoice with the next id of the sequence.
-    pub async fn create(&self, new: NewInvoice) -> Result<Invoice, StoreError> {
+    ///
+    /// It commits only if `gate` lets it: a call already answered with `TIMEOUT` rolls back.
+    pub async fn create(&self, new: NewInvoice, gate: CommitGate) -> Result<Invoice, StoreError> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = write(conn, &gate)?;
             let now = Utc::now();
             let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM invoices", [], |row| row.get(0))?;
             let id = invoice_id(now.year(), seq);
@@ -289,16 +322,17 @@ impl Store {
                 },
             )?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished after insert")))?;
-            tx.commit()?;
+            commit(tx, &gate)?;
             Ok(invoice)
         })
         .await
     }
 
     /// Records a payment of `amount_cents`; the invoice becomes paid when nothing is left.
-    pub async fn pay(&self, id: String, amount_cents: i64) -> Result<Change, StoreError> {
+    /// It commits only if `gate` lets it.
+    pub async fn pay(&self, id: String, amount_cents: i64, gate: CommitGate) -> Result<Change, StoreError> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = write(conn, &gate)?;
             let Some(invoice) = find(&tx, &id)? else { return Ok(Change::NotFound) };
             if invoice.status != Status::Open {
                 return Ok(Change::NotOpen(invoice));
@@ -313,27 +347,50 @@ impl Store {
                 params![id, amount_cents],
             )?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished on payment")))?;
-            tx.commit()?;
+            commit(tx, &gate)?;
             Ok(Change::Applied(invoice))
         })
         .await
     }
 
-    /// Voids an open invoice, keeping the reason.
-    pub async fn void(&self, id: String, reason: String) -> Result<Change, StoreError> {
+    /// Voids an open invoice, keeping the reason. It commits only if `gate` lets it.
+    pub async fn void(&self, id: String, reason: String, gate: CommitGate) -> Result<Change, StoreError> {
         self.run(move |conn| {
-            let tx = conn.transaction()?;
+            let tx = write(conn, &gate)?;
             let Some(invoice) = find(&tx, &id)? else { return Ok(Change::NotFound) };
             if invoice.status != Status::Open {
                 return Ok(Change::NotOpen(invoice));
             }
             tx.execute("UPDATE invoices SET status = 'void', void_reason = ?2 WHERE id = ?1", params![id, reason])?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished on void")))?;
-            tx.commit()?;
+            commit(tx, &gate)?;
             Ok(Change::Applied(invoice))
         })
         .await
     }
+}
+
+/// A write transaction, holding the write lock from its start (so it never fails half-way
+/// for a writer of another server); none for a call already answered.
+fn write<'c>(conn: &'c mut Connection, gate: &CommitGate) -> Result<Transaction<'c>, StoreError> {
+    if gate.is_abandoned() {
+        return Err(StoreError::Abandoned);
+    }
+    Ok(conn.transaction_with_behavior(TransactionBehavior::Immediate)?)
+}
+
+/// Commits, if the call was not answered meanwhile; otherwise the dropped transaction rolls
+/// back.
+fn commit(tx: Transaction<'_>, gate: &CommitGate) -> Result<(), StoreError> {
+    if !gate.try_commit() {
+        return Err(StoreError::Abandoned);
+    }
+    Ok(tx.commit()?)
+}
+
+/// SQLite's "another connection holds the lock": worth trying again.
+fn is_busy(error: &rusqlite::Error) -> bool {
+    matches!(error.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
 
 /// `inv_2026_0007`: the creation year, then the sequence number.
@@ -495,12 +552,15 @@ mod tests {
         let path = dir.path().join("billing.db");
         let store = Store::open(&path).unwrap();
         let created = store
-            .create(NewInvoice {
-                customer_email: "dora@example.com".into(),
-                amount_cents: 500,
-                currency: Currency::Usd,
-                due_date: None,
-            })
+            .create(
+                NewInvoice {
+                    customer_email: "dora@example.com".into(),
+                    amount_cents: 500,
+                    currency: Currency::Usd,
+                    due_date: None,
+                },
+                CommitGate::new(),
+            )
             .await
             .unwrap();
         assert!(created.id.ends_with("_0007"), "{}", created.id);
@@ -552,14 +612,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("billing.db")).unwrap();
         // inv_2026_0003: 990000 BRL, 300000 paid.
-        let Change::Applied(partial) = store.pay("inv_2026_0003".into(), 90_000).await.unwrap() else { panic!() };
+        let Change::Applied(partial) = store.pay("inv_2026_0003".into(), 90_000, CommitGate::new()).await.unwrap()
+        else {
+            panic!()
+        };
         assert_eq!((partial.paid_cents, partial.status), (390_000, Status::Open));
-        let over = store.pay("inv_2026_0003".into(), 600_001).await.unwrap();
+        let over = store.pay("inv_2026_0003".into(), 600_001, CommitGate::new()).await.unwrap();
         assert!(matches!(over, Change::ExceedsBalance(ref i) if i.open_balance_cents() == 600_000));
-        let Change::Applied(full) = store.pay("inv_2026_0003".into(), 600_000).await.unwrap() else { panic!() };
+        let Change::Applied(full) = store.pay("inv_2026_0003".into(), 600_000, CommitGate::new()).await.unwrap() else {
+            panic!()
+        };
         assert_eq!((full.paid_cents, full.status), (990_000, Status::Paid));
-        assert!(matches!(store.pay("inv_2026_0003".into(), 1).await.unwrap(), Change::NotOpen(_)));
-        assert_eq!(store.pay("inv_2026_9999".into(), 1).await.unwrap(), Change::NotFound);
+        assert!(matches!(store.pay("inv_2026_0003".into(), 1, CommitGate::new()).await.unwrap(), Change::NotOpen(_)));
+        assert_eq!(store.pay("inv_2026_9999".into(), 1, CommitGate::new()).await.unwrap(), Change::NotFound);
     }
 
     #[tokio::test]

@@ -4,6 +4,7 @@
 //! | stage | guard | configure | envelope |
 //! |---|---|---|---|
 //! | [`Stage::Auth`] | identity and scopes | `require_identity`, `Action::scope` | `AUTH_REQUIRED`, `UNAUTHORIZED`, `FORBIDDEN` |
+//! | [`Stage::Idempotency`] | [`Idempotency`] keys | `Action::idempotent_by_key`, `.idempotency(..)` | the first call's result, `CONFLICT`, `SERVER_BUSY` |
 //! | [`Stage::RateLimit`] | [`RateLimit`] per action, group, server | `.rate_limit(..)`, `.rate_limit_store(..)` | `RATE_LIMITED` with `retry_after` |
 //! | [`Stage::Concurrency`] | [`Concurrency`] per group, server | `.concurrency(..)` | `SERVER_BUSY` |
 //! | [`Stage::Deprecation`] | deprecated actions and fields | `Action::deprecated`, `deprecated_field` | a `DEPRECATED` warning |
@@ -16,6 +17,7 @@
 mod auth;
 mod concurrency;
 mod deprecation;
+mod idempotency;
 mod rate_limit;
 mod result_cap;
 mod timeout;
@@ -24,12 +26,17 @@ pub(crate) use auth::RequireCaller;
 pub(crate) use concurrency::ConcurrencyLimit;
 pub use concurrency::{Concurrency, ConcurrencyGuard};
 pub(crate) use deprecation::Deprecation;
+pub(crate) use idempotency::IdempotencyGuard;
+pub use idempotency::{
+    Claim, IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, Idempotency, IdempotencyStore, MAX_IDEMPOTENCY_KEY_CHARS,
+    MemoryKeys,
+};
 #[cfg(feature = "redis")]
 pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};
 pub use rate_limit::{Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
 pub(crate) use rate_limit::{RateLimitGuard, StoreSettings};
 pub(crate) use result_cap::ResultCap;
-pub(crate) use timeout::Timeout;
+pub(crate) use timeout::{Retry, Timeout};
 
 /// The stages of the chain, in the order a call meets them. User middleware can be placed
 /// before or after any of them.
@@ -38,6 +45,9 @@ pub enum Stage {
     /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
     /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
     Auth,
+    /// Idempotency keys: a repeat of a finished call gets its result without counting
+    /// against any limit; the first call goes on through the rest of the chain.
+    Idempotency,
     /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
     /// so a limited call never waits in line for a slot. A call refused by a later limit or
     /// shed by a concurrency guard gives back what the earlier limits counted.
@@ -55,8 +65,15 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, outermost first.
-    pub const ORDER: [Stage; 6] =
-        [Stage::Auth, Stage::RateLimit, Stage::Concurrency, Stage::Deprecation, Stage::Timeout, Stage::ResultCap];
+    pub const ORDER: [Stage; 7] = [
+        Stage::Auth,
+        Stage::Idempotency,
+        Stage::RateLimit,
+        Stage::Concurrency,
+        Stage::Deprecation,
+        Stage::Timeout,
+        Stage::ResultCap,
+    ];
 
     pub(crate) fn index(self) -> usize {
         self as usize

@@ -8,37 +8,102 @@ use mcp_fusion_wire::ToolError;
 
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
-/// Fails the call with `TIMEOUT` when the rest of the chain runs longer than `after`; the
-/// rest of the chain is dropped then, which stops the handler at its next `.await`.
+/// What a model may rely on when a call of the action timed out: the recovery its `TIMEOUT`
+/// envelope gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Idempotent by key: the same key cannot make it take effect twice; a call without a
+    /// key may have taken effect, as with `CheckFirst`.
+    ByKey(Option<String>),
+    /// Read-only: nothing to take effect.
+    ReadOnly,
+    /// Declared idempotent: repeating it changes nothing more.
+    Idempotent,
+    /// It may have taken effect: read first, with this action when it names one.
+    CheckFirst(Option<String>),
+}
+
+/// Fails the call with `TIMEOUT` when the rest of the chain runs longer than `after`, and
+/// closes the call's commit gate; the rest of the chain is dropped then, which stops the
+/// handler at its next `.await`. A handler that already committed when the deadline passed
+/// is waited for, and its result sent: a `TIMEOUT` never hides a write.
 pub(crate) struct Timeout {
     after: Duration,
-    /// Built once: every call that times out gets the same envelope.
+    /// Built once: every call that times out gets one of these.
     timed_out: Arc<ToolError>,
+    /// For a call of an action idempotent by key that came without a key.
+    timed_out_without_key: Option<Arc<ToolError>>,
 }
 
 impl Timeout {
-    /// The deadline of `action`; `idempotent` says whether the envelope may tell the model
-    /// that retrying is safe.
-    pub(crate) fn new(action: &str, after: Duration, idempotent: bool) -> Timeout {
-        let recovery = if idempotent {
-            "Retry the call; repeating this action is safe."
-        } else {
-            "The action may have partly run: check its effect with a read action before calling it again."
+    pub(crate) fn new(action: &str, after: Duration, retry: Retry) -> Timeout {
+        let message = format!("{action} did not finish within {} ms.", after.as_millis());
+        let envelope = |recovery: String, check: Option<&str>| {
+            Arc::new(ToolError::timeout(message.clone()).suggest(recovery).actions(check))
         };
-        let timed_out =
-            ToolError::timeout(format!("{action} did not finish within {} ms.", after.as_millis())).suggest(recovery);
-        Timeout { after, timed_out: Arc::new(timed_out) }
+        let may_have_run = |check: Option<&str>| match check {
+            Some(check) => format!("It may have run: call {check} to see whether it took effect before calling again."),
+            None => "It may have run: check its effect with a read action before calling it again.".to_owned(),
+        };
+        match retry {
+            Retry::ByKey(check) => Timeout {
+                after,
+                timed_out: envelope(
+                    format!(
+                        "Call {action} again with the same arguments and the same idempotency_key: it takes effect at most once per key, and the retry returns its result."
+                    ),
+                    None,
+                ),
+                timed_out_without_key: Some(envelope(
+                    format!(
+                        "{} Send an idempotency_key with each call, the same one when you retry, so a retry cannot run it twice.",
+                        may_have_run(check.as_deref())
+                    ),
+                    check.as_deref(),
+                )),
+            },
+            Retry::ReadOnly => Timeout {
+                after,
+                timed_out: envelope("Retry the call: it only reads, so repeating it is safe.".into(), None),
+                timed_out_without_key: None,
+            },
+            Retry::Idempotent => Timeout {
+                after,
+                timed_out: envelope("Retry the call: repeating this action is safe.".into(), None),
+                timed_out_without_key: None,
+            },
+            Retry::CheckFirst(check) => Timeout {
+                after,
+                timed_out: envelope(may_have_run(check.as_deref()), check.as_deref()),
+                timed_out_without_key: None,
+            },
+        }
     }
 }
 
 impl Middleware for Timeout {
     fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
+        let gate = call.info().commit_gate();
+        let timed_out = match &self.timed_out_without_key {
+            Some(without) if call.info().idempotency_key().is_none() => Arc::clone(without),
+            _ => Arc::clone(&self.timed_out),
+        };
         let run = next.run(call);
         let after = self.after;
-        let timed_out = Arc::clone(&self.timed_out);
-        Box::pin(
-            async move { tokio::time::timeout(after, run).await.unwrap_or_else(|_| Err(ToolError::clone(&timed_out))) },
-        )
+        Box::pin(async move {
+            tokio::pin!(run);
+            tokio::select! {
+                outcome = &mut run => outcome,
+                () = tokio::time::sleep(after) => {
+                    if gate.abandon() {
+                        Err(ToolError::clone(&timed_out))
+                    } else {
+                        // The handler committed before the deadline: its result is the answer.
+                        run.await
+                    }
+                }
+            }
+        })
     }
 
     fn name(&self) -> String {

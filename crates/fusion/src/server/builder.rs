@@ -16,7 +16,8 @@ use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::{
-    Concurrency, ConcurrencyGuard, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, Stage, StoreSettings,
+    Concurrency, ConcurrencyGuard, FailurePolicy, Idempotency, MemoryStore, RateLimit, RateLimitStore, Stage,
+    StoreSettings,
 };
 use crate::handoff::{Mount, MountState};
 use crate::middleware::{Layers, Middleware, Placement};
@@ -56,6 +57,7 @@ pub struct ServerBuilder<S> {
     failure_policy: FailurePolicy,
     store_timeout: Duration,
     timeout: Option<Duration>,
+    idempotency: Idempotency,
     max_result_bytes: Option<usize>,
     require_identity: bool,
     lockfile: Option<Lockfile>,
@@ -79,6 +81,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             failure_policy: FailurePolicy::Open,
             store_timeout: Duration::from_millis(250),
             timeout: None,
+            idempotency: Idempotency::new(),
             max_result_bytes: None,
             require_identity: false,
             lockfile: None,
@@ -163,6 +166,13 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Fails calls that run longer than `timeout` with `TIMEOUT`, unless the action sets its own.
     pub fn timeout(mut self, timeout: Duration) -> ServerBuilder<S> {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Where the keys of actions declared [`idempotent_by_key`](crate::Action::idempotent_by_key)
+    /// are kept, and for how long (default: [`Idempotency::new`], in this process's memory).
+    pub fn idempotency(mut self, keys: Idempotency) -> ServerBuilder<S> {
+        self.idempotency = keys;
         self
     }
 
@@ -264,6 +274,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 timeout: self.store_timeout,
             },
             timeout: self.timeout,
+            idempotency: self.idempotency,
             max_result_bytes: self.max_result_bytes,
             middleware: self.middleware,
             awareness,

@@ -54,13 +54,24 @@ impl CompiledAction {
         // The call's facts, once validation let it through: its warnings outlive a panic or
         // a cancellation, and ride on that envelope too.
         let admitted = OnceLock::new();
-        let work = AssertUnwindSafe(self.validate_and_run(Value::Object(arguments), request, &admitted));
+        let work = AssertUnwindSafe(self.validate_and_run(Value::Object(arguments), request, &admitted)).catch_unwind();
+        tokio::pin!(work);
+        let caught = |outcome: Result<_, _>| {
+            outcome.unwrap_or_else(|panic| {
+                Err(Refusal::Failed(
+                    Failure::from_panic(panic).into_tool_error(&self.qualified, self.mask_internal_errors),
+                ))
+            })
+        };
         let outcome = tokio::select! {
             biased;
-            outcome = work.catch_unwind() => outcome.unwrap_or_else(|panic| {
-                Err(Refusal::Failed(Failure::from_panic(panic).into_tool_error(&self.qualified, self.mask_internal_errors)))
-            }),
-            () = cancellation.cancelled() => Err(Refusal::Failed(cancelled(&self.qualified))),
+            outcome = &mut work => caught(outcome),
+            () = cancellation.cancelled() => {
+                // A call whose handler already committed runs to its end: dropping it now would
+                // free its idempotency key with the write made.
+                let committed = admitted.get().is_some_and(|info: &Arc<CallInfo>| !info.commit.abandon());
+                if committed { caught(work.await) } else { Err(Refusal::Failed(cancelled(&self.qualified))) }
+            }
         };
         let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
         match outcome {

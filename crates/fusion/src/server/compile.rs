@@ -16,8 +16,8 @@ use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::{
-    ConcurrencyGuard, ConcurrencyLimit, Deprecation, RateLimit, RateLimitGuard, RequireCaller, ResultCap, Stage,
-    StoreSettings, Timeout,
+    ConcurrencyGuard, ConcurrencyLimit, Deprecation, Idempotency, IdempotencyGuard, RateLimit, RateLimitGuard,
+    RequireCaller, ResultCap, Retry, Stage, StoreSettings, Timeout,
 };
 use crate::handler::{Decoder, ErasedHandler};
 use crate::middleware::{Chain, Layers, StageLayers};
@@ -35,6 +35,7 @@ pub(crate) struct Settings {
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
     pub store: StoreSettings,
     pub timeout: Option<Duration>,
+    pub idempotency: Idempotency,
     pub max_result_bytes: Option<usize>,
     pub middleware: Layers,
     pub awareness: Option<Awareness>,
@@ -129,6 +130,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         middleware: &middleware,
         concurrency: concurrency.as_ref(),
     };
+    check_checks(&name, &actions)?;
     let mut compiled = Vec::with_capacity(actions.len());
     let mut specs = Vec::with_capacity(actions.len());
     let mut by_action = HashMap::with_capacity(actions.len());
@@ -158,6 +160,31 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     }
     let actions = compiled.into_iter().map(Arc::new).collect();
     Ok(CompiledGroup { name, tools, actions, by_action, concurrency, mount: None, output_schemas: Default::default() })
+}
+
+/// Each `check_with` names a read-only action of the same group.
+fn check_checks<S>(group: &str, actions: &[Action<S>]) -> Result<(), BuildError> {
+    for action in actions {
+        let Some(check) = action.check_with.as_deref() else { continue };
+        let named = check.strip_prefix(group).and_then(|rest| rest.strip_prefix('.')).unwrap_or(check);
+        let found = actions.iter().find(|other| other.name == named);
+        if found.is_none_or(|other| other.annotations.read_only != Some(true)) {
+            return Err(BuildError::CheckWith {
+                action: format!("{group}.{}", action.name),
+                check: check.to_owned(),
+                found: found.is_some(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `get_invoice` of the group `billing` is `billing.get_invoice`; a qualified name stays.
+fn qualify(group: &str, action: &str) -> String {
+    match action.strip_prefix(group).and_then(|rest| rest.strip_prefix('.')) {
+        Some(_) => action.to_owned(),
+        None => format!("{group}.{action}"),
+    }
 }
 
 /// Compiles one action of a group: its input schema, its checker, its chain.
@@ -229,6 +256,9 @@ pub(super) struct GuardSpec<'a> {
     pub deprecated_fields: &'a [(String, Option<String>)],
     pub timeout: Option<Duration>,
     pub idempotent: bool,
+    pub read_only: bool,
+    pub by_key: bool,
+    pub check_with: Option<&'a str>,
 }
 
 impl<'a, S> From<&'a Action<S>> for GuardSpec<'a> {
@@ -241,6 +271,9 @@ impl<'a, S> From<&'a Action<S>> for GuardSpec<'a> {
             deprecated_fields: &action.deprecated_fields,
             timeout: action.timeout,
             idempotent: action.annotations.idempotent == Some(true),
+            read_only: action.annotations.read_only == Some(true),
+            by_key: action.by_key,
+            check_with: action.check_with.as_deref(),
         }
     }
 }
@@ -256,6 +289,9 @@ pub(super) fn guards(
     let mut guards = StageLayers::default();
     let require_identity = settings.require_identity || action.require_identity;
     guards.add(Stage::Auth, RequireCaller::new(Arc::clone(qualified), require_identity, action.scopes.to_vec()));
+    if action.by_key {
+        guards.add(Stage::Idempotency, IdempotencyGuard::new(Arc::clone(qualified), settings.idempotency.clone()));
+    }
     // Each limit counts under its scope and its name, never its position among the others.
     let scopes = [
         (&**qualified, action.rate_limits, qualified.to_string()),
@@ -290,7 +326,17 @@ pub(super) fn guards(
         guards.add(Stage::Deprecation, deprecation);
     }
     if let Some(after) = action.timeout.or(settings.timeout) {
-        guards.add(Stage::Timeout, Timeout::new(qualified, after, action.idempotent));
+        let check = action.check_with.map(|check| qualify(group.name, check));
+        let retry = if action.by_key {
+            Retry::ByKey(check)
+        } else if action.read_only {
+            Retry::ReadOnly
+        } else if action.idempotent {
+            Retry::Idempotent
+        } else {
+            Retry::CheckFirst(check)
+        };
+        guards.add(Stage::Timeout, Timeout::new(qualified, after, retry));
     }
     if let Some(max_bytes) = settings.max_result_bytes {
         guards.add(Stage::ResultCap, ResultCap::new(max_bytes));

@@ -113,6 +113,9 @@ fn compile_tool(
         deprecated_fields: &[],
         timeout: mount.timeout,
         idempotent,
+        read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
+        by_key: false,
+        check_with: None,
     };
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
     let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");

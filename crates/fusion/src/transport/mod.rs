@@ -46,6 +46,8 @@ pub struct RequestInfo {
     pub caller: Caller,
     /// The client's network address, when the transport knows it.
     pub client_address: Option<IpAddr>,
+    /// The `fusion/idempotency_key` of the request's `_meta`, as sent.
+    pub idempotency_key: Option<serde_json::Value>,
 }
 
 impl Default for RequestInfo {
@@ -60,6 +62,7 @@ impl Default for RequestInfo {
             progress_token: None,
             caller: Caller::Anonymous,
             client_address: None,
+            idempotency_key: None,
         }
     }
 }
@@ -79,6 +82,7 @@ impl RequestInfo {
             progress_token: context.meta.get_progress_token(),
             caller: Caller::Anonymous,
             client_address: None,
+            idempotency_key: context.meta.get(crate::guard::IDEMPOTENCY_KEY_META).cloned(),
         };
         #[cfg(feature = "http")]
         if let Some(request) = http::request::HttpRequest::read(&context.extensions) {

@@ -84,8 +84,8 @@ return 1
 /// makes stays an exact integer in a Lua double.
 const MAX_WINDOW_MICROS: u128 = 1 << 45;
 
-/// Rate limits counted in Redis, shared by every process that uses the same Redis and key
-/// prefix. Cloning is cheap and shares the connection.
+/// Rate limits counted, and idempotency keys kept, in Redis: shared by every process that uses
+/// the same Redis and key prefix. Cloning is cheap and shares the connection.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), mcp_fusion::guard::StoreError> {
@@ -104,16 +104,18 @@ const MAX_WINDOW_MICROS: u128 = 1 << 45;
 /// ```
 #[derive(Clone)]
 pub struct RedisStore {
-    inner: Arc<Inner>,
+    pub(in crate::guard) inner: Arc<Inner>,
 }
 
-struct Inner {
-    connection: ConnectionManager,
+pub(in crate::guard) struct Inner {
+    pub(in crate::guard) connection: ConnectionManager,
     script: Script,
     refund: Script,
-    prefix: String,
+    /// The idempotency keys' scripts: claim, complete, release.
+    pub(in crate::guard) keys: [Script; 3],
+    pub(in crate::guard) prefix: String,
     /// `host:port` (or the socket path): the URL without its credentials, for messages.
-    target: String,
+    pub(in crate::guard) target: String,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -181,6 +183,7 @@ impl RedisStoreBuilder {
                 connection,
                 script: Script::new(GCRA_SCRIPT),
                 refund: Script::new(REFUND_SCRIPT),
+                keys: crate::guard::idempotency::redis::scripts(),
                 prefix: self.prefix,
                 target,
             }),
@@ -244,13 +247,13 @@ impl RedisStore {
 
     async fn load_script(&self) -> Result<(), StoreError> {
         let mut connection = self.inner.connection.clone();
-        for script in [&self.inner.script, &self.inner.refund] {
+        for script in [&self.inner.script, &self.inner.refund].into_iter().chain(&self.inner.keys) {
             script.prepare_invoke().load_async(&mut connection).await.map_err(|error| self.error(&error))?;
         }
         Ok(())
     }
 
-    fn error(&self, error: &redis::RedisError) -> StoreError {
+    pub(in crate::guard) fn error(&self, error: &redis::RedisError) -> StoreError {
         StoreError(format!("Redis at {}: {error}", self.inner.target))
     }
 }
@@ -384,7 +387,7 @@ mod tests {
     #[tokio::test]
     async fn an_invalid_url_is_the_only_connect_error() {
         let error = RedisStore::connect("http://nope").await.unwrap_err();
-        assert!(error.to_string().starts_with("rate-limit store unavailable: invalid Redis URL"), "{error}");
+        assert!(error.to_string().starts_with("store unavailable: invalid Redis URL"), "{error}");
     }
 
     /// A port nobody listens on.

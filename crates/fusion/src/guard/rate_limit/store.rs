@@ -17,9 +17,9 @@ pub enum Decision {
     },
 }
 
-/// Why a store could not decide.
+/// Why a store (of rate limits or idempotency keys) could not answer.
 #[derive(Debug, thiserror::Error)]
-#[error("rate-limit store unavailable: {0}")]
+#[error("store unavailable: {0}")]
 pub struct StoreError(pub String);
 
 /// Where the counts live. `key` is unique per limit and per counted key; `calls` and

@@ -1,0 +1,415 @@
+//! Idempotency keys: a call repeated with the key of an earlier one gets that call's result
+//! instead of running again, so a retry after `TIMEOUT` or a lost answer cannot write twice.
+//!
+//! An action opts in with [`Action::idempotent_by_key`](crate::Action::idempotent_by_key).
+//! The client sends the key as the argument `idempotency_key` (the action's input declares
+//! it) or in the request's `_meta` as `fusion/idempotency_key`. Per action and caller:
+//!
+//! - the first call with a key runs, and its result (success or envelope) is kept;
+//! - a call with the same key and the same arguments gets that result, without running;
+//! - the same key with other arguments gets a `CONFLICT` envelope;
+//! - while the first call runs, a second one waits for its result (up to
+//!   [`Idempotency::wait`]), then answers `SERVER_BUSY` with a `retry_after`.
+//!
+//! Outcomes worth retrying are not kept: `TIMEOUT`, `SERVER_BUSY`, `RATE_LIMITED`, a
+//! cancellation, an `INTERNAL_ERROR`, an upstream that is down, or any envelope with a
+//! `retry_after`. The key is free again then, and the retry runs.
+
+mod memory;
+#[cfg(feature = "redis")]
+pub(crate) mod redis;
+mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use mcp_fusion_wire::{ErrorCode, Sent, Severity, ToolError};
+use serde_json::{Map, Value, json};
+use sha2::{Digest as _, Sha256};
+
+pub use memory::MemoryKeys;
+pub use store::{Claim, IdempotencyStore};
+
+use crate::context::CallInfo;
+use crate::middleware::{Call, Middleware, Next, Outcome};
+use crate::output::Output;
+
+/// The argument that carries an idempotency key.
+pub const IDEMPOTENCY_KEY_ARGUMENT: &str = "idempotency_key";
+
+/// The key of the request's `_meta` that carries an idempotency key.
+pub const IDEMPOTENCY_KEY_META: &str = "fusion/idempotency_key";
+
+/// The longest idempotency key accepted, in characters.
+pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 255;
+
+/// How idempotency keys are kept: the store, how long a result stays, how long a call may
+/// hold its key, and how long a repeat waits for a call still running.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_fusion::guard::{Idempotency, MemoryKeys};
+///
+/// let keys = Idempotency::new()
+///     .store(MemoryKeys::new(10_000))
+///     .ttl(Duration::from_secs(3600))
+///     .wait(Duration::ZERO); // answer SERVER_BUSY at once while the first call runs
+/// # let _ = keys;
+/// ```
+#[derive(Clone)]
+pub struct Idempotency {
+    pub(crate) store: Arc<dyn IdempotencyStore>,
+    pub(crate) ttl: Duration,
+    pub(crate) lease: Duration,
+    pub(crate) wait: Duration,
+}
+
+impl std::fmt::Debug for Idempotency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Idempotency")
+            .field("ttl", &self.ttl)
+            .field("lease", &self.lease)
+            .field("wait", &self.wait)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Idempotency {
+    fn default() -> Idempotency {
+        Idempotency::new()
+    }
+}
+
+impl Idempotency {
+    /// Keys in this process's memory ([`MemoryKeys`], 100,000 at most), results kept 24
+    /// hours, a call holding its key at most 10 minutes, repeats waiting up to 30 seconds.
+    pub fn new() -> Idempotency {
+        Idempotency {
+            store: Arc::new(MemoryKeys::default()),
+            ttl: Duration::from_secs(24 * 3600),
+            lease: Duration::from_secs(600),
+            wait: Duration::from_secs(30),
+        }
+    }
+
+    /// Where keys live. Replicas behind one load balancer share one
+    /// ([`RedisStore`](crate::guard::RedisStore)), or a retry that lands on another replica
+    /// runs again.
+    pub fn store(mut self, store: impl IdempotencyStore) -> Idempotency {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// How long a finished call's result is given back to repeats (default: 24 hours).
+    pub fn ttl(mut self, ttl: Duration) -> Idempotency {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How long a running call holds its key (default: 10 minutes). A call that runs longer,
+    /// or whose process died, frees it then; keep it above the action's timeout.
+    pub fn lease(mut self, lease: Duration) -> Idempotency {
+        self.lease = lease;
+        self
+    }
+
+    /// How long a repeat waits for a call still running under its key before answering
+    /// `SERVER_BUSY` (default: 30 seconds; zero answers at once).
+    pub fn wait(mut self, wait: Duration) -> Idempotency {
+        self.wait = wait;
+        self
+    }
+}
+
+/// The guard of an action declared idempotent by key.
+pub(crate) struct IdempotencyGuard {
+    action: Arc<str>,
+    keys: Idempotency,
+}
+
+impl IdempotencyGuard {
+    pub(crate) fn new(action: Arc<str>, keys: Idempotency) -> IdempotencyGuard {
+        IdempotencyGuard { action, keys }
+    }
+}
+
+impl Middleware for IdempotencyGuard {
+    fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
+        let action = Arc::clone(&self.action);
+        let keys = self.keys.clone();
+        Box::pin(async move {
+            let key = match sent_key(&call) {
+                Ok(Some(key)) => key,
+                Ok(None) => return next.run(call).await,
+                Err(refusal) => return Err(refusal),
+            };
+            let info = Arc::clone(&call.info);
+            let stored_key = store_key(&action, &info, &key);
+            let fingerprint = fingerprint(call.arguments());
+            let started = tokio::time::Instant::now();
+            let mut pause = Duration::from_millis(10);
+            loop {
+                let claim = keys.store.claim(&stored_key, &fingerprint, keys.lease).await.map_err(|error| {
+                    tracing::warn!(action = %action, "idempotency store: {error}");
+                    unavailable(&action)
+                })?;
+                match claim {
+                    Claim::Claimed(token) => {
+                        let _ = info.idempotency_key.set(Arc::from(key.as_str()));
+                        let mut held = Held { keys: keys.clone(), key: stored_key, token, open: true };
+                        let outcome = next.run(call).await;
+                        held.finish(&outcome, &info).await;
+                        return outcome;
+                    }
+                    Claim::Done { fingerprint: first, .. } | Claim::Running { fingerprint: first }
+                        if first != fingerprint =>
+                    {
+                        return Err(conflict(&action, &key));
+                    }
+                    Claim::Done { record, .. } => {
+                        return replay(&record, &info).ok_or_else(|| {
+                            tracing::warn!(action = %action, "idempotency store: a record that does not decode");
+                            unavailable(&action)
+                        })?;
+                    }
+                    Claim::Running { .. } => {
+                        let waited = started.elapsed();
+                        if waited >= keys.wait {
+                            return Err(busy(&action, keys.lease));
+                        }
+                        tokio::time::sleep(pause.min(keys.wait - waited)).await;
+                        pause = (pause * 2).min(Duration::from_millis(250));
+                    }
+                }
+            }
+        })
+    }
+
+    fn name(&self) -> String {
+        "idempotency key".to_owned()
+    }
+}
+
+/// A claimed key: completed with the call's result, or released — also when the call is
+/// dropped before it ends (the client cancelled, a panic unwound), from a spawned task.
+struct Held {
+    keys: Idempotency,
+    key: String,
+    token: String,
+    open: bool,
+}
+
+impl Held {
+    async fn finish(&mut self, outcome: &Outcome, info: &CallInfo) {
+        self.open = false;
+        let kept = match record(outcome, info) {
+            Some(record) => self.keys.store.complete(&self.key, &self.token, record, self.keys.ttl).await,
+            None => self.keys.store.release(&self.key, &self.token).await,
+        };
+        if let Err(error) = kept {
+            // The claim lapses with its lease: the key is free again then.
+            tracing::warn!(action = %info.action(), "idempotency store: {error}");
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if !self.open {
+            return;
+        }
+        let release = self.keys.store.release(&self.key, &self.token);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = release.await {
+                    tracing::warn!("idempotency store: {error}");
+                }
+            });
+        }
+    }
+}
+
+/// The key the call carries, from its arguments or its `_meta`: none, or a refusal when it
+/// is not a string of 1 to 255 characters.
+fn sent_key(call: &Call) -> Result<Option<String>, ToolError> {
+    let sent = call.arguments().get(IDEMPOTENCY_KEY_ARGUMENT).or(call.info.meta_idempotency_key.as_ref());
+    let Some(sent) = sent.filter(|sent| !sent.is_null()) else { return Ok(None) };
+    match sent.as_str() {
+        Some(key) if (1..=MAX_IDEMPOTENCY_KEY_CHARS).contains(&key.chars().count()) => Ok(Some(key.to_owned())),
+        _ => Err(ToolError::validation(format!(
+            "The idempotency_key must be a string of 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters; got {}.",
+            Sent::value(sent)
+        ))
+        .suggest("Send a unique string per operation, like a UUID, and the same one when you retry it.")
+        .detail("field", IDEMPOTENCY_KEY_ARGUMENT)),
+    }
+}
+
+/// Where the key is stored: per action and caller (anonymous callers share one space), hashed
+/// so any key makes a short, safe store key.
+fn store_key(action: &str, info: &CallInfo, key: &str) -> String {
+    let caller = info.identity().map_or("", |identity| identity.subject.as_str());
+    let mut hash = Sha256::new();
+    hash.update(caller.len().to_le_bytes());
+    hash.update(caller.as_bytes());
+    hash.update(key.as_bytes());
+    format!("{action}:{}", hex(&hash.finalize()))
+}
+
+/// The arguments without the key, as canonical JSON (object keys sorted), hashed.
+fn fingerprint(arguments: &Value) -> String {
+    let mut arguments = arguments.clone();
+    if let Value::Object(object) = &mut arguments {
+        object.remove(IDEMPOTENCY_KEY_ARGUMENT);
+    }
+    let canonical = canonical(arguments).to_string();
+    hex(&Sha256::digest(canonical.as_bytes()))
+}
+
+fn canonical(value: Value) -> Value {
+    match value {
+        Value::Object(object) => {
+            let mut entries: Vec<_> = object.into_iter().collect();
+            entries.sort_by(|(a, _), (b, _)| a.cmp(b));
+            Value::Object(entries.into_iter().map(|(key, value)| (key, canonical(value))).collect::<Map<_, _>>())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Whether a failure says "try again": then the key is freed, not bound to it.
+fn worth_retrying(error: &ToolError) -> bool {
+    error.retry_after.is_some()
+        || error.code == ErrorCode::cancelled()
+        || matches!(
+            error.code,
+            ErrorCode::Timeout
+                | ErrorCode::ServerBusy
+                | ErrorCode::RateLimited
+                | ErrorCode::InternalError
+                | ErrorCode::HandoffUpstreamUnavailable
+                | ErrorCode::HandoffConnecting
+        )
+}
+
+/// The outcome and the warnings it carries, as the store keeps them; none for an outcome
+/// worth retrying.
+fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
+    let warnings: Vec<Value> = info.warnings_snapshot().iter().map(error_record).collect();
+    let kept = match outcome {
+        Ok(output) => json!({ "ok": output.to_record().ok()?, "warnings": warnings }),
+        Err(error) if worth_retrying(error) => return None,
+        Err(error) => json!({ "error": error_record(error), "warnings": warnings }),
+    };
+    Some(kept.to_string())
+}
+
+/// The outcome a record keeps, its warnings added to this call's.
+fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
+    let mut record: Value = serde_json::from_str(record).ok()?;
+    for warning in record.get("warnings")?.as_array()? {
+        info.warn(error_from_record(warning)?);
+    }
+    if let Some(error) = record.get("error") {
+        return Some(Err(error_from_record(error)?));
+    }
+    Some(Ok(Output::from_record(record.get_mut("ok")?.take()).ok()?))
+}
+
+fn error_record(error: &ToolError) -> Value {
+    json!({
+        "code": error.code.as_str(),
+        "severity": error.severity.as_str(),
+        "message": error.message,
+        "recovery": error.recovery,
+        "actions": error.available_actions,
+        "details": error.details,
+        "retry_after": error.retry_after,
+    })
+}
+
+fn error_from_record(record: &Value) -> Option<ToolError> {
+    let text = |key: &str| record.get(key).and_then(Value::as_str);
+    let severity: Severity = text("severity")?.parse().ok()?;
+    let mut error = ToolError::new(ErrorCode::from(text("code")?), text("message")?).severity(severity);
+    if let Some(recovery) = text("recovery") {
+        error = error.suggest(recovery);
+    }
+    let actions = record.get("actions")?.as_array()?;
+    error = error.actions(actions.iter().filter_map(Value::as_str));
+    for pair in record.get("details")?.as_array()? {
+        let (Some(key), Some(value)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str))
+        else {
+            return None;
+        };
+        error = error.detail(key, value);
+    }
+    if let Some(seconds) = record.get("retry_after").and_then(Value::as_u64) {
+        error = error.retry_after(seconds);
+    }
+    Some(error)
+}
+
+fn conflict(action: &str, key: &str) -> ToolError {
+    let echoed = Sent::text(key);
+    ToolError::conflict(format!("The idempotency_key {echoed} was already used with other arguments for {action}."))
+        .suggest(
+            "To repeat that call, send its arguments unchanged with this key; for a new operation, send a new idempotency_key.",
+        )
+        .detail("idempotency_key", echoed.as_str())
+}
+
+fn busy(action: &str, lease: Duration) -> ToolError {
+    ToolError::server_busy(format!("{action} is still running a call with this idempotency_key."))
+        .suggest("Wait, then call again with the same arguments and idempotency_key: you get that call's result.")
+        .retry_after(lease.as_secs().clamp(1, 2))
+}
+
+fn unavailable(action: &str) -> ToolError {
+    ToolError::server_busy(format!("{action} could not check its idempotency_key: the key store did not answer."))
+        .suggest("Nothing ran. Call again with the same arguments and idempotency_key in a few seconds.")
+        .retry_after(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fingerprint_ignores_key_order_and_the_key_itself() {
+        let a = json!({"amount_cents": 10, "id": "inv_1", "idempotency_key": "k1", "nested": {"b": 1, "a": [2, {"d": 1, "c": 0}]}});
+        let b = json!({"nested": {"a": [2, {"c": 0, "d": 1}], "b": 1}, "id": "inv_1", "amount_cents": 10, "idempotency_key": "k2"});
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let c = json!({"amount_cents": 11, "id": "inv_1"});
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+    }
+
+    #[test]
+    fn an_envelope_survives_its_record() {
+        let error = ToolError::conflict("Invoice \"inv_1\" is paid and cannot be paid.")
+            .suggest("Do not retry.")
+            .actions(["billing.get_invoice", "billing.list_invoices"])
+            .detail("id", "inv_1")
+            .detail("status", "paid")
+            .critical();
+        assert_eq!(error_from_record(&error_record(&error)), Some(error));
+    }
+
+    #[test]
+    fn only_final_outcomes_are_kept() {
+        for code in [ErrorCode::Timeout, ErrorCode::ServerBusy, ErrorCode::RateLimited, ErrorCode::InternalError] {
+            assert!(worth_retrying(&ToolError::new(code, "x")));
+        }
+        assert!(worth_retrying(&ToolError::new(ErrorCode::cancelled(), "x")));
+        assert!(worth_retrying(&ToolError::conflict("x").retry_after(3)));
+        assert!(!worth_retrying(&ToolError::conflict("x")));
+        assert!(!worth_retrying(&ToolError::not_found("x")));
+        assert!(!worth_retrying(&ToolError::validation("x")));
+    }
+}

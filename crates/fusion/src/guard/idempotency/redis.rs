@@ -1,0 +1,123 @@
+//! Idempotency keys in Redis (cargo feature `redis`): each operation one atomic Lua script,
+//! so two replicas claiming one key at once get one claim between them.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use redis::Script;
+
+use super::store::{Claim, IdempotencyStore};
+use crate::guard::{RedisStore, StoreError};
+
+/// Claims `KEYS[1]` for the claim token `ARGV[1]` and the fingerprint `ARGV[2]`, for `ARGV[3]`
+/// milliseconds; or returns what holds it: `{'r', fingerprint}` (running) or
+/// `{'d', fingerprint, record}` (done). The key is a hash: `s` state, `c` claim, `f`
+/// fingerprint, `v` record.
+const CLAIM_SCRIPT: &str = r"
+local state = redis.call('HGET', KEYS[1], 's')
+if not state then
+  redis.call('HSET', KEYS[1], 's', 'r', 'c', ARGV[1], 'f', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return {'claimed'}
+end
+return {state, redis.call('HGET', KEYS[1], 'f') or '', redis.call('HGET', KEYS[1], 'v') or ''}
+";
+
+/// Keeps the record `ARGV[2]` under `KEYS[1]` for `ARGV[3]` milliseconds, if the claim
+/// `ARGV[1]` still holds it running.
+const COMPLETE_SCRIPT: &str = r"
+if redis.call('HGET', KEYS[1], 's') == 'r' and redis.call('HGET', KEYS[1], 'c') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 's', 'd', 'v', ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  return 1
+end
+return 0
+";
+
+/// Frees `KEYS[1]`, if the claim `ARGV[1]` still holds it running.
+const RELEASE_SCRIPT: &str = r"
+if redis.call('HGET', KEYS[1], 's') == 'r' and redis.call('HGET', KEYS[1], 'c') == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+";
+
+/// The three scripts, in the order claim, complete, release.
+pub(crate) fn scripts() -> [Script; 3] {
+    [Script::new(CLAIM_SCRIPT), Script::new(COMPLETE_SCRIPT), Script::new(RELEASE_SCRIPT)]
+}
+
+/// At least one millisecond: Redis refuses `PEXPIRE 0`.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl RedisStore {
+    fn idempotency_key(&self, key: &str) -> String {
+        format!("{}idem:{key}", self.inner.prefix)
+    }
+
+    /// Runs script `which` once, and once more when the first try met a connection that was
+    /// just being re-established (the script did not run then).
+    async fn run_key_script<T: redis::FromRedisValue>(
+        &self,
+        which: usize,
+        key: String,
+        args: Vec<String>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.inner.connection.clone();
+        let mut invocation = self.inner.keys[which].prepare_invoke();
+        invocation.key(&key);
+        for arg in &args {
+            invocation.arg(arg);
+        }
+        let mut reply = invocation.invoke_async::<T>(&mut connection).await;
+        if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
+            reply = invocation.invoke_async(&mut connection).await;
+        }
+        reply.map_err(|error| self.error(&error))
+    }
+}
+
+impl IdempotencyStore for RedisStore {
+    fn claim(&self, key: &str, fingerprint: &str, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>> {
+        let store = self.clone();
+        let key = self.idempotency_key(key);
+        let token = uuid::Uuid::new_v4().to_string();
+        let args = vec![token.clone(), fingerprint.to_owned(), millis(lease).to_string()];
+        Box::pin(async move {
+            let reply: Vec<String> = store.run_key_script(0, key, args).await?;
+            let mut reply = reply.into_iter();
+            match (reply.next().as_deref(), reply.next(), reply.next()) {
+                (Some("claimed"), ..) => Ok(Claim::Claimed(token)),
+                (Some("r"), Some(fingerprint), _) => Ok(Claim::Running { fingerprint }),
+                (Some("d"), Some(fingerprint), Some(record)) => Ok(Claim::Done { fingerprint, record }),
+                (state, ..) => Err(StoreError(format!(
+                    "Redis at {}: an idempotency key in an unknown state {state:?}",
+                    store.inner.target
+                ))),
+            }
+        })
+    }
+
+    fn complete(
+        &self,
+        key: &str,
+        claim: &str,
+        record: String,
+        ttl: Duration,
+    ) -> BoxFuture<'static, Result<(), StoreError>> {
+        let store = self.clone();
+        let key = self.idempotency_key(key);
+        let args = vec![claim.to_owned(), record, millis(ttl).to_string()];
+        Box::pin(async move { store.run_key_script::<i64>(1, key, args).await.map(drop) })
+    }
+
+    fn release(&self, key: &str, claim: &str) -> BoxFuture<'static, Result<(), StoreError>> {
+        let store = self.clone();
+        let key = self.idempotency_key(key);
+        let args = vec![claim.to_owned()];
+        Box::pin(async move { store.run_key_script::<i64>(2, key, args).await.map(drop) })
+    }
+}

@@ -1,0 +1,50 @@
+//! Where idempotency keys are claimed and their results kept: the store's contract.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+
+use crate::guard::StoreError;
+
+/// What a store says of a key when a call asks to claim it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// The key was free and is now this call's, under this claim token (for
+    /// [`complete`](IdempotencyStore::complete) and [`release`](IdempotencyStore::release)).
+    Claimed(String),
+    /// Another call runs under the key, with the arguments of this fingerprint.
+    Running {
+        /// The fingerprint of the running call's arguments.
+        fingerprint: String,
+    },
+    /// A call finished under the key with the arguments of this fingerprint; its result.
+    Done {
+        /// The fingerprint of the finished call's arguments.
+        fingerprint: String,
+        /// The finished call's result, as the guard recorded it.
+        record: String,
+    },
+}
+
+/// Where idempotency keys live. `key` is unique per action, caller and idempotency key.
+///
+/// Every operation is atomic: two calls claiming one key at once, on one replica or on two
+/// sharing the store, get one [`Claim::Claimed`] between them.
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// Claims `key` for a call whose arguments have `fingerprint`, for at most `lease` (a
+    /// claim whose holder died frees the key then); or says what holds it.
+    fn claim(&self, key: &str, fingerprint: &str, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>>;
+
+    /// Keeps `record` under `key` for `ttl`, if `claim` still holds the key.
+    fn complete(
+        &self,
+        key: &str,
+        claim: &str,
+        record: String,
+        ttl: Duration,
+    ) -> BoxFuture<'static, Result<(), StoreError>>;
+
+    /// Frees `key`, if `claim` still holds it: the call ended without a result worth
+    /// keeping (it timed out, was refused by a guard, or failed in a way worth retrying).
+    fn release(&self, key: &str, claim: &str) -> BoxFuture<'static, Result<(), StoreError>>;
+}
