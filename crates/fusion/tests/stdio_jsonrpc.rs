@@ -343,3 +343,55 @@ async fn the_input_ending_stops_the_server_and_cancels_the_calls_in_flight() {
     tokio::io::AsyncReadExt::read_to_string(raw.stdout.as_mut().unwrap(), &mut rest).await.unwrap();
     assert_eq!(rest, "");
 }
+
+/// A client that pipelines far more requests than the cap: the transport stops reading at the
+/// cap, so no more than that many run at once, and every request is still answered.
+#[tokio::test]
+async fn reading_pauses_at_the_cap_of_requests_in_flight() {
+    let seen = Arc::new(Seen::default());
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (counting, peak) = (Arc::clone(&running), Arc::clone(&most));
+    let action = Action::new("wait", "Wait.").handler(move |ctx: Ctx<Arc<Seen>>, input: Wait| {
+        let (running, most) = (Arc::clone(&counting), Arc::clone(&peak));
+        async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            let answer = wait(ctx, input).await;
+            running.fetch_sub(1, Ordering::SeqCst);
+            answer
+        }
+    });
+    let server = FusionServer::builder("rpc", "1")
+        .group(Group::new("work", "Work.").action(action))
+        .build(Arc::clone(&seen))
+        .unwrap();
+    let (server_in, client_out) = tokio::io::duplex(1 << 20);
+    let (server_out, client_in) = tokio::io::duplex(1 << 20);
+    let serving = tokio::spawn(async move {
+        let transport = LineTransport::new(server_in, server_out).max_in_flight(3);
+        if let Ok(running) = server.serve(transport).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let mut raw = Raw { stdout: Some(BufReader::new(client_in)), stdin: Some(client_out), server: serving, seen };
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        .to_string(),
+    )
+    .await;
+    raw.receive().await;
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    for id in 1..=30 {
+        raw.send(Raw::call(id, json!({"action": "wait", "ms": 20}))).await;
+    }
+    let mut answered = std::collections::BTreeSet::new();
+    for _ in 1..=30 {
+        let answer = raw.receive().await;
+        assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+        answered.insert(answer["id"].as_u64().unwrap());
+    }
+    assert_eq!(answered, (1..=30).collect());
+    assert_eq!(most.load(Ordering::SeqCst), 3, "at most 3 ran at once, and the cap was reached");
+}

@@ -46,6 +46,10 @@ use crate::server::FusionServer;
 /// Longest accepted line, newline excluded (64 MiB).
 const MAX_LINE: usize = 64 << 20;
 
+/// Requests in execution at once on one connection, unless
+/// [`LineTransport::max_in_flight`] says otherwise.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+
 /// Serves `server` over stdio until the client closes the connection. Only MCP messages go
 /// to stdout; log to stderr.
 pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
@@ -68,6 +72,9 @@ pub struct LineTransport<R, W> {
     reader: BufReader<R>,
     output: Arc<Output<W>>,
     requests: Arc<Mutex<InFlight>>,
+    /// Signalled when a request leaves the in-flight set, for a reader paused at the cap.
+    released: Arc<tokio::sync::Notify>,
+    max_in_flight: usize,
     line: Vec<u8>,
     discarding: bool,
     input_ended: bool,
@@ -96,6 +103,8 @@ where
             reader: BufReader::new(reader),
             output: Arc::new(Output { writer: tokio::sync::Mutex::new(writer), broken: CancellationToken::new() }),
             requests: Arc::default(),
+            released: Arc::default(),
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             line: Vec::new(),
             discarding: false,
             input_ended: false,
@@ -106,8 +115,36 @@ where
         }
     }
 
+    /// Executes at most `max` requests of this connection at once (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`], at least 1): past it the transport stops reading until an
+    /// answer goes out, so a client that pipelines thousands of requests waits in its own
+    /// pipe instead of in the server's memory.
+    pub fn max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
+    }
+
     fn in_flight(&self) -> MutexGuard<'_, InFlight> {
         lock(&self.requests)
+    }
+
+    /// Returns once fewer than `max_in_flight` requests execute, or the output broke. It
+    /// borrows no part of `self` across its waits, so `receive` stays `Send`.
+    fn room(&self, broken: CancellationToken) -> impl Future<Output = ()> + Send + 'static {
+        let (requests, released, max) = (Arc::clone(&self.requests), Arc::clone(&self.released), self.max_in_flight);
+        async move {
+            loop {
+                // Registered before the check, so a release in between is not missed.
+                let notified = released.notified();
+                if lock(&requests).0.len() < max || broken.is_cancelled() {
+                    return;
+                }
+                tokio::select! {
+                    () = notified => {}
+                    () = broken.cancelled() => return,
+                }
+            }
+        }
     }
 
     /// The next line's text, without its line ending or a byte order mark; `None` when there
@@ -210,6 +247,7 @@ where
                     && let Some(id) = &cancelled.params.request_id
                 {
                     self.in_flight().release(id);
+                    self.released.notify_one();
                 }
                 Some(JsonRpcMessage::Notification(notification))
             }
@@ -324,6 +362,9 @@ where
         };
         // Released before the write: the client may reuse the id once it reads the answer.
         let original = answered.and_then(|id| self.in_flight().release(id));
+        if answered.is_some() {
+            self.released.notify_one();
+        }
         let line = serde_json::to_vec(&item).map(|mut line| {
             if let Some(original) = original {
                 restore_id(&mut line, &original);
@@ -359,6 +400,7 @@ where
                 self.stop();
                 continue;
             }
+            self.room(broken.clone()).await;
             let line = tokio::select! {
                 biased;
                 () = broken.cancelled() => continue,
