@@ -8,7 +8,7 @@ use mcp_fusion::{Ctx, FieldIssue, Json, Validate, Validated};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Change, Currency, Invoice, NewInvoice, Status, Store};
+use crate::store::{Change, Currency, Invoice, NewInvoice, Status, Store, Write};
 
 /// Page size when the model sends no `limit`.
 const DEFAULT_LIMIT: u32 = 20;
@@ -150,13 +150,13 @@ pub async fn create_invoice(ctx: Ctx<Store>, input: CreateInvoice) -> Result<Jso
         currency: input.currency,
         due_date: input.due_date,
     };
-    Ok(Json(ctx.state().create(new, ctx.call().commit_gate()).await?))
+    Ok(Json(ctx.state().create(new, Write::of(ctx.call())).await?))
 }
 
 /// Records a (partial) payment.
 pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invoice>, BoxError> {
     let amount = input.amount_cents;
-    match ctx.state().pay(input.id.clone(), amount, ctx.call().commit_gate()).await? {
+    match ctx.state().pay(input.id.clone(), amount, Write::of(ctx.call())).await? {
         Change::Applied(invoice) => Ok(Json(invoice)),
         Change::NotFound => Err(not_found(&input.id).into()),
         Change::NotOpen(invoice) => Err(not_open(&invoice, "paid").into()),
@@ -178,7 +178,7 @@ pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invo
 /// Voids an open invoice.
 pub async fn void_invoice(ctx: Ctx<Store>, input: Validated<VoidInvoice>) -> Result<Json<Invoice>, BoxError> {
     let Validated(input) = input;
-    match ctx.state().void(input.id.clone(), input.reason.trim().to_owned(), ctx.call().commit_gate()).await? {
+    match ctx.state().void(input.id.clone(), input.reason.trim().to_owned(), Write::of(ctx.call())).await? {
         Change::Applied(invoice) => Ok(Json(invoice)),
         Change::NotFound => Err(not_found(&input.id).into()),
         // A void moves no money, so the store never reports an exceeded balance for it.

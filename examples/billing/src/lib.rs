@@ -8,7 +8,7 @@ mod actions;
 mod store;
 
 pub use actions::{CreateInvoice, GetInvoice, InvoicePage, ListInvoices, PayInvoice, VoidInvoice};
-pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError};
+pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError, Write};
 
 use std::time::Duration;
 

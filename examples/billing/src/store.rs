@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 /// Each entry moves the schema one version up; `PRAGMA user_version` records how many ran.
 /// Append only: a released step never changes.
-const MIGRATIONS: &[&str] = &["CREATE TABLE invoices (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE invoices (
         seq            INTEGER PRIMARY KEY,
         id             TEXT    NOT NULL UNIQUE,
         customer_email TEXT    NOT NULL,
@@ -25,7 +26,16 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE invoices (
         created_at     TEXT    NOT NULL,
         void_reason    TEXT
     );
-    CREATE INDEX invoices_by_status ON invoices (status, seq);"];
+    CREATE INDEX invoices_by_status ON invoices (status, seq);",
+    // The idempotency key of each write made with one, committed with the write: a retry
+    // after a crash, when the server's memory of keys is gone, finds it here.
+    "CREATE TABLE idempotency_keys (
+        action     TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        invoice_id TEXT NOT NULL,
+        PRIMARY KEY (action, key)
+    ) WITHOUT ROWID;",
+];
 
 /// How many times a query SQLite answered "busy" or "locked" runs again, each after a longer
 /// pause (10 ms, then 20, 40, 80, 160): on top of the busy timeout, which covers most waits,
@@ -179,6 +189,22 @@ pub struct NewInvoice {
     pub due_date: Option<NaiveDate>,
 }
 
+/// What a write needs of its call: the commit gate, and the idempotency key if it came with one.
+#[derive(Debug, Clone, Default)]
+pub struct Write {
+    /// Commits only if the call was not answered (timed out, cancelled) first.
+    pub gate: CommitGate,
+    /// The call's idempotency key: a write already made under it is not made again.
+    pub key: Option<String>,
+}
+
+impl Write {
+    /// The gate and the key of `call`.
+    pub fn of(call: &mcp_fusion::CallInfo) -> Write {
+        Write { gate: call.commit_gate(), key: call.idempotency_key().map(str::to_owned) }
+    }
+}
+
 /// One page of invoices, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
@@ -300,9 +326,12 @@ impl Store {
     /// Creates an invoice with the next id of the sequence.
     ///
     /// It commits only if `gate` lets it: a call already answered with `TIMEOUT` rolls back.
-    pub async fn create(&self, new: NewInvoice, gate: CommitGate) -> Result<Invoice, StoreError> {
+    pub async fn create(&self, new: NewInvoice, call: Write) -> Result<Invoice, StoreError> {
         self.run(move |conn| {
-            let tx = write(conn, &gate)?;
+            let tx = write(conn, &call.gate)?;
+            if let Some(made) = keyed(&tx, "create_invoice", call.key.as_deref())? {
+                return Ok(made);
+            }
             let now = Utc::now();
             let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM invoices", [], |row| row.get(0))?;
             let id = invoice_id(now.year(), seq);
@@ -322,7 +351,8 @@ impl Store {
                 },
             )?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished after insert")))?;
-            commit(tx, &gate)?;
+            remember(&tx, "create_invoice", call.key.as_deref(), &id)?;
+            commit(tx, &call.gate)?;
             Ok(invoice)
         })
         .await
@@ -330,9 +360,12 @@ impl Store {
 
     /// Records a payment of `amount_cents`; the invoice becomes paid when nothing is left.
     /// It commits only if `gate` lets it.
-    pub async fn pay(&self, id: String, amount_cents: i64, gate: CommitGate) -> Result<Change, StoreError> {
+    pub async fn pay(&self, id: String, amount_cents: i64, call: Write) -> Result<Change, StoreError> {
         self.run(move |conn| {
-            let tx = write(conn, &gate)?;
+            let tx = write(conn, &call.gate)?;
+            if let Some(paid) = keyed(&tx, "pay_invoice", call.key.as_deref())? {
+                return Ok(Change::Applied(paid));
+            }
             let Some(invoice) = find(&tx, &id)? else { return Ok(Change::NotFound) };
             if invoice.status != Status::Open {
                 return Ok(Change::NotOpen(invoice));
@@ -347,27 +380,61 @@ impl Store {
                 params![id, amount_cents],
             )?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished on payment")))?;
-            commit(tx, &gate)?;
+            remember(&tx, "pay_invoice", call.key.as_deref(), &id)?;
+            commit(tx, &call.gate)?;
             Ok(Change::Applied(invoice))
         })
         .await
     }
 
     /// Voids an open invoice, keeping the reason. It commits only if `gate` lets it.
-    pub async fn void(&self, id: String, reason: String, gate: CommitGate) -> Result<Change, StoreError> {
+    pub async fn void(&self, id: String, reason: String, call: Write) -> Result<Change, StoreError> {
         self.run(move |conn| {
-            let tx = write(conn, &gate)?;
+            let tx = write(conn, &call.gate)?;
+            if let Some(voided) = keyed(&tx, "void_invoice", call.key.as_deref())? {
+                return Ok(Change::Applied(voided));
+            }
             let Some(invoice) = find(&tx, &id)? else { return Ok(Change::NotFound) };
             if invoice.status != Status::Open {
                 return Ok(Change::NotOpen(invoice));
             }
             tx.execute("UPDATE invoices SET status = 'void', void_reason = ?2 WHERE id = ?1", params![id, reason])?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished on void")))?;
-            commit(tx, &gate)?;
+            remember(&tx, "void_invoice", call.key.as_deref(), &id)?;
+            commit(tx, &call.gate)?;
             Ok(Change::Applied(invoice))
         })
         .await
     }
+}
+
+/// The invoice an earlier write of `action` under `key` made or changed, if there was one.
+fn keyed(tx: &Transaction<'_>, action: &str, key: Option<&str>) -> Result<Option<Invoice>, StoreError> {
+    let Some(key) = key else { return Ok(None) };
+    let id: Option<String> = tx
+        .query_row(
+            "SELECT invoice_id FROM idempotency_keys WHERE action = ?1 AND key = ?2",
+            params![action, key],
+            |row| row.get(0),
+        )
+        .optional()?;
+    match id {
+        Some(id) => {
+            find(tx, &id)?.map(Some).ok_or_else(|| StoreError::Corrupt(format!("{id} vanished after {action}")))
+        }
+        None => Ok(None),
+    }
+}
+
+/// Remembers, in the write's own transaction, that `action` under `key` touched `invoice_id`.
+fn remember(tx: &Transaction<'_>, action: &str, key: Option<&str>, invoice_id: &str) -> Result<(), StoreError> {
+    if let Some(key) = key {
+        tx.execute(
+            "INSERT INTO idempotency_keys (action, key, invoice_id) VALUES (?1, ?2, ?3)",
+            params![action, key, invoice_id],
+        )?;
+    }
+    Ok(())
 }
 
 /// A write transaction, holding the write lock from its start (so it never fails half-way
@@ -559,7 +626,7 @@ mod tests {
                     currency: Currency::Usd,
                     due_date: None,
                 },
-                CommitGate::new(),
+                Write::default(),
             )
             .await
             .unwrap();
@@ -612,19 +679,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("billing.db")).unwrap();
         // inv_2026_0003: 990000 BRL, 300000 paid.
-        let Change::Applied(partial) = store.pay("inv_2026_0003".into(), 90_000, CommitGate::new()).await.unwrap()
+        let Change::Applied(partial) = store.pay("inv_2026_0003".into(), 90_000, Write::default()).await.unwrap()
         else {
             panic!()
         };
         assert_eq!((partial.paid_cents, partial.status), (390_000, Status::Open));
-        let over = store.pay("inv_2026_0003".into(), 600_001, CommitGate::new()).await.unwrap();
+        let over = store.pay("inv_2026_0003".into(), 600_001, Write::default()).await.unwrap();
         assert!(matches!(over, Change::ExceedsBalance(ref i) if i.open_balance_cents() == 600_000));
-        let Change::Applied(full) = store.pay("inv_2026_0003".into(), 600_000, CommitGate::new()).await.unwrap() else {
+        let Change::Applied(full) = store.pay("inv_2026_0003".into(), 600_000, Write::default()).await.unwrap() else {
             panic!()
         };
         assert_eq!((full.paid_cents, full.status), (990_000, Status::Paid));
-        assert!(matches!(store.pay("inv_2026_0003".into(), 1, CommitGate::new()).await.unwrap(), Change::NotOpen(_)));
-        assert_eq!(store.pay("inv_2026_9999".into(), 1, CommitGate::new()).await.unwrap(), Change::NotFound);
+        assert!(matches!(store.pay("inv_2026_0003".into(), 1, Write::default()).await.unwrap(), Change::NotOpen(_)));
+        assert_eq!(store.pay("inv_2026_9999".into(), 1, Write::default()).await.unwrap(), Change::NotFound);
     }
 
     #[tokio::test]
