@@ -98,9 +98,9 @@ struct Cli {
     token: Option<String>,
     /// Count --rate-limit and keep idempotency keys in this Redis
     /// (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every replica using it, instead of in
-    /// this process. Redis down (at start too) never blocks a
-    /// call: --redis-failure decides.
-    #[arg(long, env = "BILLING_REDIS_URL", value_name = "URL", hide_env_values = true, requires = "rate_limit")]
+    /// this process. Redis down (at start too) never blocks a call: --redis-failure decides
+    /// for the rate limit, and a write with a key is answered SERVER_BUSY.
+    #[arg(long, env = "BILLING_REDIS_URL", value_name = "URL", hide_env_values = true)]
     redis: Option<String>,
     /// The known-good contracts (`fusion lock`): what changed since is logged at start-up and
     /// told to the model in the validation errors of the changed actions.
@@ -112,6 +112,10 @@ struct Cli {
     /// How long a call waits for Redis before --redis-failure applies.
     #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..), requires = "redis")]
     redis_timeout_ms: u64,
+    /// Log a line of load figures every SECS seconds: the runtime's live tasks and the calls in
+    /// flight (at `info`, on stderr).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    stats_secs: Option<u64>,
 }
 
 /// What `--redis-failure` chooses.
@@ -217,6 +221,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         options.redis = Some(runtime.block_on(RedisStore::connect(url.as_str())).context("--redis")?);
     }
     let server = billing_server::server(store, &options).context("building the billing server")?;
+    if let Some(every) = cli.stats_secs {
+        runtime.spawn(log_stats(server.clone(), Duration::from_secs(every)));
+    }
     match cli.http {
         Some(addr) => runtime.block_on(serve_http(server, cli.http_config(addr))),
         None => {
@@ -228,6 +235,16 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             tracing::info!("the client closed the connection; shutting down");
             Ok(())
         }
+    }
+}
+
+/// Every `every`, one line of what an operator watches for leaks: live tasks, calls in flight.
+async fn log_stats(server: mcp_fusion::FusionServer, every: Duration) {
+    let mut ticks = tokio::time::interval(every);
+    loop {
+        ticks.tick().await;
+        let tasks = tokio::runtime::Handle::current().metrics().num_alive_tasks();
+        tracing::info!(tasks, calls_in_flight = server.in_flight(), "stats");
     }
 }
 
