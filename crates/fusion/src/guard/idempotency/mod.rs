@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use mcp_fusion_wire::{ErrorCode, Sent, Severity, ToolError};
+use mcp_fusion_wire::{ErrorCode, Sent, ToolError, parse};
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -298,14 +298,15 @@ fn worth_retrying(error: &ToolError) -> bool {
         )
 }
 
-/// The outcome and the warnings it carries, as the store keeps them; none for an outcome
-/// worth retrying.
+/// The outcome and the warnings it carries, as the store keeps them (envelopes in their
+/// rendered text, which the wire's parser reads back whole); none for an outcome worth
+/// retrying.
 fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
-    let warnings: Vec<Value> = info.warnings_snapshot().iter().map(error_record).collect();
+    let warnings: Vec<String> = info.warnings_snapshot().iter().map(ToolError::render).collect();
     let kept = match outcome {
         Ok(output) => json!({ "ok": output.to_record().ok()?, "warnings": warnings }),
         Err(error) if worth_retrying(error) => return None,
-        Err(error) => json!({ "error": error_record(error), "warnings": warnings }),
+        Err(error) => json!({ "error": error.render(), "warnings": warnings }),
     };
     Some(kept.to_string())
 }
@@ -314,46 +315,12 @@ fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
 fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
     let mut record: Value = serde_json::from_str(record).ok()?;
     for warning in record.get("warnings")?.as_array()? {
-        info.warn(error_from_record(warning)?);
+        info.warn(parse(warning.as_str()?).error);
     }
     if let Some(error) = record.get("error") {
-        return Some(Err(error_from_record(error)?));
+        return Some(Err(parse(error.as_str()?).error));
     }
     Some(Ok(Output::from_record(record.get_mut("ok")?.take()).ok()?))
-}
-
-fn error_record(error: &ToolError) -> Value {
-    json!({
-        "code": error.code.as_str(),
-        "severity": error.severity.as_str(),
-        "message": error.message,
-        "recovery": error.recovery,
-        "actions": error.available_actions,
-        "details": error.details,
-        "retry_after": error.retry_after,
-    })
-}
-
-fn error_from_record(record: &Value) -> Option<ToolError> {
-    let text = |key: &str| record.get(key).and_then(Value::as_str);
-    let severity: Severity = text("severity")?.parse().ok()?;
-    let mut error = ToolError::new(ErrorCode::from(text("code")?), text("message")?).severity(severity);
-    if let Some(recovery) = text("recovery") {
-        error = error.suggest(recovery);
-    }
-    let actions = record.get("actions")?.as_array()?;
-    error = error.actions(actions.iter().filter_map(Value::as_str));
-    for pair in record.get("details")?.as_array()? {
-        let (Some(key), Some(value)) = (pair.get(0).and_then(Value::as_str), pair.get(1).and_then(Value::as_str))
-        else {
-            return None;
-        };
-        error = error.detail(key, value);
-    }
-    if let Some(seconds) = record.get("retry_after").and_then(Value::as_u64) {
-        error = error.retry_after(seconds);
-    }
-    Some(error)
 }
 
 fn conflict(action: &str, key: &str) -> ToolError {
@@ -398,7 +365,7 @@ mod tests {
             .detail("id", "inv_1")
             .detail("status", "paid")
             .critical();
-        assert_eq!(error_from_record(&error_record(&error)), Some(error));
+        assert_eq!(parse(&error.render()).error, error);
     }
 
     #[test]
