@@ -1,25 +1,11 @@
 //! The server built in process (`billing_server::server`) over a real SQLite file: what
 //! needs no transport, or needs the database tampered with behind the server's back.
 
-use std::path::Path;
+mod support;
 
-use billing_server::{Options, Store, server};
-use mcp_fusion::FusionServer;
-use mcp_fusion::transport::RequestInfo;
-use rmcp::model::CallToolResult;
+use billing_server::Options;
 use serde_json::{Value, json};
-
-fn build(db: &Path, options: &Options) -> FusionServer {
-    server(Store::open(db).expect("open the store"), options).expect("build the server")
-}
-
-async fn call(server: &FusionServer, arguments: Value) -> CallToolResult {
-    server.call("billing", arguments.as_object().cloned(), RequestInfo::default()).await
-}
-
-fn text(result: &CallToolResult) -> &str {
-    &result.content[0].as_text().expect("a text block").text
-}
+use support::in_process::{build, call, text};
 
 #[tokio::test]
 async fn partial_payments_add_up_until_the_invoice_is_paid() {

@@ -5,24 +5,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use billing_server::{Options, Store, server};
+mod support;
+
+use billing_server::Options;
 use mcp_fusion::FusionServer;
-use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, parse};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-
-fn build(db: &Path, options: &Options) -> FusionServer {
-    server(Store::open(db).expect("open the store"), options).expect("build the server")
-}
-
-async fn call(server: &FusionServer, arguments: Value) -> CallToolResult {
-    server.call("billing", arguments.as_object().cloned(), RequestInfo::default()).await
-}
-
-fn text(result: &CallToolResult) -> &str {
-    &result.content[0].as_text().expect("a text block").text
-}
+use support::in_process::{build, call, text};
 
 fn code(result: &CallToolResult) -> Option<ErrorCode> {
     (result.is_error == Some(true)).then(|| parse(text(result)).error.code.clone())

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod in_process;
+
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
