@@ -123,11 +123,19 @@ fn runtime() -> &'static tokio::runtime::Runtime {
 /// Generous: a run is milliseconds, but the machine may be busy.
 const PATIENCE: Duration = Duration::from_secs(20);
 
+/// Built once: every run is a new connection to the same server, as on a real one.
+fn server() -> &'static FusionServer {
+    static SERVER: OnceLock<FusionServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        FusionServer::builder("fuzz", "1")
+            .group(Group::new("work", "Work.").action(Action::new("echo", "Echo.").handler(echo)))
+            .build(())
+            .unwrap()
+    })
+}
+
 async fn run(input: Input) {
-    let server = FusionServer::builder("fuzz", "1")
-        .group(Group::new("work", "Work.").action(Action::new("echo", "Echo.").handler(echo)))
-        .build(())
-        .unwrap();
+    let server = server().clone();
     let (server_in, mut client_out) = tokio::io::duplex(1 << 16);
     let (server_out, client_in) = tokio::io::duplex(1 << 16);
     let served = tokio::spawn(async move {
