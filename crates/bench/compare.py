@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Runs the benchmark servers round-robin under bench-drive and writes the side-by-side table.
+
+    crates/bench/compare.py [--rounds 3] [--seconds 3] [--label NAME] [--docs docs/benchmarks.md]
+                            [--check RATIO] [--only stdio|http-stateless|http-stateful]
+
+Each row (transport, call, concurrency) runs every server once per round, the servers in turn,
+so that a slow minute of the machine falls on all of them; the table shows each server's
+median over the rounds and the framework's ratio to raw rmcp. With --docs, the table and a chart
+(docs/bench-LABEL.svg) replace the text between `<!-- bench:LABEL -->` and `<!-- /bench:LABEL -->`
+in that file. With --check, the script fails when the framework's calls/s fall below RATIO
+times raw rmcp's on any row: ratios measured in one run are stable where absolute numbers are not.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+RELEASE = os.path.join(ROOT, "target", "release")
+TRANSPORTS = ["stdio", "http-stateless", "http-stateful"]
+ROWS = [(t, call, c) for t in TRANSPORTS for (call, c) in [("valid", 1), ("valid", 16), ("invalid", 1), ("invalid", 16)]]
+METRICS = ["calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "peak_rss_kib"]
+
+
+def servers() -> dict[str, list[str]]:
+    return {"raw rmcp": [os.path.join(RELEASE, "bench-raw")], "framework": [os.path.join(RELEASE, "bench-fusion")]}
+
+
+def command(server: list[str], transport: str) -> list[str]:
+    if transport == "stdio":
+        return server
+    extra = ["--stateful"] if transport == "http-stateful" else []
+    return server + ["--http", "127.0.0.1:{port}"] + extra
+
+
+def drive(server: list[str], transport: str, call: str, c: int, seconds: float, warmup: float) -> dict:
+    args = [os.path.join(RELEASE, "bench-drive"), "--transport", transport, "--call", call, "-c", str(c)]
+    args += ["--seconds", str(seconds), "--warmup", str(warmup), "--"] + command(server, transport)
+    out = subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout
+    return json.loads(out)
+
+
+def measure(rows, rounds: int, seconds: float, warmup: float) -> dict:
+    runs: dict = {}
+    for round_ in range(1, rounds + 1):
+        for row in rows:
+            for name, server in servers().items():
+                report = drive(server, *row, seconds, warmup)
+                runs.setdefault((row, name), []).append(report)
+                print(f"round {round_}: {row[0]} {row[1]} c={row[2]} {name}: {report['calls_per_s']:.0f} calls/s, "
+                      f"{report['cpu_us_per_call']:.0f} µs CPU/call, {report['peak_rss_kib'] / 1024:.1f} MB", file=sys.stderr)
+    return {key: {m: statistics.median(r[m] for r in reports) for m in METRICS} for key, reports in runs.items()}
+
+
+def table(rows, medians: dict) -> str:
+    lines = [
+        "| transport | call | c | calls/s: raw → framework | ratio | p50 / p99 µs: raw → framework | server CPU per call | peak RSS |",
+        "|---|---|---:|---|---:|---|---|---|",
+    ]
+    for row in rows:
+        raw, fw = medians[(row, "raw rmcp")], medians[(row, "framework")]
+        lines.append(
+            f"| {row[0]} | {row[1]} | {row[2]} | {raw['calls_per_s']:,.0f} → {fw['calls_per_s']:,.0f} "
+            f"| {fw['calls_per_s'] / raw['calls_per_s']:.2f} "
+            f"| {raw['p50_us']:.0f} / {raw['p99_us']:.0f} → {fw['p50_us']:.0f} / {fw['p99_us']:.0f} "
+            f"| {raw['cpu_us_per_call']:.0f} → {fw['cpu_us_per_call']:.0f} µs "
+            f"| {raw['peak_rss_kib'] / 1024:.1f} → {fw['peak_rss_kib'] / 1024:.1f} MB |"
+        )
+    return "\n".join(lines)
+
+
+def chart(rows, medians: dict, title: str, path: str) -> None:
+    """Calls/s of each row, raw rmcp and the framework side by side, the ratio at the right."""
+    width, left, bar, gap = 760, 190, 11, 12
+    top = 40
+    height = top + len(rows) * (2 * bar + gap) + 30
+    high = max(m["calls_per_s"] for m in medians.values()) * 1.05
+    plot = width - left - 70
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="10" y="18" font-size="14">{title}</text>',
+           f'<rect x="{left}" y="24" width="10" height="10" fill="#999"/><text x="{left + 14}" y="33">raw rmcp</text>',
+           f'<rect x="{left + 90}" y="24" width="10" height="10" fill="#1f77b4"/><text x="{left + 104}" y="33">framework</text>',
+           f'<text x="{width - 10}" y="33" text-anchor="end">ratio</text>']
+    for index, row in enumerate(rows):
+        y = top + index * (2 * bar + gap)
+        out.append(f'<text x="{left - 8}" y="{y + bar + 4}" text-anchor="end">{row[0]} {row[1]} c={row[2]}</text>')
+        for offset, (name, color) in enumerate([("raw rmcp", "#999"), ("framework", "#1f77b4")]):
+            value = medians[(row, name)]["calls_per_s"]
+            out.append(f'<rect x="{left}" y="{y + offset * bar}" width="{value / high * plot:.1f}" height="{bar - 1}" fill="{color}"/>')
+        ratio = medians[(row, "framework")]["calls_per_s"] / medians[(row, "raw rmcp")]["calls_per_s"]
+        out.append(f'<text x="{width - 10}" y="{y + bar + 4}" text-anchor="end">{ratio:.2f}</text>')
+    out.append(f'<text x="{left}" y="{height - 8}">calls/s, 0 to {high:,.0f}</text>')
+    out.append("</svg>")
+    with open(path, "w") as file:
+        file.write("\n".join(out) + "\n")
+
+
+def write_docs(path: str, label: str, text: str) -> None:
+    start, end = f"<!-- bench:{label} -->", f"<!-- /bench:{label} -->"
+    with open(path) as file:
+        doc = file.read()
+    if start not in doc or end not in doc:
+        sys.exit(f"compare.py: {path} has no {start} … {end} markers")
+    head, rest = doc.split(start, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as file:
+        file.write(f"{head}{start}\n{text}\n{end}{tail}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each run's window")
+    parser.add_argument("--only", choices=TRANSPORTS, action="append", help="rows of these transports only")
+    parser.add_argument("--label", default="now", help="names the chart and the docs markers")
+    parser.add_argument("--docs", help="the markdown file whose bench:LABEL section to replace")
+    parser.add_argument("--check", type=float, help="fail when the framework's calls/s ratio to raw rmcp is below this")
+    parser.add_argument("--no-build", action="store_true", help="use the binaries already in target/release")
+    args = parser.parse_args()
+    if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0:
+        parser.error("--rounds must be at least 1, --seconds positive and --warmup not negative")
+
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
+    rows = [row for row in ROWS if not args.only or row[0] in args.only]
+    medians = measure(rows, args.rounds, args.seconds, args.warmup)
+    text = table(rows, medians)
+    print(text)
+    if args.docs:
+        svg = f"bench-{args.label}.svg"
+        chart(rows, medians, f"calls/s, medians of {args.rounds} rounds ({args.label})", os.path.join(os.path.dirname(args.docs), svg))
+        write_docs(args.docs, args.label, f"{text}\n\n![calls/s, raw rmcp and the framework]({svg})")
+    if args.check is not None:
+        low = [(row, medians[(row, "framework")]["calls_per_s"] / medians[(row, "raw rmcp")]["calls_per_s"]) for row in rows]
+        low = [(row, ratio) for row, ratio in low if ratio < args.check]
+        for row, ratio in low:
+            print(f"compare.py: {row[0]} {row[1]} c={row[2]}: the framework makes {ratio:.2f}× raw rmcp's calls/s, below {args.check}", file=sys.stderr)
+        if low:
+            return 1
+        print(f"compare.py: every row at or above {args.check}× raw rmcp's calls/s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

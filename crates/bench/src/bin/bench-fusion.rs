@@ -1,0 +1,42 @@
+//! `bench-fusion`: the benchmark's tool on MCP Fusion: a group with one action, its input
+//! checked against the schema derived from its type.
+
+use clap::Parser;
+use fusion_bench::serve::ServeArgs;
+use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct GetInvoice {
+    /// The invoice's id.
+    #[schemars(length(min = 1))]
+    id: String,
+}
+
+async fn get_invoice(_ctx: Ctx<()>, input: GetInvoice) -> Result<Value, ToolError> {
+    Ok(fusion_bench::invoice(&input.id))
+}
+
+fn server() -> anyhow::Result<FusionServer> {
+    let billing = Group::new("billing", "Invoices.")
+        .action(Action::new("get_invoice", "Reads one invoice by id.").read_only().handler(get_invoice));
+    Ok(FusionServer::builder("bench-fusion", env!("CARGO_PKG_VERSION")).group(billing).build(())?)
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = ServeArgs::parse();
+    let server = server()?;
+    let Some(addr) = args.http else {
+        mcp_fusion::serve_stdio(server).await?;
+        return Ok(());
+    };
+    let http = HttpServer::bind(server, HttpConfig::new(addr).stateless(!args.stateful)).await?;
+    http.serve(std::future::pending()).await?;
+    Ok(())
+}
