@@ -32,9 +32,11 @@ for target in "${targets[@]}"; do
   done_line=$(grep -E '#[0-9]+[[:space:]]+DONE' "logs/$target.log" | tail -1 || true)
   executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "logs/$target.log" | tail -1)
   files=$(find "corpus/$target" -type f | wc -l)
-  bytes=$(du -sb "corpus/$target" | cut -f1)
+  # libFuzzer's corpus is the inputs that still add coverage; the directory also keeps the
+  # ones later inputs replaced.
+  corpus=$(sed -n 's/.* corp: \([0-9]*\/[0-9]*[a-zA-Z]*\) .*/\1/p' <<<"$done_line")
   cov=$(sed -n 's/.* cov: \([0-9]*\) ft: \([0-9]*\) .*/\1 edges, \2 features/p' <<<"$done_line")
-  echo "fuzz: $target: ${executed:-?} executions in ${took}s (${executed:+$((executed / (took > 0 ? took : 1)))}/s); corpus $files files, $bytes bytes; coverage ${cov:-?}"
+  echo "fuzz: $target: ${executed:-?} executions in ${took}s (${executed:+$((executed / (took > 0 ? took : 1)))}/s); corpus ${corpus:-?} (inputs/size; $files files kept); coverage ${cov:-?}"
 done
 
 if [ ${#failed[@]} -gt 0 ]; then
