@@ -2,7 +2,7 @@
 //! request as soon as the last is answered.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
@@ -10,7 +10,7 @@ use hyper::client::conn::http1::SendRequest;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 
-use super::{Answer, DriveError, INITIALIZE, INITIALIZED, Plan, Server, Transport, Window, cpu_over};
+use super::{Answer, DriveError, INITIALIZE, INITIALIZED, Plan, Server, Transport, Usage, Window, usage_over};
 
 /// One client connection, and the session it speaks in, if any.
 struct Connection {
@@ -64,7 +64,7 @@ fn messages(response: &Response<()>, body: &Bytes) -> Vec<Bytes> {
 }
 
 /// Drives the server with `plan.concurrency` connections until the window closes.
-pub(super) async fn drive(plan: &Plan, server: &mut Server) -> Result<(Window, Duration), DriveError> {
+pub(super) async fn drive(plan: &Plan, server: &mut Server) -> Result<(Window, Usage), DriveError> {
     let addr = server.addr.ok_or(DriveError::Protocol("an HTTP server without an address".into()))?;
     let mut first = Connection::open(addr, None).await?;
     let (response, _) = first.post(Bytes::from_static(INITIALIZE.as_bytes())).await?;
@@ -87,7 +87,7 @@ pub(super) async fn drive(plan: &Plan, server: &mut Server) -> Result<(Window, D
         let window = Window { opens, closes, latencies: window.latencies.clone() };
         workers.push(tokio::spawn(work(plan, connection, window, n as u64)));
     }
-    let cpu = cpu_over(opens, closes, &*server).await?;
+    let cpu = usage_over(opens, closes, &*server).await?;
     let mut total = window;
     for worker in workers {
         let done = worker.await.map_err(|e| DriveError::Protocol(format!("a worker failed: {e}")))??;

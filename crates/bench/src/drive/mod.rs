@@ -181,11 +181,10 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 
 /// Runs `plan` against `server` and measures it; the server is stopped afterwards.
 pub async fn run(plan: &Plan, mut server: Server) -> Result<Report, DriveError> {
-    let (window, cpu) = match plan.transport {
+    let (window, Usage { cpu, peak_rss_kib }) = match plan.transport {
         Transport::Stdio => stdio::drive(plan, &mut server).await?,
         Transport::HttpStateless | Transport::HttpStateful => http::drive(plan, &mut server).await?,
     };
-    let peak_rss_kib = server.peak_rss_kib()?;
     server.stop().await;
     let calls = window.latencies.len();
     Ok(Report {
@@ -198,10 +197,17 @@ pub async fn run(plan: &Plan, mut server: Server) -> Result<Report, DriveError> 
     })
 }
 
-/// The server's CPU time over the window: read when it opens and when it closes.
-async fn cpu_over(window_opens: Instant, window_closes: Instant, server: &Server) -> Result<Duration, DriveError> {
+/// What the server used: CPU time over the window, and its peak memory up to its close.
+struct Usage {
+    cpu: Duration,
+    peak_rss_kib: u64,
+}
+
+/// Reads the server's usage when the window opens and when it closes: while the driver still
+/// holds its pipes and connections, so that the server is still running.
+async fn usage_over(window_opens: Instant, window_closes: Instant, server: &Server) -> Result<Usage, DriveError> {
     tokio::time::sleep_until(window_opens.into()).await;
     let before = server.cpu_time()?;
     tokio::time::sleep_until(window_closes.into()).await;
-    Ok(server.cpu_time()?.saturating_sub(before))
+    Ok(Usage { cpu: server.cpu_time()?.saturating_sub(before), peak_rss_kib: server.peak_rss_kib()? })
 }

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::{Answer, DriveError, INITIALIZE, INITIALIZED, Plan, Server, Window, cpu_over};
+use super::{Answer, DriveError, INITIALIZE, INITIALIZED, Plan, Server, Usage, Window, usage_over};
 
 /// Drives the server over its pipes until the window closes.
-pub(super) async fn drive(plan: &Plan, server: &mut Server) -> Result<(Window, Duration), DriveError> {
+pub(super) async fn drive(plan: &Plan, server: &mut Server) -> Result<(Window, Usage), DriveError> {
     let child = server.child();
     let mut input = child.stdin.take().ok_or(DriveError::Protocol("no stdin pipe".into()))?;
     let output = child.stdout.take().ok_or(DriveError::Protocol("no stdout pipe".into()))?;
@@ -48,7 +48,7 @@ pub(super) async fn drive(plan: &Plan, server: &mut Server) -> Result<(Window, D
             input.write_all(&request).await.map_err(DriveError::io("writing requests"))?;
         }
     };
-    let (called, cpu) = tokio::join!(calls, cpu_over(opens, closes, &*server));
+    let (called, cpu) = tokio::join!(calls, usage_over(opens, closes, &*server));
     called?;
     Ok((window, cpu?))
 }
