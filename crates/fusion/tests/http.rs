@@ -226,6 +226,26 @@ async fn an_oversized_body_gets_413() {
 }
 
 #[tokio::test]
+async fn a_body_that_is_no_message_gets_a_jsonrpc_error_under_its_id() {
+    for stateless in [true, false] {
+        let running = Running::start(loopback().stateless(stateless)).await;
+        let cases = [
+            (r#"{"jsonrpc":"2.0","id":7,"method":5}"#, json!(7), "Invalid request: unrecognized JSON-RPC message"),
+            (r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","#, json!("a"), "Parse error: "),
+        ];
+        for (body, id, message) in cases {
+            let response = post(&running.url(), None, body).await;
+            assert_eq!(response.status(), 400, "stateless: {stateless}, {body}");
+            let refusal: Value = response.json().await.unwrap();
+            assert_eq!(refusal["id"], id, "{refusal}");
+            let text = refusal["error"]["message"].as_str().unwrap();
+            assert!(text.starts_with(message), "stateless: {stateless}: {text}");
+        }
+        running.shutdown().await.unwrap();
+    }
+}
+
+#[tokio::test]
 async fn shutdown_lets_a_call_in_flight_finish() {
     for stateless in [false, true] {
         let running = Running::start(loopback().stateless(stateless)).await;

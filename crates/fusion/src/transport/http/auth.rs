@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::middleware;
+use axum::extract::Request;
 use axum::response::Response;
 
 use super::refusal;
@@ -17,9 +16,9 @@ pub(super) struct Gate {
     pub allow_anonymous: bool,
 }
 
-/// Reads the bearer token, refuses the request with `401` unless it stands for an identity
-/// (or anonymous callers are allowed), and attaches the caller to the request.
-pub(super) async fn authenticate(State(gate): State<Gate>, mut request: Request, next: middleware::Next) -> Response {
+/// Reads the bearer token and attaches the caller to the request, or answers `401` unless
+/// the token stands for an identity (or anonymous callers are allowed).
+pub(super) async fn authenticate(gate: &Gate, request: &mut Request) -> Result<(), Response> {
     let caller = match request.headers().get(http::header::AUTHORIZATION) {
         None => Caller::Anonymous,
         Some(value) => match bearer_token(value) {
@@ -28,25 +27,25 @@ pub(super) async fn authenticate(State(gate): State<Gate>, mut request: Request,
                 Err(reason) => Caller::Refused(reason),
             },
             None => {
-                return refusal::unauthorized(Some("invalid_request"), "expected a bearer token");
+                return Err(refusal::unauthorized(Some("invalid_request"), "expected a bearer token"));
             }
         },
     };
     if !gate.allow_anonymous {
         match &caller {
             Caller::Authenticated(_) => {}
-            Caller::Anonymous => return refusal::unauthorized(None, "this server needs a bearer token"),
+            Caller::Anonymous => return Err(refusal::unauthorized(None, "this server needs a bearer token")),
             Caller::Refused(reason) => {
                 let description = match reason {
                     AuthError::Invalid => "the bearer token is not valid",
                     AuthError::Expired => "the bearer token has expired",
                 };
-                return refusal::unauthorized(Some("invalid_token"), description);
+                return Err(refusal::unauthorized(Some("invalid_token"), description));
             }
         }
     }
     request.extensions_mut().insert(caller);
-    next.run(request).await
+    Ok(())
 }
 
 /// The token of `Bearer <token>` (RFC 6750 syntax), if that is what the header holds.

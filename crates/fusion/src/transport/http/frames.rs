@@ -1,17 +1,16 @@
-//! POST bodies read as JSON-RPC before rmcp sees them: a body that is not a message MCP knows
-//! gets `400` with a JSON-RPC error under its own id (found by a scan when the decoder fails),
-//! and a request whose id is already in flight in its session is refused rather than run twice
-//! and answered once.
+//! POST bodies read as JSON-RPC: a body that is not a message MCP knows gets `400` with a
+//! JSON-RPC error under its own id (found by a scan when the decoder fails), and a request
+//! whose id is already in flight in its session is refused rather than run twice and answered
+//! once.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
 use axum::response::Response;
-use futures_util::StreamExt as _;
-use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, RequestId};
+use serde::de::IgnoredAny;
 
 use crate::transport::jsonrpc::{self, INVALID_REQUEST, Id};
 
@@ -29,7 +28,7 @@ impl Frames {
 }
 
 /// Removes a request's id from the ids in flight when its response has been sent (or dropped).
-struct Release {
+pub(super) struct Release {
     frames: Arc<Frames>,
     key: (Box<str>, Box<str>),
 }
@@ -40,47 +39,69 @@ impl Drop for Release {
     }
 }
 
-/// Checks a JSON POST body as JSON-RPC; see the module's documentation.
-pub(super) async fn check(State(frames): State<Arc<Frames>>, request: Request, next: Next) -> Response {
+/// A POST body read as JSON-RPC, kept until its answer is known.
+pub(super) struct Framed {
+    bytes: Bytes,
+    /// Holds the request's id in flight until the response has been sent.
+    pub(super) release: Option<Release>,
+}
+
+/// Reads a JSON POST body (other requests pass as they are): `413` beyond the size limit, and
+/// a request whose id is already in flight in its session refused with `400`. The body is not
+/// decoded whole here: rmcp does that, and [`Framed::refuse_undecodable`] words its refusal.
+pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Request, Option<Framed>), Response> {
     if request.method() != http::Method::POST || !is_json(&request) {
         // Anything else rmcp answers itself (405, 415 for a body that is not JSON).
-        return next.run(request).await;
+        return Ok((request, None));
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, frames.max_body_bytes).await else {
         let mut response = Response::new(Body::from("Payload Too Large: the body is larger than this server accepts"));
         *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
-        return response;
-    };
-    let message = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
-        Ok(message) => message,
-        Err(error) => return refuse(&bytes, &error),
+        return Err(response);
     };
     let session = parts.headers.get("mcp-session-id").and_then(|value| value.to_str().ok());
-    let release = match (session, &message) {
-        (Some(session), JsonRpcMessage::Request(request)) => {
-            // The id as JSON: the number 5 and the string "5" are two ids.
-            let id = serde_json::to_string(&request.id).unwrap_or_default();
+    let release = match (session, request_id(&bytes)) {
+        (Some(session), Some(id)) => {
             let key: (Box<str>, Box<str>) = (session.into(), id.as_str().into());
             let admitted = frames.in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone());
             if !admitted {
                 let message =
                     format!("Invalid request: id {id} is already in use by a request in flight; use a new id");
-                return json_error(jsonrpc::error_reply(Some(id.as_bytes()), INVALID_REQUEST, &message));
+                return Err(json_error(jsonrpc::error_reply(Some(id.as_bytes()), INVALID_REQUEST, &message)));
             }
-            Some(Release { frames: Arc::clone(&frames), key })
+            Some(Release { frames: Arc::clone(frames), key })
         }
         _ => None,
     };
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
-    match release {
-        None => response,
-        Some(release) => response.map(|body| {
-            Body::from_stream(body.into_data_stream().map(move |chunk| {
-                let _held_until_the_body_ends = &release;
-                chunk
-            }))
-        }),
+    let framed = Framed { bytes: bytes.clone(), release };
+    Ok((Request::from_parts(parts, Body::from(bytes)), Some(framed)))
+}
+
+/// The id of a request (a message with both a method and an id) as JSON — the number 5 and
+/// the string "5" are two ids — read without decoding its params.
+fn request_id(bytes: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: Option<RequestId>,
+        method: Option<IgnoredAny>,
+    }
+    let head = serde_json::from_slice::<Head>(bytes).ok()?;
+    head.method?;
+    serde_json::to_string(&head.id?).ok()
+}
+
+impl Framed {
+    /// rmcp answers a body it cannot decode with a bare `415`; this answers `400` with the
+    /// JSON-RPC error instead, under the body's own id (found by a scan).
+    pub(super) fn refuse_undecodable(&self, response: Response) -> Response {
+        if response.status() != http::StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            return response;
+        }
+        match serde_json::from_slice::<ClientJsonRpcMessage>(&self.bytes) {
+            Err(error) => refuse(&self.bytes, &error),
+            Ok(_) => response,
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 
 mod auth;
 mod config;
+mod endpoint;
 mod frames;
 mod refusal;
 pub(crate) mod request;
@@ -25,9 +26,6 @@ mod strict;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::Request;
-use axum::middleware;
-use axum::response::Response;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +33,7 @@ pub use config::HttpConfig;
 pub use serve::{HttpServer, shutdown_signal};
 pub use sessions::OwnedSessions;
 
+use crate::in_flight::InFlight;
 use crate::server::FusionServer;
 use sessions::Registry;
 
@@ -64,33 +63,33 @@ fn service_with(
 
 /// A router serving `server` at the configured path (`/mcp`). For a request, in order: the
 /// strict reading of HTTP, the client's address, the bearer token, the session's owner and
-/// caps, the body read as JSON-RPC (and its id not already in flight), then MCP. With [`axum::serve()`], serve it `into_make_service_with_connect_info` so
-/// that the client's address is known; [`HttpServer`] does that itself.
+/// caps, the body read as JSON-RPC (and its id not already in flight), then MCP. With
+/// [`axum::serve()`], serve it `into_make_service_with_connect_info` so that the client's
+/// address is known; [`HttpServer`] does that itself.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    let registry = Registry::new(config.limits);
-    let mut router = Router::new()
-        .nest_service(&config.path, service_with(server, config, sessions, Arc::clone(&registry)))
-        .layer(middleware::from_fn(deleted_is_no_content))
-        .layer(middleware::from_fn_with_state(frames::Frames::new(config.max_body_bytes), frames::check));
-    if !config.is_stateless() {
-        router = router.layer(middleware::from_fn_with_state(registry, sessions::guard));
-    }
-    if let Some(authenticator) = &config.authenticator {
-        let gate = auth::Gate { authenticator: Arc::clone(authenticator), allow_anonymous: config.allow_anonymous };
-        router = router.layer(middleware::from_fn_with_state(gate, auth::authenticate));
-    }
-    router
-        .layer(middleware::from_fn_with_state(config.client_address_header.clone(), request::resolve_client_address))
-        .layer(middleware::from_fn_with_state(Arc::new(config.hosts()), strict::refuse_ambiguous))
+    endpoint_router(server, config, sessions, None)
 }
 
-/// rmcp answers a session `DELETE` with `202 Accepted`; the session is gone by then, and some
-/// clients (the Python SDK) accept only `200`/`204` there and log a failure otherwise.
-async fn deleted_is_no_content(request: Request, next: middleware::Next) -> Response {
-    let delete = request.method() == http::Method::DELETE;
-    let mut response = next.run(request).await;
-    if delete && response.status() == http::StatusCode::ACCEPTED {
-        *response.status_mut() = http::StatusCode::NO_CONTENT;
-    }
-    response
+/// [`router`], counting POST requests in `responding` until their response has been sent.
+fn endpoint_router(
+    server: FusionServer,
+    config: &HttpConfig,
+    sessions: CancellationToken,
+    responding: Option<InFlight>,
+) -> Router {
+    let registry = Registry::new(config.limits);
+    let gate = config.authenticator.as_ref().map(|authenticator| auth::Gate {
+        authenticator: Arc::clone(authenticator),
+        allow_anonymous: config.allow_anonymous,
+    });
+    let checks = endpoint::Checks {
+        mcp: service_with(server, config, sessions, Arc::clone(&registry)),
+        hosts: config.hosts(),
+        client_address_header: config.client_address_header.clone(),
+        gate,
+        registry: (!config.is_stateless()).then_some(registry),
+        frames: frames::Frames::new(config.max_body_bytes),
+        responding,
+    };
+    Router::new().nest_service(&config.path, endpoint::Endpoint::new(checks))
 }

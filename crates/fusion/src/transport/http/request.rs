@@ -3,9 +3,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::{ConnectInfo, Request};
 use rmcp::model::Extensions;
 
 use crate::auth::Caller;
@@ -40,11 +38,7 @@ impl HttpRequest {
 
 /// Attaches the client's address to the request: from `header` when one is configured and
 /// holds an address (its first, for `x-forwarded-for`), else the connection's peer.
-pub(super) async fn resolve_client_address(
-    State(header): State<Option<http::HeaderName>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+pub(super) fn resolve_client_address(header: Option<&http::HeaderName>, request: &mut Request) {
     let forwarded = header.and_then(|header| {
         let value = request.headers().get(header)?.to_str().ok()?;
         value.split(',').next()?.trim().parse::<IpAddr>().ok()
@@ -53,5 +47,4 @@ pub(super) async fn resolve_client_address(
     if let Some(address) = forwarded.or(peer) {
         request.extensions_mut().insert(ClientAddress(address));
     }
-    next.run(request).await
 }

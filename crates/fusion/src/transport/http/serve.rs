@@ -10,10 +10,7 @@ use std::sync::atomic::Ordering;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware;
-use axum::response::Response;
-use futures_util::StreamExt as _;
+use axum::extract::ConnectInfo;
 use futures_util::future::Either;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -23,28 +20,9 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
 
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
-use super::{HttpConfig, refusal, router};
+use super::{HttpConfig, endpoint_router, refusal};
 use crate::in_flight::InFlight;
 use crate::server::FusionServer;
-
-/// Counts POST requests until their response body is fully sent (or dropped). A call is done
-/// for the client only when its response has left, which in stateful mode is on an SSE stream
-/// after the handler returned; standalone GET streams are not counted: they never end by
-/// themselves.
-async fn count_posts(State(in_flight): State<InFlight>, request: Request, next: middleware::Next) -> Response {
-    if request.method() != http::Method::POST {
-        return next.run(request).await;
-    }
-    let guard = in_flight.enter();
-    let response = next.run(request).await;
-    response.map(|body| {
-        let stream = body.into_data_stream().map(move |chunk| {
-            let _held_until_the_body_ends = &guard;
-            chunk
-        });
-        Body::from_stream(stream)
-    })
-}
 
 /// A bound HTTP server, ready to serve.
 #[derive(Debug)]
@@ -73,8 +51,10 @@ impl HttpServer {
         let sessions = CancellationToken::new();
         let stopping = CancellationToken::new();
         let responding = InFlight::default();
-        let app = router(server.clone(), &config, sessions.clone())
-            .layer(middleware::from_fn_with_state(responding.clone(), count_posts));
+        // POST requests are counted until their response has been sent: a call is done for the
+        // client only when its response has left, which in stateful mode is on an SSE stream
+        // after the handler returned; standalone GET streams never end by themselves.
+        let app = endpoint_router(server.clone(), &config, sessions.clone(), Some(responding.clone()));
         let grace = config.shutdown_grace;
 
         let drain = {

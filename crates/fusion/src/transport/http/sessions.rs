@@ -2,15 +2,14 @@
 //! how many are alive — in all and per caller — is capped.
 //!
 //! rmcp's [`LocalSessionManager`] keeps the sessions; [`OwnedSessions`] wraps it to learn when
-//! each one starts and ends, and [`guard`] (an axum middleware) checks every request that
+//! each one starts and ends, and [`admit`] checks every request that
 //! names a session against its owner, and every `initialize` against the caps.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::extract::Request;
 use axum::response::Response;
 use futures_util::Stream;
 use rmcp::model::ClientJsonRpcMessage;
@@ -153,49 +152,72 @@ fn release(live: &mut Live, owner: &Owner) {
     }
 }
 
+/// A slot reserved for the session an `initialize` may open; given back unless
+/// [`Opening::settle`] names the session that was opened.
+pub(super) struct Opening {
+    registry: Arc<Registry>,
+    owner: Option<Owner>,
+}
+
+impl Opening {
+    /// Ends the reservation with the session the response named, if any.
+    pub(super) fn settle(mut self, response: &Response) {
+        let opened = response.headers().get(SESSION_HEADER).and_then(|id| id.to_str().ok());
+        if let Some(owner) = self.owner.take() {
+            self.registry.settle(owner, opened);
+        }
+    }
+}
+
+impl Drop for Opening {
+    fn drop(&mut self) {
+        // The request was dropped before its answer (the client left): no session came of it.
+        if let Some(owner) = self.owner.take() {
+            self.registry.settle(owner, None);
+        }
+    }
+}
+
 /// Checks a request naming a session against the session's owner (`404` for anyone else, as
 /// for a session that does not exist), and a request opening one against the caps (`503` when
-/// the server is full, `429` when the caller is).
-pub(super) async fn guard(State(registry): State<Arc<Registry>>, request: Request, next: Next) -> Response {
-    let caller = Owner::of(&request);
+/// the server is full, `429` when the caller is); an admitted `initialize` holds an
+/// [`Opening`].
+#[expect(clippy::result_large_err, reason = "a refusal is the rare path, and answered at once")]
+pub(super) fn admit(registry: &Arc<Registry>, request: &Request) -> Result<Option<Opening>, Response> {
+    let caller = Owner::of(request);
     if let Some(id) = request.headers().get(SESSION_HEADER) {
         let known = id.to_str().ok().and_then(|id| registry.owner(id));
         if let Some(Some(owner)) = known
             && !owner.admits(&caller)
         {
             tracing::warn!(?caller, "refused a request naming another caller's session");
-            return refusal::session_not_found();
+            return Err(refusal::session_not_found());
         }
-        return next.run(request).await;
+        return Ok(None);
     }
     // Only a POST without a session can open one (`initialize`); anything else rmcp refuses.
     if request.method() != http::Method::POST {
-        return next.run(request).await;
+        return Ok(None);
     }
-    if let Err(full) = registry.reserve(&caller) {
-        return match full {
-            Full::Server(max) => {
-                tracing::warn!(max, "refused a new session: the server holds as many as it may");
-                refusal::busy(
-                    http::StatusCode::SERVICE_UNAVAILABLE,
-                    &format!("The server holds its maximum of {max} sessions; try again later."),
-                )
-            }
-            Full::Caller(max) => {
-                tracing::warn!(?caller, max, "refused a new session: the caller holds as many as it may");
-                refusal::busy(
-                    http::StatusCode::TOO_MANY_REQUESTS,
-                    &format!(
-                        "This caller holds its maximum of {max} open sessions; end one (DELETE) or reuse it, or wait for idle ones to expire."
-                    ),
-                )
-            }
-        };
+    match registry.reserve(&caller) {
+        Ok(()) => Ok(Some(Opening { registry: Arc::clone(registry), owner: Some(caller) })),
+        Err(Full::Server(max)) => {
+            tracing::warn!(max, "refused a new session: the server holds as many as it may");
+            Err(refusal::busy(
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                &format!("The server holds its maximum of {max} sessions; try again later."),
+            ))
+        }
+        Err(Full::Caller(max)) => {
+            tracing::warn!(?caller, max, "refused a new session: the caller holds as many as it may");
+            Err(refusal::busy(
+                http::StatusCode::TOO_MANY_REQUESTS,
+                &format!(
+                    "This caller holds its maximum of {max} open sessions; end one (DELETE) or reuse it, or wait for idle ones to expire."
+                ),
+            ))
+        }
     }
-    let response = next.run(request).await;
-    let opened = response.headers().get(SESSION_HEADER).and_then(|id| id.to_str().ok());
-    registry.settle(caller, opened);
-    response
 }
 
 /// rmcp's [`LocalSessionManager`], telling the session registry when sessions start and end.

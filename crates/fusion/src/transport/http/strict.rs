@@ -12,29 +12,15 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
-
-use super::refusal;
-
-/// The hosts a request may name; empty accepts any.
-pub(super) type AllowedHosts = Arc<Vec<String>>;
-
-/// Refuses with `400` a request that carries both `Content-Length` and `Transfer-Encoding`,
-/// more than one `Host`, or an absolute-form target naming a host that is not allowed.
-pub(super) async fn refuse_ambiguous(State(hosts): State<AllowedHosts>, request: Request, next: Next) -> Response {
-    if let Some(reason) = ambiguity(&request, &hosts) {
-        tracing::warn!(method = %request.method(), uri = %request.uri(), "refused an HTTP request: {reason}");
-        return refusal::bad_request(reason);
-    }
-    next.run(request).await
-}
+use axum::extract::Request;
 
 /// Why a request with both body framings is refused.
 pub(super) const BOTH_FRAMINGS: &str = "a request may carry Content-Length or Transfer-Encoding, not both";
 
-fn ambiguity(request: &Request, hosts: &[String]) -> Option<&'static str> {
+/// Why `request` is refused with `400`, if it is: it carries both `Content-Length` and
+/// `Transfer-Encoding`, more than one `Host`, or an absolute-form target naming a host that is
+/// not one of `hosts`.
+pub(super) fn ambiguity(request: &Request, hosts: &[String]) -> Option<&'static str> {
     let headers = request.headers();
     if headers.contains_key(http::header::CONTENT_LENGTH) && headers.contains_key(http::header::TRANSFER_ENCODING) {
         return Some(BOTH_FRAMINGS);
