@@ -28,9 +28,12 @@ fn server() -> anyhow::Result<FusionServer> {
     Ok(FusionServer::builder("bench-fusion", env!("CARGO_PKG_VERSION")).group(billing).build(())?)
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let args = ServeArgs::parse();
+    args.runtime()?.block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = server()?;
     let Some(addr) = args.http else {
         mcp_fusion::serve_stdio(server).await?;

@@ -88,9 +88,12 @@ impl ServerHandler for Raw {
     }
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let args = ServeArgs::parse();
+    args.runtime()?.block_on(serve(args))
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let raw = Raw::new();
     let Some(addr) = args.http else {
         raw.serve(rmcp::transport::stdio()).await?.waiting().await?;

@@ -12,8 +12,9 @@
 #[cfg(feature = "http")]
 pub mod http;
 pub(crate) mod jsonrpc;
-mod stdin;
+mod std_streams;
 pub mod stdio;
+mod writer;
 
 use std::net::IpAddr;
 use std::sync::Arc;

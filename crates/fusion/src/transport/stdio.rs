@@ -29,18 +29,19 @@ use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::ops::Range;
-use std::pin::Pin;
+
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rmcp::RoleServer;
 use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{self, INVALID_REQUEST, Id, PARSE_ERROR};
-use super::stdin::Stdin;
+use super::std_streams::{Stdin, Stdout};
+use super::writer::{self, Output};
 use crate::server::FusionServer;
 
 /// Longest accepted line, newline excluded (64 MiB).
@@ -70,7 +71,9 @@ type Incoming = RxJsonRpcMessage<RoleServer>;
 /// A server transport over a reader and a writer, one JSON-RPC message per line.
 pub struct LineTransport<R, W> {
     reader: BufReader<R>,
-    output: Arc<Output<W>>,
+    output: Arc<Output>,
+    /// The writer, until the first use of the transport hands it to its writer task.
+    writer: Option<W>,
     requests: Arc<Mutex<InFlight>>,
     /// Signalled when a request leaves the in-flight set, for a reader paused at the cap.
     released: Arc<tokio::sync::Notify>,
@@ -81,15 +84,13 @@ pub struct LineTransport<R, W> {
     stopped: bool,
     /// Messages for the service before anything more is read: the cancellations of a stop.
     queued: VecDeque<Incoming>,
-    /// Answers the transport itself owes the client, not written yet.
-    replies: Vec<u8>,
-    /// The write of earlier `replies`, kept here so that a dropped `receive` resumes it.
-    writing: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
 }
 
-/// The transport on this process's stdin and stdout.
-pub fn stdio() -> LineTransport<impl AsyncRead + Unpin + Send + 'static, tokio::io::Stdout> {
-    LineTransport::new(Stdin::spawn(), tokio::io::stdout())
+/// The transport on this process's stdin and stdout. Where they are pipes (as an MCP client
+/// starts its server), they are read and written in non-blocking mode through the runtime's
+/// I/O driver: call this inside a runtime with I/O enabled (`#[tokio::main]` is).
+pub fn stdio() -> LineTransport<impl AsyncRead + Unpin + Send + 'static, impl AsyncWrite + Unpin + Send + 'static> {
+    LineTransport::new(Stdin::open(), Stdout::open())
 }
 
 impl<R, W> LineTransport<R, W>
@@ -101,7 +102,8 @@ where
     pub fn new(reader: R, writer: W) -> Self {
         LineTransport {
             reader: BufReader::new(reader),
-            output: Arc::new(Output { writer: tokio::sync::Mutex::new(writer), broken: CancellationToken::new() }),
+            output: Arc::default(),
+            writer: Some(writer),
             requests: Arc::default(),
             released: Arc::default(),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
@@ -110,8 +112,14 @@ where
             input_ended: false,
             stopped: false,
             queued: VecDeque::new(),
-            replies: Vec::new(),
-            writing: None,
+        }
+    }
+
+    /// Hands the writer to a task of its own; called where the transport is first used,
+    /// inside the runtime.
+    fn start_writer(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            tokio::spawn(writer::write_out(Arc::clone(&self.output), writer));
         }
     }
 
@@ -321,8 +329,9 @@ where
     }
 
     fn reply(&mut self, id: Option<&[u8]>, code: i64, message: &str) {
-        self.replies.extend(jsonrpc::error_reply(id, code, message));
-        self.replies.push(b'\n');
+        let mut reply = jsonrpc::error_reply(id, code, message);
+        reply.push(b'\n');
+        self.output.push(&reply);
     }
 
     /// Takes no more requests, and has the service cancel those in flight.
@@ -355,6 +364,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.start_writer();
         let answered = match &item {
             JsonRpcMessage::Response(response) => Some(&response.id),
             JsonRpcMessage::Error(error) => error.id.as_ref(),
@@ -373,22 +383,20 @@ where
             line
         });
         let output = Arc::clone(&self.output);
-        async move { output.write(&line.map_err(io::Error::other)?).await }
+        async move {
+            let line = line.map_err(io::Error::other)?;
+            output.room().await;
+            output.push(&line);
+            Ok(())
+        }
     }
 
     async fn receive(&mut self) -> Option<Incoming> {
+        self.start_writer();
         loop {
-            if let Some(writing) = &mut self.writing {
-                writing.await;
-                self.writing = None;
-            }
-            if !self.replies.is_empty() {
-                let output = Arc::clone(&self.output);
-                let replies = std::mem::take(&mut self.replies);
-                // A failed write is logged by `Output` and stops the transport below.
-                self.writing = Some(Box::pin(async move { output.write(&replies).await.unwrap_or_default() }));
-                continue;
-            }
+            // The transport's own answers wait in the output too: a client that sends
+            // garbage and reads nothing is not read further.
+            self.output.room().await;
             if let Some(message) = self.queued.pop_front() {
                 return Some(message);
             }
@@ -415,40 +423,17 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        if self.output.broken.is_cancelled() {
-            return Ok(());
-        }
-        self.output.writer.lock().await.shutdown().await
+        self.start_writer();
+        self.output.close();
+        self.output.closed.cancelled().await;
+        Ok(())
     }
 }
 
-/// The writer, shared by every send, and whether it broke.
-struct Output<W> {
-    writer: tokio::sync::Mutex<W>,
-    /// Fires at the first failed write: the client no longer reads.
-    broken: CancellationToken,
-}
-
-impl<W: AsyncWrite + Unpin> Output<W> {
-    /// Writes whole lines. After a failed write nothing more is written, and later lines are
-    /// dropped without an error each, so a server whose client left says so once.
-    async fn write(&self, lines: &[u8]) -> io::Result<()> {
-        let mut writer = self.writer.lock().await;
-        if self.broken.is_cancelled() {
-            tracing::debug!("dropping a message: the client no longer reads");
-            return Ok(());
-        }
-        let written = match writer.write_all(lines).await {
-            Ok(()) => writer.flush().await,
-            Err(error) => Err(error),
-        };
-        if let Err(error) = &written {
-            tracing::warn!(
-                "cannot write to the client ({error}): taking no more requests and cancelling those in flight"
-            );
-            self.broken.cancel();
-        }
-        written
+impl<R, W> Drop for LineTransport<R, W> {
+    fn drop(&mut self) {
+        // The writer task writes what is queued, then ends.
+        self.output.close();
     }
 }
 
