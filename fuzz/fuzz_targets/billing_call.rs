@@ -115,6 +115,29 @@ fn texts(result: &rmcp::model::CallToolResult) -> Vec<&str> {
     result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect()
 }
 
+/// The guidance texts of the call with `sent`, every occurrence of `string` in it (key or
+/// value) replaced by a neutral one.
+fn guidance_without(sent: &Value, string: &str) -> Vec<String> {
+    fn replaced(value: &Value, string: &str) -> Value {
+        match value {
+            Value::String(s) if s == string => json!("x"),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .enumerate()
+                    .map(|(i, (k, v))| {
+                        (if k == string { format!("replaced_{i}") } else { k.clone() }, replaced(v, string))
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| replaced(v, string)).collect()),
+            other => other.clone(),
+        }
+    }
+    let Value::Object(arguments) = replaced(sent, string) else { unreachable!("the arguments are an object") };
+    let result = runtime().block_on(demo().server.call("billing", Some(arguments), RequestInfo::default()));
+    texts(&result).into_iter().map(str::to_owned).collect()
+}
+
 fuzz_target!(|data: &[u8]| {
     let arguments = match serde_json::from_slice::<Value>(data) {
         Ok(Value::Object(map)) => Some(map),
@@ -170,7 +193,13 @@ fuzz_target!(|data: &[u8]| {
             // long value of that very text begins), or the escaped echo of another key (`"`
             // comes back as `&quot;`, the raw head of a key that was sent as `&quot;`).
             for form in forms.iter().filter(|form| !echoes.iter().any(|echo| echo.contains(form.as_str()))) {
-                assert!(!text.contains(form.as_str()), "echoed past the cut: {form:?} in\n{text}");
+                // Nor a form the envelope holds without this string: the fuzzer writes values
+                // that begin like the envelope's own text about another key.
+                assert!(
+                    !text.contains(form.as_str())
+                        || guidance_without(&sent, string).iter().any(|t| t.contains(form.as_str())),
+                    "echoed past the cut: {form:?} in\n{text}"
+                );
             }
         }
     }
