@@ -15,6 +15,7 @@
 
 mod auth;
 mod config;
+mod deadlines;
 mod endpoint;
 mod frames;
 mod refusal;

@@ -12,13 +12,14 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use futures_util::future::Either;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
 
+use super::deadlines::CoarseTimer;
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
 use super::{HttpConfig, endpoint_router, refusal};
 use crate::in_flight::InFlight;
@@ -98,7 +99,9 @@ struct Connections {
 impl Connections {
     fn new(config: &HttpConfig) -> Connections {
         let mut http1 = hyper::server::conn::http1::Builder::new();
-        http1.timer(TokioTimer::new()).header_read_timeout(config.limits.header_timeout);
+        // A tick of an eighth of the timeout: a slow client is cut within 12% of it.
+        let tick = (config.limits.header_timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(250));
+        http1.timer(CoarseTimer::start(tick)).header_read_timeout(config.limits.header_timeout);
         let max = config.limits.max_connections;
         Connections { slots: Arc::new(Semaphore::new(max)), max, http1 }
     }
