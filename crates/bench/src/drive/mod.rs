@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-pub use server::Server;
+pub use server::{Memory, Server};
 
 /// Why a run could not be measured.
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +116,9 @@ pub struct Report {
     pub cpu_us_per_call: f64,
     /// The server's peak resident set, KiB (`VmHWM`).
     pub peak_rss_kib: u64,
+    /// The server's private (anonymous) resident memory when the window closes, KiB
+    /// (`RssAnon`): the resident set without the executable's shared, clean pages.
+    pub private_kib: u64,
 }
 
 /// Latencies and a count of the calls answered inside the window.
@@ -181,7 +184,7 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 
 /// Runs `plan` against `server` and measures it; the server is stopped afterwards.
 pub async fn run(plan: &Plan, mut server: Server) -> Result<Report, DriveError> {
-    let (window, Usage { cpu, peak_rss_kib }) = match plan.transport {
+    let (window, Usage { cpu, memory }) = match plan.transport {
         Transport::Stdio => stdio::drive(plan, &mut server).await?,
         Transport::HttpStateless | Transport::HttpStateful => http::drive(plan, &mut server).await?,
     };
@@ -193,14 +196,15 @@ pub async fn run(plan: &Plan, mut server: Server) -> Result<Report, DriveError> 
         p50_us: window.latencies.value_at_quantile(0.5),
         p99_us: window.latencies.value_at_quantile(0.99),
         cpu_us_per_call: cpu.as_secs_f64() * 1e6 / calls.max(1) as f64,
-        peak_rss_kib,
+        peak_rss_kib: memory.peak_rss_kib,
+        private_kib: memory.private_kib,
     })
 }
 
 /// What the server used: CPU time over the window, and its peak memory up to its close.
 struct Usage {
     cpu: Duration,
-    peak_rss_kib: u64,
+    memory: Memory,
 }
 
 /// Reads the server's usage when the window opens and when it closes: while the driver still
@@ -209,5 +213,5 @@ async fn usage_over(window_opens: Instant, window_closes: Instant, server: &Serv
     tokio::time::sleep_until(window_opens.into()).await;
     let before = server.cpu_time()?;
     tokio::time::sleep_until(window_closes.into()).await;
-    Ok(Usage { cpu: server.cpu_time()?.saturating_sub(before), peak_rss_kib: server.peak_rss_kib()? })
+    Ok(Usage { cpu: server.cpu_time()?.saturating_sub(before), memory: server.memory()? })
 }

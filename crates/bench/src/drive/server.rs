@@ -77,21 +77,35 @@ impl Server {
         Ok(Duration::from_secs_f64((user + system) as f64 / self.ticks_per_second as f64))
     }
 
-    /// The server's peak resident set so far, KiB.
-    pub fn peak_rss_kib(&self) -> Result<u64, DriveError> {
+    /// The server's memory now: its peak resident set so far, and the private (anonymous)
+    /// part of what is resident now, KiB. The rest of the resident set is mostly the pages of
+    /// the executable the kernel mapped, shared and reclaimable.
+    pub fn memory(&self) -> Result<Memory, DriveError> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid))
             .map_err(DriveError::io("reading the server's /proc/PID/status"))?;
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .ok_or_else(|| DriveError::Protocol("no VmHWM in /proc/PID/status".into()))
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .ok_or_else(|| DriveError::Protocol(format!("no {name} in /proc/PID/status")))
+        };
+        Ok(Memory { peak_rss_kib: field("VmHWM:")?, private_kib: field("RssAnon:")? })
     }
 
     /// Kills the server and reaps it.
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
+}
+
+/// What [`Server::memory`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct Memory {
+    /// The peak resident set (`VmHWM`).
+    pub peak_rss_kib: u64,
+    /// The anonymous resident memory (`RssAnon`).
+    pub private_kib: u64,
 }
 
 /// The unit of utime and stime: `getconf CLK_TCK`, 100 on every Linux this runs on.
