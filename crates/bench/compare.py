@@ -2,7 +2,7 @@
 """Runs the benchmark servers round-robin under bench-drive and writes the side-by-side table.
 
     crates/bench/compare.py [--rounds 3] [--seconds 3] [--label NAME] [--docs docs/benchmarks.md]
-                            [--check RATIO] [--only stdio|http-stateless|http-stateful]
+                            [--check RATIO] [--only stdio|http-stateless|http-stateful] [--concurrency 1|16]
 
 Each row (transport, call, concurrency) runs every server once per round, the servers in turn,
 so that a slow minute of the machine falls on all of them; the table shows each server's
@@ -23,11 +23,13 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RELEASE = os.path.join(ROOT, "target", "release")
 TRANSPORTS = ["stdio", "http-stateless", "http-stateful"]
 ROWS = [(t, call, c) for t in TRANSPORTS for (call, c) in [("valid", 1), ("valid", 16), ("invalid", 1), ("invalid", 16)]]
-METRICS = ["calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "peak_rss_kib"]
+METRICS = ["calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "peak_rss_kib", "private_kib"]
+# Where the servers are taken from: --servers DIR measures another build (an older commit's).
+SERVERS = RELEASE
 
 
 def servers() -> dict[str, list[str]]:
-    return {"raw rmcp": [os.path.join(RELEASE, "bench-raw")], "framework": [os.path.join(RELEASE, "bench-fusion")]}
+    return {"raw rmcp": [os.path.join(SERVERS, "bench-raw")], "framework": [os.path.join(SERVERS, "bench-fusion")]}
 
 
 def command(server: list[str], transport: str) -> list[str]:
@@ -58,8 +60,8 @@ def measure(rows, rounds: int, seconds: float, warmup: float) -> dict:
 
 def table(rows, medians: dict) -> str:
     lines = [
-        "| transport | call | c | calls/s: raw → framework | ratio | p50 / p99 µs: raw → framework | server CPU per call | peak RSS |",
-        "|---|---|---:|---|---:|---|---|---|",
+        "| transport | call | c | calls/s: raw → framework | ratio | p50 / p99 µs: raw → framework | server CPU per call | peak RSS | private memory |",
+        "|---|---|---:|---|---:|---|---|---|---|",
     ]
     for row in rows:
         raw, fw = medians[(row, "raw rmcp")], medians[(row, "framework")]
@@ -68,7 +70,8 @@ def table(rows, medians: dict) -> str:
             f"| {fw['calls_per_s'] / raw['calls_per_s']:.2f} "
             f"| {raw['p50_us']:.0f} / {raw['p99_us']:.0f} → {fw['p50_us']:.0f} / {fw['p99_us']:.0f} "
             f"| {raw['cpu_us_per_call']:.0f} → {fw['cpu_us_per_call']:.0f} µs "
-            f"| {raw['peak_rss_kib'] / 1024:.1f} → {fw['peak_rss_kib'] / 1024:.1f} MB |"
+            f"| {raw['peak_rss_kib'] / 1024:.1f} → {fw['peak_rss_kib'] / 1024:.1f} MB "
+            f"| {raw['private_kib'] / 1024:.1f} → {fw['private_kib'] / 1024:.1f} MB |"
         )
     return "\n".join(lines)
 
@@ -118,17 +121,22 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per run")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each run's window")
     parser.add_argument("--only", choices=TRANSPORTS, action="append", help="rows of these transports only")
+    parser.add_argument("--concurrency", type=int, choices=[1, 16], action="append", help="rows of these concurrencies only")
     parser.add_argument("--label", default="now", help="names the chart and the docs markers")
     parser.add_argument("--docs", help="the markdown file whose bench:LABEL section to replace")
     parser.add_argument("--check", type=float, help="fail when the framework's calls/s ratio to raw rmcp is below this")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already in target/release")
+    parser.add_argument("--servers", metavar="DIR", help="take bench-raw and bench-fusion from DIR (another build); bench-drive stays this one")
     args = parser.parse_args()
     if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0:
         parser.error("--rounds must be at least 1, --seconds positive and --warmup not negative")
 
+    if args.servers:
+        global SERVERS
+        SERVERS = os.path.abspath(args.servers)
     if not args.no_build:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
-    rows = [row for row in ROWS if not args.only or row[0] in args.only]
+    rows = [row for row in ROWS if (not args.only or row[0] in args.only) and (not args.concurrency or row[2] in args.concurrency)]
     medians = measure(rows, args.rounds, args.seconds, args.warmup)
     text = table(rows, medians)
     print(text)

@@ -211,7 +211,14 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
     let store = Store::open(&cli.db)?;
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    // One thread serves stdio best: one client's short calls gain nothing from a second
+    // worker, and no task crosses threads (about half the CPU per call, docs/benchmarks.md).
+    // SQLite writes still go to the blocking pool.
+    let runtime = match cli.http {
+        Some(_) => tokio::runtime::Runtime::new(),
+        None => tokio::runtime::Builder::new_current_thread().enable_all().build(),
+    }
+    .context("starting the async runtime")?;
     let mut options = cli.options();
     if let Some(path) = &cli.lockfile {
         options.lockfile = Some(Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?);

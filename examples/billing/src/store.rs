@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use chrono::{Datelike as _, NaiveDate, SecondsFormat, Utc};
 use mcp_fusion::CommitGate;
-use rusqlite::{Connection, ErrorCode, OptionalExtension as _, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{
+    Connection, ErrorCode, OpenFlags, OptionalExtension as _, Row, Transaction, TransactionBehavior, params,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -228,12 +230,14 @@ pub enum Change {
     ExceedsBalance(Invoice),
 }
 
-/// The billing database: one SQLite connection shared by every call. SQLite serialises
-/// writers anyway, and the demo's load is small, so one connection behind a mutex is simpler
-/// than a pool and loses nothing.
+/// The billing database: one SQLite connection for writes, shared by every call (SQLite
+/// serialises writers anyway), and a few read-only connections for reads. In WAL mode a
+/// reader never waits for a writer, so a read runs at once on the calling thread: a
+/// primary-key read takes a few µs, less than the hop to the blocking pool that a write takes.
 #[derive(Debug, Clone)]
 pub struct Store {
     conn: Arc<Mutex<Connection>>,
+    readers: Arc<[Mutex<Connection>]>,
 }
 
 impl Store {
@@ -259,7 +263,33 @@ impl Store {
         }
         migrate(&mut conn, version).map_err(open_error)?;
         seed(&mut conn).map_err(open_error)?;
-        Ok(Store { conn: Arc::new(Mutex::new(conn)) })
+        let readers = std::thread::available_parallelism().map_or(2, |cores| cores.get().min(4));
+        let readers = (0..readers)
+            .map(|_| {
+                // No busy timeout: a reader that would wait hands its read to the writer's path.
+                let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                Connection::open_with_flags(path, flags).map(Mutex::new).map_err(open_error)
+            })
+            .collect::<Result<Arc<[_]>, _>>()?;
+        Ok(Store { conn: Arc::new(Mutex::new(conn)), readers })
+    }
+
+    /// Runs the read `f` at once on a free reader connection; when every reader is taken, or
+    /// SQLite answers "busy" (not in WAL mode, say), as a write runs.
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: Fn(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        for reader in self.readers.iter() {
+            // A poisoned reader is skipped like a taken one: the writer's path still serves.
+            let Ok(mut conn) = reader.try_lock() else { continue };
+            match f(&mut conn) {
+                Err(StoreError::Sqlite(error)) if is_busy(&error) => break,
+                done => return done,
+            }
+        }
+        self.run(f).await
     }
 
     /// Runs `f` on the connection in a blocking task, so SQLite never stalls the runtime;
@@ -293,7 +323,7 @@ impl Store {
     /// Up to `limit` invoices after position `after` (0 = from the start), optionally of
     /// one status.
     pub async fn list(&self, status: Option<Status>, limit: u32, after: i64) -> Result<Page, StoreError> {
-        self.run(move |conn| {
+        self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
                 "SELECT seq, id, customer_email, amount_cents, paid_cents, currency, status, due_date, created_at, void_reason
                  FROM invoices WHERE seq > ?1 AND (?2 IS NULL OR status = ?2) ORDER BY seq LIMIT ?3",
@@ -320,7 +350,7 @@ impl Store {
 
     /// The invoice with this id, if there is one.
     pub async fn get(&self, id: String) -> Result<Option<Invoice>, StoreError> {
-        self.run(move |conn| find(conn, &id)).await
+        self.read(move |conn| find(conn, &id)).await
     }
 
     /// Creates an invoice with the next id of the sequence.
@@ -611,6 +641,19 @@ mod tests {
         );
         let currencies: Vec<Currency> = page.invoices.iter().map(|i| i.currency).collect();
         assert!([Currency::Eur, Currency::Usd, Currency::Brl].iter().all(|c| currencies.contains(c)));
+    }
+
+    #[tokio::test]
+    async fn reads_see_each_write_at_once_and_go_on_when_every_reader_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("billing.db")).unwrap();
+        let before = store.get("inv_2026_0003".into()).await.unwrap().unwrap().paid_cents;
+        store.pay("inv_2026_0003".into(), 1_000, Write::default()).await.unwrap();
+        // A reader connection, not the writer's, answers: it sees the commit.
+        assert_eq!(store.get("inv_2026_0003".into()).await.unwrap().unwrap().paid_cents, before + 1_000);
+        let taken: Vec<_> = store.readers.iter().map(|reader| reader.lock().unwrap()).collect();
+        assert_eq!(store.get("inv_2026_0003".into()).await.unwrap().unwrap().paid_cents, before + 1_000);
+        drop(taken);
     }
 
     #[tokio::test]
