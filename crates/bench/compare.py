@@ -2,7 +2,7 @@
 """Runs the benchmark servers round-robin under bench-drive and writes the side-by-side table.
 
     crates/bench/compare.py [--rounds 3] [--seconds 3] [--label NAME] [--docs docs/benchmarks.md]
-                            [--check RATIO] [--only stdio|http-stateless|http-stateful] [--concurrency 1|16]
+                            [--check RATIO] [--only stdio|http-stateless|http-stateful] [--concurrency 1|16] [--call valid|invalid]
 
 Each row (transport, call, concurrency) runs every server once per round, the servers in turn,
 so that a slow minute of the machine falls on all of them; the table shows each server's
@@ -122,6 +122,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each run's window")
     parser.add_argument("--only", choices=TRANSPORTS, action="append", help="rows of these transports only")
     parser.add_argument("--concurrency", type=int, choices=[1, 16], action="append", help="rows of these concurrencies only")
+    parser.add_argument("--call", choices=["valid", "invalid"], action="append", help="rows of these calls only")
     parser.add_argument("--label", default="now", help="names the chart and the docs markers")
     parser.add_argument("--docs", help="the markdown file whose bench:LABEL section to replace")
     parser.add_argument("--check", type=float, help="fail when the framework's calls/s ratio to raw rmcp is below this")
@@ -136,7 +137,13 @@ def main() -> int:
         SERVERS = os.path.abspath(args.servers)
     if not args.no_build:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
-    rows = [row for row in ROWS if (not args.only or row[0] in args.only) and (not args.concurrency or row[2] in args.concurrency)]
+    rows = [
+        row
+        for row in ROWS
+        if (not args.only or row[0] in args.only)
+        and (not args.concurrency or row[2] in args.concurrency)
+        and (not args.call or row[1] in args.call)
+    ]
     medians = measure(rows, args.rounds, args.seconds, args.warmup)
     text = table(rows, medians)
     print(text)
