@@ -3,6 +3,7 @@
 
     crates/bench/compare.py [--rounds 3] [--seconds 3] [--label NAME] [--docs docs/benchmarks.md]
                             [--check RATIO] [--only stdio|http-stateless|http-stateful] [--concurrency 1|16] [--call valid|invalid]
+                            [--sdks] [--servers DIR]
 
 Each row (transport, call, concurrency) runs every server once per round, the servers in turn,
 so that a slow minute of the machine falls on all of them; the table shows each server's
@@ -15,6 +16,7 @@ times raw rmcp's on any row: ratios measured in one run are stable where absolut
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,8 +30,34 @@ METRICS = ["calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "peak_rss_kib",
 SERVERS = RELEASE
 
 
+SDK = os.path.join(ROOT, "crates", "bench", "sdk")
+# Other SDKs' servers for the same tool, stdio only, set up by `sdk_servers` when asked.
+OTHERS: dict[str, list[str]] = {}
+
+
 def servers() -> dict[str, list[str]]:
     return {"raw rmcp": [os.path.join(SERVERS, "bench-raw")], "framework": [os.path.join(SERVERS, "bench-fusion")]}
+
+
+def sdk_servers() -> dict[str, list[str]]:
+    """The TypeScript SDK's server when node and npm are here, FastMCP's when python3 can make a
+    venv: each installed from its pinned dependencies on first use."""
+    found = {}
+    ts = os.path.join(SDK, "ts")
+    if shutil.which("node") and shutil.which("npm"):
+        if not os.path.isdir(os.path.join(ts, "node_modules")):
+            subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=ts, check=True)
+        found["TypeScript SDK"] = ["node", os.path.join(ts, "server.mjs")]
+    else:
+        print("compare.py: no node and npm: the TypeScript SDK's server is left out", file=sys.stderr)
+    python = os.path.join(SDK, "python")
+    venv = os.path.join(python, ".venv", "bin", "python")
+    if shutil.which("python3"):
+        if not os.path.exists(venv):
+            subprocess.run(["python3", "-m", "venv", os.path.join(python, ".venv")], check=True)
+            subprocess.run([venv, "-m", "pip", "install", "-q", "-r", os.path.join(python, "requirements.txt")], check=True)
+        found["FastMCP"] = [venv, os.path.join(python, "server.py")]
+    return found
 
 
 def command(server: list[str], transport: str) -> list[str]:
@@ -50,7 +78,8 @@ def measure(rows, rounds: int, seconds: float, warmup: float) -> dict:
     runs: dict = {}
     for round_ in range(1, rounds + 1):
         for row in rows:
-            for name, server in servers().items():
+            others = OTHERS if row[0] == "stdio" else {}
+            for name, server in {**servers(), **others}.items():
                 report = drive(server, *row, seconds, warmup)
                 runs.setdefault((row, name), []).append(report)
                 print(f"round {round_}: {row[0]} {row[1]} c={row[2]} {name}: {report['calls_per_s']:.0f} calls/s, "
@@ -73,6 +102,26 @@ def table(rows, medians: dict) -> str:
             f"| {raw['peak_rss_kib'] / 1024:.1f} → {fw['peak_rss_kib'] / 1024:.1f} MB "
             f"| {raw['private_kib'] / 1024:.1f} → {fw['private_kib'] / 1024:.1f} MB |"
         )
+    return "\n".join(lines)
+
+
+def others_table(rows, medians: dict) -> str:
+    """Every server of the stdio rows, raw rmcp's figures the reference of the ratio."""
+    lines = [
+        "| server | call | c | calls/s | ratio to raw rmcp | p50 / p99 µs | server CPU per call | peak RSS | private memory |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        if row[0] != "stdio":
+            continue
+        raw = medians[(row, "raw rmcp")]
+        for name in [*servers(), *OTHERS]:
+            m = medians[(row, name)]
+            lines.append(
+                f"| {name} | {row[1]} | {row[2]} | {m['calls_per_s']:,.0f} | {m['calls_per_s'] / raw['calls_per_s']:.2f} "
+                f"| {m['p50_us']:.0f} / {m['p99_us']:.0f} | {m['cpu_us_per_call']:.0f} µs "
+                f"| {m['peak_rss_kib'] / 1024:.1f} MB | {m['private_kib'] / 1024:.1f} MB |"
+            )
     return "\n".join(lines)
 
 
@@ -127,6 +176,7 @@ def main() -> int:
     parser.add_argument("--docs", help="the markdown file whose bench:LABEL section to replace")
     parser.add_argument("--check", type=float, help="fail when the framework's calls/s ratio to raw rmcp is below this")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already in target/release")
+    parser.add_argument("--sdks", action="store_true", help="also the TypeScript SDK's and FastMCP's servers (stdio rows)")
     parser.add_argument("--servers", metavar="DIR", help="take bench-raw and bench-fusion from DIR (another build); bench-drive stays this one")
     args = parser.parse_args()
     if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0:
@@ -144,8 +194,12 @@ def main() -> int:
         and (not args.concurrency or row[2] in args.concurrency)
         and (not args.call or row[1] in args.call)
     ]
+    if args.sdks:
+        OTHERS.update(sdk_servers())
     medians = measure(rows, args.rounds, args.seconds, args.warmup)
     text = table(rows, medians)
+    if OTHERS and any(row[0] == "stdio" for row in rows):
+        text += "\n\nThe same stdio rows with the other SDKs' servers:\n\n" + others_table(rows, medians)
     print(text)
     if args.docs:
         svg = f"bench-{args.label}.svg"

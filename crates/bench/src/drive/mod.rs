@@ -121,6 +121,9 @@ pub struct Report {
     pub private_kib: u64,
 }
 
+/// The longest latency told apart, µs (a minute); longer ones count as a minute.
+const MAX_LATENCY_US: u64 = 60_000_000;
+
 /// Latencies and a count of the calls answered inside the window.
 struct Window {
     opens: Instant,
@@ -134,7 +137,10 @@ impl Window {
         Window {
             opens,
             closes: opens + plan.window,
-            latencies: Histogram::new(3).expect("3 significant figures is a valid histogram"),
+            // Bounds set up front: `saturating_record` clamps to the current range and never
+            // resizes, so an auto-sized histogram would report every latency past its first
+            // range as that range's top.
+            latencies: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid bounds and precision"),
         }
     }
 
@@ -214,4 +220,27 @@ async fn usage_over(window_opens: Instant, window_closes: Instant, server: &Serv
     let before = server.cpu_time()?;
     tokio::time::sleep_until(window_closes.into()).await;
     Ok(Usage { cpu: server.cpu_time()?.saturating_sub(before), memory: server.memory()? })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_past_two_milliseconds_are_kept() {
+        let plan = Plan {
+            transport: Transport::Stdio,
+            call: Call::Valid,
+            concurrency: 1,
+            warmup: Duration::ZERO,
+            window: Duration::from_secs(60),
+        };
+        let mut window = Window::new(&plan);
+        let now = Instant::now();
+        for ms in [1, 5, 50, 500] {
+            window.record(now - Duration::from_millis(ms));
+        }
+        let p99 = window.latencies.value_at_quantile(0.99);
+        assert!((500_000..510_000).contains(&p99), "{p99}");
+    }
 }
