@@ -61,8 +61,9 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         return Err(response);
     };
     let session = parts.headers.get("mcp-session-id").and_then(|value| value.to_str().ok());
-    let release = match (session, request_id(&bytes)) {
-        (Some(session), Some(id)) => {
+    // Only a request in a session can collide with another in flight: the id is read then.
+    let release = match session.and_then(|session| Some((session, request_id(&bytes)?))) {
+        Some((session, id)) => {
             let key: (Box<str>, Box<str>) = (session.into(), id.as_str().into());
             let admitted = frames.in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone());
             if !admitted {
@@ -72,7 +73,7 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
             }
             Some(Release { frames: Arc::clone(frames), key })
         }
-        _ => None,
+        None => None,
     };
     let framed = Framed { bytes: bytes.clone(), release };
     Ok((Request::from_parts(parts, Body::from(bytes)), Some(framed)))
