@@ -48,11 +48,9 @@ async fn check_every(tick: Duration, deadlines: Weak<Deadlines>) {
         ticks.tick().await;
         let Some(deadlines) = deadlines.upgrade() else { return };
         let now = Instant::now();
-        let due: Vec<Waker> = {
-            let mut waiting = deadlines.waiting();
-            let ids: Vec<u64> = waiting.iter().filter(|(_, (at, _))| *at <= now).map(|(id, _)| *id).collect();
-            ids.iter().filter_map(|id| waiting.remove(id)).map(|(_, waker)| waker).collect()
-        };
+        // Woken after the lock is released: a woken task may poll its sleep at once.
+        let due: Vec<Waker> =
+            deadlines.waiting().extract_if(|_, (at, _)| *at <= now).map(|(_, (_, waker))| waker).collect();
         due.into_iter().for_each(Waker::wake);
     }
 }
