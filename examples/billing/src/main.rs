@@ -26,8 +26,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// them): no thread caches, freed pages handed back at once, unmapped address space not kept.
 /// jemalloc never frees the descriptors of its busiest moment, so what stays after a burst of
 /// sessions grows with that moment's size: 20,000 sessions now peak at about 300 MB instead of
-/// 950 MB and leave about 6 MB behind once they expire instead of 14 MB. Calls per second under
-/// `fusion-load` stayed within 2%.
+/// 950 MB and leave about 6 MB behind once they expire instead of 14 MB. The price is CPU per
+/// call on HTTP (an arena lock per allocation, pages unmapped as they are freed; see
+/// docs/benchmarks.md); stdio changes them at start-up.
 #[allow(unsafe_code)]
 #[unsafe(export_name = "_rjem_malloc_conf")]
 static MALLOC_CONF: &[u8; 43] = b"tcache:false,retain:false,dirty_decay_ms:0\0";
