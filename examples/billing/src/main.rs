@@ -38,8 +38,8 @@ const STDIO_DIRTY_DECAY_MS: isize = 1_000;
 
 /// The allocator's options for stdio, where one client holds one session and no burst of
 /// sessions can come: a thread cache for the serving thread and freed pages kept for a second.
-/// The options above cost a `get_invoice` about 60 µs of CPU there (an arena lock on every
-/// allocation, pages unmapped on every call), a third of the call. Call it on the thread that
+/// The options above cost a `get_invoice` about 36 µs of CPU there (an arena lock on every
+/// allocation, pages unmapped on every call), two thirds of the call. Call it on the thread that
 /// serves, before any other starts; a `_RJEM_MALLOC_CONF` of the operator's is left alone.
 #[allow(unsafe_code)]
 fn allocator_for_one_client() {
