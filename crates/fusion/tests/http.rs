@@ -142,6 +142,20 @@ async fn stateless_mode_needs_no_session() {
     running.shutdown().await.unwrap();
 }
 
+#[tokio::test]
+async fn only_the_configured_path_is_served() {
+    let running = Running::start(loopback().stateless(true).path("/api/mcp")).await;
+    let base = format!("http://{}", running.addr);
+    let frame = call_frame(1, "echo", json!({"text": "here"}));
+    let served = post(&format!("{base}/api/mcp"), None, &frame).await;
+    assert_eq!(served.status(), 200);
+    for elsewhere in ["/mcp", "/api/mcpx", "/api", "/"] {
+        let response = post(&format!("{base}{elsewhere}"), None, &frame).await;
+        assert_eq!(response.status(), 404, "{elsewhere}");
+    }
+    running.shutdown().await.unwrap();
+}
+
 fn call_frame(id: u64, action: &str, mut arguments: Value) -> String {
     arguments["action"] = json!(action);
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "arguments": arguments}})

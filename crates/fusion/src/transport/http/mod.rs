@@ -68,16 +68,17 @@ fn service_with(
 /// [`axum::serve()`], serve it `into_make_service_with_connect_info` so that the client's
 /// address is known; [`HttpServer`] does that itself.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    endpoint_router(server, config, sessions, None)
+    Router::new().nest_service(&config.path, endpoint(server, config, sessions, None))
 }
 
-/// [`router`], counting POST requests in `responding` until their response has been sent.
-fn endpoint_router(
+/// The endpoint of [`router`], counting POST requests in `responding` until their response
+/// has been sent.
+fn endpoint(
     server: FusionServer,
     config: &HttpConfig,
     sessions: CancellationToken,
     responding: Option<InFlight>,
-) -> Router {
+) -> endpoint::Endpoint {
     let registry = Registry::new(config.limits);
     let gate = config.authenticator.as_ref().map(|authenticator| auth::Gate {
         authenticator: Arc::clone(authenticator),
@@ -92,5 +93,5 @@ fn endpoint_router(
         frames: frames::Frames::new(config.max_body_bytes),
         responding,
     };
-    Router::new().nest_service(&config.path, endpoint::Endpoint::new(checks))
+    endpoint::Endpoint::new(checks)
 }

@@ -29,6 +29,13 @@ pub(super) fn session_not_found() -> Response {
     response
 }
 
+/// A path where nothing is served.
+pub(super) fn not_found() -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
+    response
+}
+
 /// A request this server will not read: `400`, and the connection closed after it.
 pub(super) fn bad_request(reason: &str) -> Response {
     let mut response = Response::new(Body::from(format!("Bad Request: {reason}")));

@@ -8,7 +8,6 @@ use std::time::Duration;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use axum::Router;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use futures_util::future::Either;
@@ -20,8 +19,9 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
 
 use super::deadlines::CoarseTimer;
+use super::endpoint::Endpoint;
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
-use super::{HttpConfig, endpoint_router, refusal};
+use super::{HttpConfig, endpoint, refusal};
 use crate::in_flight::InFlight;
 use crate::server::FusionServer;
 
@@ -55,7 +55,7 @@ impl HttpServer {
         // POST requests are counted until their response has been sent: a call is done for the
         // client only when its response has left, which in stateful mode is on an SSE stream
         // after the handler returned; standalone GET streams never end by themselves.
-        let app = endpoint_router(server.clone(), &config, sessions.clone(), Some(responding.clone()));
+        let app = endpoint(server.clone(), &config, sessions.clone(), Some(responding.clone()));
         let grace = config.shutdown_grace;
 
         let drain = {
@@ -76,7 +76,7 @@ impl HttpServer {
         };
 
         let connections = Connections::new(&config);
-        let open = connections.accept_until(listener, app, &stopping).await;
+        let open = connections.accept_until(listener, (app, config.path.clone()), &stopping).await;
         tokio::select! {
             () = open.shutdown() => {}
             () = tokio::time::sleep(grace + Duration::from_secs(2)) => {
@@ -106,9 +106,20 @@ impl Connections {
         Connections { slots: Arc::new(Semaphore::new(max)), max, http1 }
     }
 
-    /// Serves each connection `listener` accepts until `stopping` fires; returns the
-    /// connections still open, to be shut down gracefully.
-    async fn accept_until(&self, listener: TcpListener, app: Router, stopping: &CancellationToken) -> GracefulShutdown {
+    /// Serves each connection `listener` accepts until `stopping` fires, the endpoint at
+    /// `path` and `404` elsewhere; returns the connections still open, to be shut down
+    /// gracefully.
+    ///
+    /// The endpoint is called directly rather than through an axum `Router`: nesting it at
+    /// its path rewrites every request's URI (an allocation and a parse per request), and
+    /// the one path needs no routing table.
+    async fn accept_until(
+        &self,
+        listener: TcpListener,
+        (app, path): (Endpoint, String),
+        stopping: &CancellationToken,
+    ) -> GracefulShutdown {
+        let path: Arc<str> = path.into();
         let open = GracefulShutdown::new();
         let mut full = false;
         loop {
@@ -138,15 +149,17 @@ impl Connections {
                 tracing::warn!("cannot set TCP_NODELAY: {error}");
             }
             let (tcp, framed_twice) = HeadScanner::new(tcp);
-            let app = app.clone();
+            let (app, path) = (app.clone(), Arc::clone(&path));
             let service = hyper::service::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
                 if framed_twice.load(Ordering::Acquire) {
                     tracing::warn!(%peer, "refused an HTTP request: {BOTH_FRAMINGS}");
                     return Either::Left(std::future::ready(Ok(refusal::bad_request(BOTH_FRAMINGS))));
                 }
+                if !at_endpoint(request.uri().path(), &path) {
+                    return Either::Left(std::future::ready(Ok(refusal::not_found())));
+                }
                 request.extensions_mut().insert(ConnectInfo(peer));
-                let mut app = app.clone();
-                Either::Right(app.call(request.map(Body::new)))
+                Either::Right(app.clone().call(request.map(Body::new)))
             });
             let connection = open.watch(self.http1.serve_connection(TokioIo::new(tcp), service));
             tokio::spawn(async move {
@@ -157,6 +170,11 @@ impl Connections {
             });
         }
     }
+}
+
+/// Whether a request's path is the endpoint's, or below it (as the router nests it).
+fn at_endpoint(requested: &str, path: &str) -> bool {
+    requested.strip_prefix(path).is_some_and(|rest| rest.is_empty() || rest.starts_with('/') || path.ends_with('/'))
 }
 
 /// Completes on SIGTERM or Ctrl-C (SIGINT).
