@@ -12,6 +12,7 @@ use crate::auth::{Caller, Identity};
 use crate::commit::CommitGate;
 use crate::failure::Failure;
 use crate::middleware::BoxError;
+use crate::server::Subscriptions;
 use crate::transport::RequestInfo;
 
 /// Facts about one tool call: which action, from which session and client, with what
@@ -39,6 +40,8 @@ pub struct CallInfo {
     /// Whether the tool called declares an output schema, so a success must carry
     /// structured content.
     pub(crate) output_schema: bool,
+    /// The server's resource subscribers.
+    pub(crate) subscriptions: Option<Arc<Subscriptions>>,
 }
 
 impl CallInfo {
@@ -47,6 +50,7 @@ impl CallInfo {
         request: RequestInfo,
         mask_internal_errors: bool,
         output_schema: bool,
+        subscriptions: Option<Arc<Subscriptions>>,
     ) -> CallInfo {
         CallInfo {
             action,
@@ -65,6 +69,7 @@ impl CallInfo {
             idempotency_key: OnceLock::new(),
             mask_internal_errors,
             output_schema,
+            subscriptions,
         }
     }
 
@@ -142,6 +147,15 @@ impl CallInfo {
         param.message = message;
         if let Err(error) = peer.notify_progress(param).await {
             tracing::debug!(action = %self.action, "progress not delivered: {error}");
+        }
+    }
+
+    /// Tells the clients subscribed to the resource at `uri` that it changed
+    /// (`notifications/resources/updated`), without waiting for them: call it once the change
+    /// is committed.
+    pub fn resource_updated(&self, uri: &str) {
+        if let Some(subscriptions) = &self.subscriptions {
+            subscriptions.updated(uri);
         }
     }
 

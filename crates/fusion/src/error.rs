@@ -88,6 +88,32 @@ pub enum BuildError {
         /// Whether the group has that action (it is then not read-only).
         found: bool,
     },
+    /// A resource's URI or a template cannot be served as written.
+    #[error("the resource {uri:?} cannot be served: {reason}")]
+    ResourceUri {
+        /// The URI or template as declared.
+        uri: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A template's parameters and its handler's parameter struct do not agree.
+    #[error(
+        "the template {template:?} and the fields of its handler's parameters differ: {reason}; give the struct one field per {{parameter}}"
+    )]
+    TemplateParameters {
+        /// The template.
+        template: String,
+        /// Which names are missing on which side.
+        reason: String,
+    },
+    /// A completer was given for an argument the prompt or template does not have.
+    #[error("{of} has no argument {argument:?} to complete: name one of the fields of its input")]
+    Completion {
+        /// The prompt or template.
+        of: String,
+        /// The argument named.
+        argument: String,
+    },
     /// The generated JSON Schema could not be compiled.
     #[error("the input schema of {action:?} does not compile: {reason}")]
     Schema {

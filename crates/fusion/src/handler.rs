@@ -30,7 +30,7 @@ pub(crate) trait ErasedHandler<S>: Send + Sync {
     fn endpoint(&self, state: Arc<S>) -> Endpoint;
 }
 
-fn decode_as<I: ActionInput>(arguments: &Value) -> Result<Decoded, DecodeError> {
+pub(crate) fn decode_as<I: ActionInput>(arguments: &Value) -> Result<Decoded, DecodeError> {
     let input = I::from_arguments(arguments)?;
     let issues = input.check();
     Ok((Box::new(input), issues))
@@ -43,7 +43,7 @@ pub(crate) struct TypedHandler<F, I, O, E> {
 }
 
 /// The handler's input, output and error types, held without owning any.
-type Types<I, O, E> = PhantomData<fn() -> (I, O, E)>;
+pub(crate) type Types<I, O, E> = PhantomData<fn() -> (I, O, E)>;
 
 impl<F, I, O, E> TypedHandler<F, I, O, E> {
     pub(crate) fn new(f: F) -> Self {

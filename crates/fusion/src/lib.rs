@@ -57,6 +57,8 @@
 //! | a server, its groups and actions | [`FusionServer`], [`ServerBuilder`], [`Group`], [`Action`] |
 //! | a handler's context, input and output | [`Ctx`], [`CallInfo`], [`Validated`], [`IntoOutput`], [`input`] |
 //! | the order a call goes through, and your own layers | [`guard`] (auth, rate limits, concurrency, deprecation, timeout, result cap), [`middleware`] |
+//! | resources a client reads by URI, fixed or from a template | [`resource`] |
+//! | prompts with typed arguments | [`prompt`] |
 //! | who is calling | [`auth`] |
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
 //! | tools that come and go while the server runs | [`FusionServer::insert_group`], [`FusionServer::remove_group`] |
@@ -81,6 +83,8 @@ mod in_flight;
 pub mod input;
 pub mod middleware;
 mod output;
+pub mod prompt;
+pub mod resource;
 mod server;
 pub mod transport;
 mod validation;

@@ -3,12 +3,20 @@
 
 use chrono::NaiveDate;
 use mcp_fusion::middleware::BoxError;
+use mcp_fusion::prompt::{ContentBlock, PromptMessage, Role};
+use mcp_fusion::resource::ResourceContents;
 use mcp_fusion::wire::{FieldPath, ToolError};
 use mcp_fusion::{Ctx, FieldIssue, Json, Validate, Validated};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Change, Currency, Invoice, NewInvoice, Status, Store, Write};
+use crate::store::{Change, Currency, Invoice, NewInvoice, Status, Store, Totals, Write};
+
+/// The resource of the totals per status.
+pub const SUMMARY_URI: &str = "billing://summary";
+
+/// The template of one invoice's resource.
+pub const INVOICE_URI_TEMPLATE: &str = "billing://invoices/{id}";
 
 /// Page size when the model sends no `limit`.
 const DEFAULT_LIMIT: u32 = 20;
@@ -150,14 +158,19 @@ pub async fn create_invoice(ctx: Ctx<Store>, input: CreateInvoice) -> Result<Jso
         currency: input.currency,
         due_date: input.due_date,
     };
-    Ok(Json(ctx.state().create(new, Write::of(ctx.call())).await?))
+    let invoice = ctx.state().create(new, Write::of(ctx.call())).await?;
+    changed(&ctx, &invoice);
+    Ok(Json(invoice))
 }
 
 /// Records a (partial) payment.
 pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invoice>, BoxError> {
     let amount = input.amount_cents;
     match ctx.state().pay(input.id.clone(), amount, Write::of(ctx.call())).await? {
-        Change::Applied(invoice) => Ok(Json(invoice)),
+        Change::Applied(invoice) => {
+            changed(&ctx, &invoice);
+            Ok(Json(invoice))
+        }
         Change::NotFound => Err(not_found(&input.id).into()),
         Change::NotOpen(invoice) => Err(not_open(&invoice, "paid").into()),
         Change::ExceedsBalance(invoice) => {
@@ -179,11 +192,86 @@ pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invo
 pub async fn void_invoice(ctx: Ctx<Store>, input: Validated<VoidInvoice>) -> Result<Json<Invoice>, BoxError> {
     let Validated(input) = input;
     match ctx.state().void(input.id.clone(), input.reason.trim().to_owned(), Write::of(ctx.call())).await? {
-        Change::Applied(invoice) => Ok(Json(invoice)),
+        Change::Applied(invoice) => {
+            changed(&ctx, &invoice);
+            Ok(Json(invoice))
+        }
         Change::NotFound => Err(not_found(&input.id).into()),
         // A void moves no money, so the store never reports an exceeded balance for it.
         Change::NotOpen(invoice) | Change::ExceedsBalance(invoice) => Err(not_open(&invoice, "voided").into()),
     }
+}
+
+/// The totals per status and currency (`billing://summary`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Summary {
+    /// One entry per status and currency that has invoices.
+    pub totals: Vec<Totals>,
+}
+
+/// Reads the totals per status and currency.
+pub async fn summary(ctx: Ctx<Store>) -> Result<Json<Summary>, BoxError> {
+    Ok(Json(Summary { totals: ctx.state().summary().await? }))
+}
+
+/// How firm a dunning letter is.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Tone {
+    /// A first, kind reminder.
+    Friendly,
+    /// A last reminder before further steps.
+    Firm,
+}
+
+/// Arguments of the `dunning_letter` prompt.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DunningLetter {
+    /// The open invoice to remind the customer of, like `inv_2026_0002`.
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), length(max = MAX_ID_CHARS))]
+    pub id: String,
+    /// How firm the letter is: `friendly` or `firm`.
+    pub tone: Tone,
+}
+
+/// The `dunning_letter` prompt: what to write, with the invoice as it stands now.
+pub async fn dunning_letter(ctx: Ctx<Store>, args: DunningLetter) -> Result<Vec<PromptMessage>, BoxError> {
+    let Some(invoice) = ctx.state().get(args.id.clone()).await? else {
+        return Err(not_found(&args.id).into());
+    };
+    if invoice.status != Status::Open {
+        return Err(not_open(&invoice, "dunned").into());
+    }
+    let open = invoice.open_balance_cents();
+    let (currency, due) = (invoice.currency.as_str(), invoice.due_date.map(|d| d.to_string()));
+    let tone = match args.tone {
+        Tone::Friendly => "a friendly reminder: assume the customer simply forgot, and thank them",
+        Tone::Firm => {
+            "a firm last reminder: state the amount and a payment deadline of 7 days, and that further steps follow"
+        }
+    };
+    let instructions = format!(
+        "Write a payment reminder e-mail to {} about invoice {}: {open} {currency} cents are open{}. Make it {tone}. \
+         Use only the figures of the invoice below; do not invent any.",
+        invoice.customer_email,
+        invoice.id,
+        due.map(|due| format!(", due {due}")).unwrap_or_default(),
+    );
+    let uri = INVOICE_URI_TEMPLATE.replace("{id}", &invoice.id);
+    let json = serde_json::to_string(&invoice)?;
+    Ok(vec![
+        PromptMessage::new_text(Role::User, instructions),
+        PromptMessage::new(
+            Role::User,
+            ContentBlock::resource(ResourceContents::text(json, uri).with_mime_type("application/json")),
+        ),
+    ])
+}
+
+/// Tells the subscribers of the invoice's resource and of the summary that they changed.
+fn changed(ctx: &Ctx<Store>, invoice: &Invoice) {
+    ctx.call().resource_updated(&INVOICE_URI_TEMPLATE.replace("{id}", &invoice.id));
+    ctx.call().resource_updated(SUMMARY_URI);
 }
 
 /// The one answer to an unknown id, whichever action was asked.

@@ -8,12 +8,15 @@ mod actions;
 mod store;
 
 pub use actions::{CreateInvoice, GetInvoice, InvoicePage, ListInvoices, PayInvoice, VoidInvoice};
-pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError, Write};
+pub use actions::{DunningLetter, INVOICE_URI_TEMPLATE, SUMMARY_URI, Summary, Tone};
+pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError, Totals, Write};
 
 use std::time::Duration;
 
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, RateLimit, RedisStore};
+use mcp_fusion::prompt::Prompt;
+use mcp_fusion::resource::{Resource, ResourceTemplate};
 use mcp_fusion::{Action, BuildError, FusionServer, Group};
 
 /// How the server behaves beyond its data; one field per command-line switch.
@@ -109,5 +112,26 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         )
         .mask_internal_errors(options.mask_internal_errors)
         .group(billing)
+        .resource(
+            Resource::new(SUMMARY_URI, "summary")
+                .title("Billing summary")
+                .description("How many invoices there are per status and currency, what they bill and what is paid. Subscribe to hear when it changes.")
+                .handler(actions::summary),
+        )
+        .resource_template(
+            ResourceTemplate::new(INVOICE_URI_TEMPLATE, "invoice")
+                .title("Invoice")
+                .description("One invoice as JSON, by id (like inv_2026_0001), with what is paid and what is open.")
+                .handler(actions::get_invoice),
+        )
+        .prompt(
+            Prompt::new(
+                "dunning_letter",
+                "A payment reminder for one open invoice, friendly or firm, written from the invoice as it stands.",
+            )
+            .title("Dunning letter")
+            .deadline(Duration::from_secs(2))
+            .handler(actions::dunning_letter),
+        )
         .build(store)
 }

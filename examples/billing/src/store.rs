@@ -216,6 +216,21 @@ pub struct Page {
     pub next_after: Option<i64>,
 }
 
+/// The invoices of one status in one currency, summed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Totals {
+    /// Their status.
+    pub status: Status,
+    /// Their currency.
+    pub currency: Currency,
+    /// How many there are.
+    pub invoices: i64,
+    /// What they bill, in cents.
+    pub amount_cents: i64,
+    /// What is paid of it, in cents.
+    pub paid_cents: i64,
+}
+
 /// What came of a payment or a void: checked and applied in one transaction, so two calls
 /// racing on the same invoice cannot both succeed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -344,6 +359,36 @@ impl Store {
                 last = Some(seq);
             }
             Ok(Page { invoices, next_after: if more { last } else { None } })
+        })
+        .await
+    }
+
+    /// The totals per status and currency, in that order.
+    pub async fn summary(&self) -> Result<Vec<Totals>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT status, currency, COUNT(*), SUM(amount_cents), SUM(paid_cents)
+                 FROM invoices GROUP BY status, currency ORDER BY status, currency",
+            )?;
+            let rows = stmt.query_map([], |row| {
+                let status: String = row.get(0)?;
+                let currency: String = row.get(1)?;
+                Ok((status, currency, row.get(2)?, row.get(3)?, row.get(4)?))
+            })?;
+            let mut totals = Vec::new();
+            for row in rows {
+                let (status, currency, invoices, amount_cents, paid_cents) = row?;
+                let corrupt = |what: String| StoreError::Corrupt(format!("totals: {what}"));
+                totals.push(Totals {
+                    status: Status::parse(&status).ok_or_else(|| corrupt(format!("unknown status {status:?}")))?,
+                    currency: Currency::parse(&currency)
+                        .ok_or_else(|| corrupt(format!("unknown currency {currency:?}")))?,
+                    invoices,
+                    amount_cents,
+                    paid_cents,
+                });
+            }
+            Ok(totals)
         })
         .await
     }

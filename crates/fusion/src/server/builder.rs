@@ -11,6 +11,8 @@ use rmcp::model::Implementation;
 use super::awareness::Awareness;
 use super::compile::{Settings, compile_group};
 use super::mount::compile_mount;
+use super::prompts::Prompts;
+use super::resources::Resources;
 use super::{FusionServer, Inner};
 use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
@@ -21,6 +23,8 @@ use crate::guard::{
 };
 use crate::handoff::{Mount, MountState};
 use crate::middleware::{Layers, Middleware, Placement};
+use crate::prompt::Prompt;
+use crate::resource::{Resource, ResourceTemplate};
 
 /// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
 /// exposition, then [`build`](ServerBuilder::build) it with the application state.
@@ -47,6 +51,9 @@ pub struct ServerBuilder<S> {
     info: Implementation,
     instructions: Option<String>,
     groups: Vec<Group<S>>,
+    resources: Vec<Resource<S>>,
+    templates: Vec<ResourceTemplate<S>>,
+    prompts: Vec<Prompt<S>>,
     mounts: Vec<Mount>,
     middleware: Layers,
     exposition: Exposition,
@@ -71,6 +78,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             info,
             instructions: None,
             groups: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
             mounts: Vec::new(),
             middleware: Layers::default(),
             exposition: Exposition::default(),
@@ -93,6 +103,24 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Adds a group of actions.
     pub fn group(mut self, group: Group<S>) -> ServerBuilder<S> {
         self.groups.push(group);
+        self
+    }
+
+    /// Adds a resource with a fixed URI (see [`resource`](crate::resource)).
+    pub fn resource(mut self, resource: Resource<S>) -> ServerBuilder<S> {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template: resources whose URIs expand it, read with typed parameters.
+    pub fn resource_template(mut self, template: ResourceTemplate<S>) -> ServerBuilder<S> {
+        self.templates.push(template);
+        self
+    }
+
+    /// Adds a prompt (see [`prompt`](crate::prompt)).
+    pub fn prompt(mut self, prompt: Prompt<S>) -> ServerBuilder<S> {
+        self.prompts.push(prompt);
         self
     }
 
@@ -232,7 +260,11 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         }
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
+        let (resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
+        let prompts = std::mem::take(&mut self.prompts);
         let (info, instructions, groups, settings) = self.into_parts();
+        let resources = Resources::compile(&settings, resources, templates, &state)?;
+        let prompts = Prompts::compile(&settings, prompts, &state)?;
         let mut compiled = groups
             .into_iter()
             .map(|group| compile_group(&settings, group, &state).map(Arc::new))
@@ -251,6 +283,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 instructions,
                 settings,
                 catalog: ArcSwap::from_pointee(catalog),
+                resources,
+                prompts,
                 editing: Default::default(),
                 peers: Default::default(),
                 in_flight: Default::default(),
@@ -278,6 +312,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             max_result_bytes: self.max_result_bytes,
             middleware: self.middleware,
             awareness,
+            subscriptions: Default::default(),
         };
         (self.info, self.instructions, self.groups, settings)
     }

@@ -9,6 +9,7 @@ use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 
+use super::subscriptions::Subscriptions;
 use super::{CompiledAction, FusionServer};
 use crate::context::CallInfo;
 use crate::failure::Failure;
@@ -19,7 +20,7 @@ use crate::output::{Output, envelope_result, success_result};
 use crate::transport::RequestInfo;
 
 /// Why a call did not reach its handler or did not succeed.
-enum Refusal {
+pub(super) enum Refusal {
     /// The arguments do not fit the action's input.
     Invalid(ValidationError),
     /// Any other failure, as its envelope.
@@ -36,7 +37,7 @@ impl FusionServer {
         match catalog.route(tool, arguments.unwrap_or_default()) {
             Ok((action, arguments)) => {
                 drop(catalog);
-                action.run(arguments, request).await
+                action.run(arguments, request, &self.inner.settings.subscriptions).await
             }
             Err(error) => {
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
@@ -48,13 +49,34 @@ impl FusionServer {
 }
 
 impl CompiledAction {
+    /// Runs the call and answers it as a tool result: the success, or its envelope.
+    async fn run(
+        &self,
+        arguments: JsonObject,
+        request: RequestInfo,
+        subscriptions: &Arc<Subscriptions>,
+    ) -> CallToolResult {
+        let (outcome, warnings) = self.outcome(Value::Object(arguments), request, subscriptions).await;
+        match outcome {
+            Ok(output) => success_result(output, &warnings),
+            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
+            Err(Refusal::Invalid(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
+        }
+    }
+
     /// The edge of the chain: the one place panics are caught and cancellation is raced.
-    async fn run(&self, arguments: JsonObject, request: RequestInfo) -> CallToolResult {
+    /// Returns the outcome and the warnings collected on the way.
+    pub(super) async fn outcome(
+        &self,
+        arguments: Value,
+        request: RequestInfo,
+        subscriptions: &Arc<Subscriptions>,
+    ) -> (Result<Output, Refusal>, Vec<ToolError>) {
         let cancellation = request.cancellation.clone();
         // The call's facts, once validation let it through: its warnings outlive a panic or
         // a cancellation, and ride on that envelope too.
         let admitted = OnceLock::new();
-        let work = AssertUnwindSafe(self.validate_and_run(Value::Object(arguments), request, &admitted)).catch_unwind();
+        let work = AssertUnwindSafe(self.validate_and_run(arguments, request, subscriptions, &admitted)).catch_unwind();
         tokio::pin!(work);
         let caught = |outcome: Result<_, _>| {
             outcome.unwrap_or_else(|panic| {
@@ -74,11 +96,7 @@ impl CompiledAction {
             }
         };
         let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
-        match outcome {
-            Ok(output) => success_result(output, &warnings),
-            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
-            Err(Refusal::Invalid(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
-        }
+        (outcome, warnings)
     }
 
     /// Validation against the schema, decoding into the input type with its custom rules,
@@ -87,6 +105,7 @@ impl CompiledAction {
         &self,
         arguments: Value,
         request: RequestInfo,
+        subscriptions: &Arc<Subscriptions>,
         admitted: &OnceLock<Arc<CallInfo>>,
     ) -> Result<Output, Refusal> {
         let checker = self.checker.as_ref();
@@ -112,6 +131,7 @@ impl CompiledAction {
             request,
             self.mask_internal_errors,
             self.output_schema,
+            Some(Arc::clone(subscriptions)),
         ));
         let info = Arc::clone(admitted.get_or_init(|| info));
         let call = Call { info, arguments, input: Some(input) };

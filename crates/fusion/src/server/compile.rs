@@ -11,6 +11,7 @@ use rmcp::model::Tool;
 use serde_json::{Map, Value};
 
 use super::awareness::Awareness;
+use super::subscriptions::Subscriptions;
 use crate::action::Action;
 use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
 use crate::error::BuildError;
@@ -39,6 +40,8 @@ pub(crate) struct Settings {
     pub max_result_bytes: Option<usize>,
     pub middleware: Layers,
     pub awareness: Option<Awareness>,
+    /// Who is told when a resource changes.
+    pub subscriptions: Arc<Subscriptions>,
 }
 
 /// A group ready to serve: its tools as listed, and its actions.

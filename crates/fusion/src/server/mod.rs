@@ -6,18 +6,24 @@ mod awareness;
 mod builder;
 mod call;
 mod compile;
+mod completion;
 mod mount;
 mod peers;
+mod prompts;
+mod resources;
 mod service;
+mod subscriptions;
 
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use rmcp::model::{Implementation, Tool};
+use rmcp::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
 
 pub use builder::ServerBuilder;
 pub(crate) use compile::{CompiledAction, CompiledGroup};
+pub(crate) use completion::{StateCompleter, state_completer};
 pub(crate) use mount::{mounted_guess, not_served};
+pub(crate) use subscriptions::Subscriptions;
 
 use crate::catalog::Catalog;
 use crate::error::BuildError;
@@ -40,6 +46,8 @@ struct Inner {
     settings: Settings,
     /// Swapped whole when groups come or go; calls read the catalog of their moment.
     catalog: ArcSwap<Catalog>,
+    resources: resources::Resources,
+    prompts: prompts::Prompts,
     /// Held while a new catalog is made, so two changes never undo each other.
     editing: Mutex<()>,
     peers: Peers,
@@ -63,6 +71,28 @@ impl FusionServer {
     /// The tools `tools/list` returns now.
     pub fn tools(&self) -> Vec<Tool> {
         self.inner.catalog.load().tools().to_vec()
+    }
+
+    /// The resources `resources/list` returns.
+    pub fn resources(&self) -> Vec<Resource> {
+        self.inner.resources.listed().to_vec()
+    }
+
+    /// The resource templates `resources/templates/list` returns.
+    pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.inner.resources.listed_templates().to_vec()
+    }
+
+    /// The prompts `prompts/list` returns.
+    pub fn prompts(&self) -> Vec<Prompt> {
+        self.inner.prompts.listed().to_vec()
+    }
+
+    /// Tells the clients subscribed to `uri` that it changed (`notifications/resources/updated`),
+    /// without waiting for them. Handlers reach the same through
+    /// [`CallInfo::resource_updated`](crate::CallInfo::resource_updated).
+    pub fn resource_updated(&self, uri: &str) {
+        self.inner.settings.subscriptions.updated(uri);
     }
 
     /// The layers a call of `action` (`billing.pay_invoice`) goes through, outermost first,

@@ -1,22 +1,38 @@
-//! The server as rmcp sees it: `initialize`, `tools/list`, `tools/call`, and an answer that
-//! names the problem for requests whose params do not decode.
+//! The server as rmcp sees it: `initialize`, `tools/list`, `tools/call`, `resources/list`,
+//! `resources/templates/list`, `resources/read`, and an answer that names the problem for
+//! requests whose params do not decode.
 
 use mcp_fusion_contract::MOUNTS_CAPABILITY;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ArgumentInfo, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use super::FusionServer;
+use super::resources::page;
 use crate::transport::RequestInfo;
 
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
         // The catalog can change while the server runs (groups added or removed).
         let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+        if self.inner.resources.any() {
+            let mut resources = ResourcesCapability::default();
+            resources.subscribe = Some(true);
+            capabilities.resources = Some(resources);
+        }
+        if self.inner.prompts.any() {
+            capabilities.prompts = Some(PromptsCapability::default());
+        }
+        if self.inner.prompts.any() || self.inner.resources.any_template() {
+            capabilities.completions = Some(JsonObject::new());
+        }
         let mounts: Vec<Value> = self.inner.catalog.load().mounts().map(Value::from).collect();
         if !mounts.is_empty() {
             let mut namespaces = JsonObject::new();
@@ -42,6 +58,129 @@ impl ServerHandler for FusionServer {
         Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let ArgumentInfo { name, value, .. } = &request.argument;
+        let completion = match &request.r#ref {
+            Reference::Prompt(prompt) => self.inner.prompts.complete(&prompt.name, name, value).await?,
+            Reference::Resource(template) => self.inner.resources.complete(&template.uri, name, value).await?,
+            _ => return Err(ErrorData::invalid_params("Unknown reference type: use ref/prompt or ref/resource", None)),
+        };
+        Ok(CompleteResult::new(completion))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (prompts, next) = page(self.inner.prompts.listed(), cursor)?;
+        let mut result = ListPromptsResult::with_all_items(prompts);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let info = RequestInfo::from_context(context);
+        Ok(FusionServer::get_prompt(self, &request.name, request.arguments, info).await?.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (resources, next) = page(self.inner.resources.listed(), cursor)?;
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (templates, next) = page(self.inner.resources.listed_templates(), cursor)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(templates);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let info = RequestInfo::from_context(context);
+        Ok(FusionServer::read_resource(self, &request.uri, info).await?.into())
+    }
+
+    /// `resources/subscribe`, for protocol versions before 2026-07-28: a served URI, in a
+    /// session that can carry the notification.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let info = RequestInfo::from_context(context);
+        let resources = &self.inner.resources;
+        if !resources.serves(&request.uri) {
+            return Err(resources.not_found(&request.uri));
+        }
+        match info.peer.filter(|_| info.peer_accepts_requests) {
+            Some(peer) => {
+                self.inner.settings.subscriptions.subscribe(&request.uri, peer);
+                Ok(())
+            }
+            None => Err(ErrorData::invalid_request(
+                "Cannot subscribe without a session: this server answers each HTTP request on its own \
+                 (stateless), so no notification can reach the client. Read the resource again when \
+                 you need it fresh.",
+                None,
+            )),
+        }
+    }
+
+    /// `resources/unsubscribe`: forgets the session's subscription (none is no error).
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.inner.settings.subscriptions.unsubscribe(&request.uri, &context.peer);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28 and later): the served URIs among those asked for.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let uris = requested.resource_subscriptions.as_ref()?;
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resource_subscriptions =
+            Some(uris.iter().filter(|uri| self.inner.resources.serves(uri)).cloned().collect());
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let subscriptions = &self.inner.settings.subscriptions;
+        let number = subscriptions.listen(context.sink().clone());
+        context.cancelled().await;
+        subscriptions.stop_listening(number);
+        Ok(())
+    }
+
     /// rmcp routes a request whose params do not decode to this handler; say what is wrong
     /// with them instead of claiming the method does not exist.
     async fn on_custom_request(
@@ -51,7 +190,17 @@ impl ServerHandler for FusionServer {
     ) -> Result<CustomResult, ErrorData> {
         match request.method.as_str() {
             "tools/call" => Err(ErrorData::invalid_params(call_params_problem(request.params.as_ref()), None)),
-            "tools/list" | "initialize" | "ping" => Err(ErrorData::invalid_params(
+            "tools/list"
+            | "initialize"
+            | "ping"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete" => Err(ErrorData::invalid_params(
                 format!("Invalid params for {}: they do not match the MCP schema", request.method),
                 None,
             )),

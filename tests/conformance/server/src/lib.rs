@@ -8,16 +8,20 @@
 //!
 //! Every tool scenario of the suite has its fixture here: text, error, image, audio, embedded
 //! resource and mixed content blocks, progress notifications, and requests to the client
-//! (sampling, elicitation, with the SEP-1034 defaults and the SEP-1330 enum shapes). What the
-//! framework does not offer (resources, prompts, completions, logging) is listed in
-//! `tests/conformance/baseline.json`.
+//! (sampling, elicitation, with the SEP-1034 defaults and the SEP-1330 enum shapes); so do the
+//! resource, prompt and completion scenarios. What the framework does not offer (logging) is
+//! listed in `tests/conformance/baseline.json`.
 
 use std::borrow::Cow;
 use std::fmt::Display;
 use std::time::Duration;
 
 use mcp_fusion::wire::ToolError;
-use mcp_fusion::{Action, BuildError, Ctx, Exposition, FusionServer, Group};
+use std::sync::Arc;
+
+use mcp_fusion::prompt::{Prompt, PromptMessage, Role};
+use mcp_fusion::resource::{Resource, ResourceTemplate};
+use mcp_fusion::{Action, BuildError, Ctx, Exposition, FusionServer, Group, ServerBuilder};
 use rmcp::model::{
     ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema, EnumSchema, LegacyEnumSchema,
     PrimitiveSchemaDefinition, ResourceContents, ServerRequest,
@@ -445,13 +449,123 @@ pub fn server() -> Result<FusionServer, BuildError> {
         .read_only()
         .handler(json_schema_2020_12),
     );
-    FusionServer::builder("fusion-conformance-server", env!("CARGO_PKG_VERSION"))
+    let builder = FusionServer::builder("fusion-conformance-server", env!("CARGO_PKG_VERSION"))
         .instructions("Fixture server of the MCP conformance suite; its tools exist only for the suite.")
         .exposition(Exposition::Flat { separator: "_".into() })
         .timeout(CALL_TIMEOUT)
         .group(test)
-        .group(json)
-        .build(())
+        .group(json);
+    with_prompts(with_resources(builder)).build(())
+}
+
+/// The text of `test://static-text` (scenario `resources-read-text`).
+pub const STATIC_TEXT: &str = "This is the content of the static text resource.";
+
+/// The resources of the `resources-*` scenarios.
+fn with_resources(builder: ServerBuilder<()>) -> ServerBuilder<()> {
+    #[derive(Deserialize, JsonSchema)]
+    struct TemplateId {
+        /// Any id; the contents repeat it.
+        id: String,
+    }
+    builder
+        .resource(
+            Resource::new("test://static-text", "static-text")
+                .description("A fixed text resource (conformance scenario resources-read-text).")
+                .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>(STATIC_TEXT) }),
+        )
+        .resource(
+            Resource::new("test://static-binary", "static-binary")
+                .description("A fixed PNG resource (conformance scenario resources-read-binary).")
+                .mime_type("image/png")
+                .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>(png_pixel()) }),
+        )
+        .resource(
+            Resource::new("test://watched-resource", "watched-resource")
+                .description(
+                    "A resource to subscribe to (conformance scenarios resources-subscribe, resources-unsubscribe).",
+                )
+                .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("Watched resource content.") }),
+        )
+        .resource_template(
+            ResourceTemplate::new("test://template/{id}/data", "template-data")
+                .description("Data by id, the id repeated in it (conformance scenario resources-templates-read).")
+                .mime_type("application/json")
+                .handler(|_ctx: Ctx<()>, params: TemplateId| async move {
+                    Ok::<_, ToolError>(format!(
+                        "{{\"id\":{:?},\"templateTest\":true,\"data\":\"Data for ID: {}\"}}",
+                        params.id, params.id
+                    ))
+                }),
+        )
+}
+
+/// The red pixel as a blob; its URI is filled with the one read.
+fn png_pixel() -> ResourceContents {
+    ResourceContents::blob(RED_PIXEL_PNG, "")
+}
+
+/// The prompts of the `prompts-*` and `completion-complete` scenarios.
+fn with_prompts(builder: ServerBuilder<()>) -> ServerBuilder<()> {
+    #[derive(Deserialize, JsonSchema)]
+    struct Nothing {}
+    #[derive(Deserialize, JsonSchema)]
+    struct TwoArguments {
+        /// First test argument.
+        arg1: String,
+        /// Second test argument.
+        arg2: String,
+    }
+    #[derive(Deserialize, JsonSchema)]
+    struct ResourceArgument {
+        /// URI of the resource to embed.
+        #[serde(rename = "resourceUri")]
+        resource_uri: String,
+    }
+    builder
+        .prompt(
+            Prompt::new("test_simple_prompt", "A prompt without arguments (conformance scenario prompts-get-simple).")
+                .handler(|_ctx: Ctx<()>, _: Nothing| async {
+                    Ok::<_, ToolError>("This is a simple prompt for testing.")
+                }),
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_arguments",
+                "A prompt with two arguments (conformance scenario prompts-get-with-args).",
+            )
+            .handler(|_ctx: Ctx<()>, args: TwoArguments| async move {
+                Ok::<_, ToolError>(format!("Prompt with arguments: arg1='{}', arg2='{}'", args.arg1, args.arg2))
+            })
+            .complete("arg1", |_: Arc<()>, _prefix: String| async {
+                vec!["test".to_owned(), "testing".to_owned(), "value".to_owned()]
+            }),
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                "A prompt embedding a resource (conformance scenario prompts-get-embedded-resource).",
+            )
+            .handler(|_ctx: Ctx<()>, args: ResourceArgument| async move {
+                let resource = ResourceContents::text("Embedded resource content for testing.", args.resource_uri);
+                Ok::<_, ToolError>(vec![
+                    PromptMessage::new(Role::User, ContentBlock::resource(resource)),
+                    PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
+                ])
+            }),
+        )
+        .prompt(
+            Prompt::new(
+                "test_prompt_with_image",
+                "A prompt with an image (conformance scenario prompts-get-with-image).",
+            )
+            .handler(|_ctx: Ctx<()>, _: Nothing| async {
+                Ok::<_, ToolError>(vec![
+                    PromptMessage::new(Role::User, ContentBlock::image(RED_PIXEL_PNG, "image/png")),
+                    PromptMessage::new_text(Role::User, "Please analyze the image above."),
+                ])
+            }),
+        )
 }
 
 #[cfg(test)]

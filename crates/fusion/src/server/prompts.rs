@@ -1,0 +1,199 @@
+//! Prompts compiled like actions — a checker for their arguments, a decoder, a chain of guards
+//! around the handler — and `prompts/list` and `prompts/get` answered from them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_fusion_wire::Sent;
+use rmcp::ErrorData;
+use rmcp::model::{CompletionInfo, GetPromptResult, JsonObject, Prompt as ListedPrompt, PromptArgument, PromptMessage};
+use serde_json::{Map, Value, json};
+
+use super::FusionServer;
+use super::call::Refusal;
+use super::compile::{CompiledAction, GroupScope, GuardSpec, Settings, check_name, guards};
+use super::completion::Completions;
+use super::resources::{failed, invalid_params, typed};
+use crate::catalog::closest;
+use crate::error::BuildError;
+use crate::middleware::{Chain, Layers};
+use crate::prompt::{Prompt, past_deadline};
+use crate::transport::RequestInfo;
+use crate::validation::{Checker, input_generator, into_object, property_names, required_names};
+
+/// The prompts a server has, as listed and as compiled.
+#[derive(Default)]
+pub(crate) struct Prompts {
+    compiled: Vec<Compiled>,
+    by_name: HashMap<String, usize>,
+    listed: Vec<ListedPrompt>,
+}
+
+/// One prompt ready to get.
+struct Compiled {
+    action: CompiledAction,
+    /// The arguments' schema, to read numbers and booleans out of their text.
+    arguments: Map<String, Value>,
+    deadline: Option<std::time::Duration>,
+    completions: Completions,
+}
+
+impl Prompts {
+    /// Compiles the prompts, whose handlers get `state`.
+    pub(crate) fn compile<S: Send + Sync + 'static>(
+        settings: &Settings,
+        prompts: Vec<Prompt<S>>,
+        state: &Arc<S>,
+    ) -> Result<Prompts, BuildError> {
+        let mut compiled = Prompts::default();
+        for prompt in prompts {
+            check_name("prompt", &prompt.name)?;
+            if compiled.by_name.insert(prompt.name.clone(), compiled.compiled.len()).is_some() {
+                return Err(BuildError::Duplicate { what: "prompt", name: prompt.name });
+            }
+            let (one, listed) = compile(settings, prompt, state)?;
+            compiled.compiled.push(one);
+            compiled.listed.push(listed);
+        }
+        Ok(compiled)
+    }
+
+    /// Whether there is any prompt (the server then declares the capability).
+    pub(crate) fn any(&self) -> bool {
+        !self.compiled.is_empty()
+    }
+
+    /// The prompts `prompts/list` returns.
+    pub(crate) fn listed(&self) -> &[ListedPrompt] {
+        &self.listed
+    }
+
+    /// The values the argument of the prompt `name` may take, from `prefix`.
+    pub(crate) async fn complete(&self, name: &str, argument: &str, prefix: &str) -> Result<CompletionInfo, ErrorData> {
+        let Some(&index) = self.by_name.get(name) else { return Err(self.unknown(name)) };
+        self.compiled[index].completions.complete(&format!("The prompt {}", Sent::text(name)), argument, prefix).await
+    }
+
+    /// An unknown prompt: what was asked, the closest name, and what to call instead.
+    pub(crate) fn unknown(&self, name: &str) -> ErrorData {
+        let guess = closest(name, self.by_name.keys().map(String::as_str))
+            .map(|close| format!(" Did you mean {}?", Sent::text(close)))
+            .unwrap_or_default();
+        ErrorData::invalid_params(
+            format!("Unknown prompt {}.{guess} Call prompts/list for the prompts this server has.", Sent::text(name)),
+            Some(json!({"prompt": name})),
+        )
+    }
+}
+
+/// The prompt as listed: its arguments are its input's fields, with their descriptions and
+/// whether they are required.
+fn compile<S: Send + Sync + 'static>(
+    settings: &Settings,
+    prompt: Prompt<S>,
+    state: &Arc<S>,
+) -> Result<(Compiled, ListedPrompt), BuildError> {
+    let handler = prompt.handler.ok_or_else(|| BuildError::MissingHandler { action: prompt.name.clone() })?;
+    let schema = into_object(handler.input_schema(&mut input_generator(true)));
+    let qualified: Arc<str> = prompt.name.as_str().into();
+    let checker = Checker::new(&schema, Vec::new())
+        .map_err(|reason| BuildError::Schema { action: prompt.name.clone(), reason })?;
+    let no_layers = Layers::default();
+    let scope = GroupScope { name: &prompt.name, rate_limits: &[], middleware: &no_layers, concurrency: None };
+    let spec = GuardSpec {
+        require_identity: prompt.require_identity || !prompt.scopes.is_empty(),
+        scopes: &prompt.scopes,
+        rate_limits: &prompt.rate_limits,
+        deprecated: None,
+        deprecated_fields: &[],
+        timeout: None,
+        idempotent: true,
+        read_only: true,
+        by_key: false,
+        check_with: None,
+    };
+    let guards = guards(settings, &scope, &spec, &qualified, &schema)?;
+    let chain = Chain::assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
+    let action = CompiledAction {
+        qualified,
+        name_at: 0,
+        checker: Some(checker),
+        decode: handler.decoder(),
+        chain: Arc::new(chain),
+        awareness: None,
+        mask_internal_errors: settings.mask_internal_errors,
+        output_schema: false,
+    };
+    let required = required_names(&schema);
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let arguments: Vec<PromptArgument> = property_names(&schema)
+        .into_iter()
+        .map(|name| {
+            let description =
+                properties.and_then(|p| p.get(&name)).and_then(|s| s.get("description")).and_then(Value::as_str);
+            let mut argument = PromptArgument::new(name.clone()).with_required(required.contains(&name));
+            if let Some(description) = description {
+                argument = argument.with_description(description);
+            }
+            argument
+        })
+        .collect();
+    let mut listed =
+        ListedPrompt::new(&prompt.name, Some(&prompt.description), Some(arguments).filter(|a| !a.is_empty()));
+    listed.title = prompt.title;
+    let completions = Completions::new(prompt.completers, &schema, state);
+    if let Some(argument) = completions.unknown_arguments().first() {
+        return Err(BuildError::Completion {
+            of: format!("the prompt {:?}", prompt.name),
+            argument: (*argument).to_owned(),
+        });
+    }
+    Ok((Compiled { action, arguments: schema, deadline: prompt.deadline, completions }, listed))
+}
+
+impl FusionServer {
+    /// Gets the prompt `name` with `arguments` (`prompts/get`): checked, through the guards
+    /// to its handler, within its deadline.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        request: RequestInfo,
+    ) -> Result<GetPromptResult, ErrorData> {
+        let _counted = self.inner.in_flight.enter();
+        let prompts = &self.inner.prompts;
+        let Some(compiled) = prompts.by_name.get(name).map(|&index| &prompts.compiled[index]) else {
+            return Err(prompts.unknown(name));
+        };
+        let arguments = Value::Object(typed(&compiled.arguments, arguments.unwrap_or_default()));
+        let outcome = compiled.action.outcome(arguments, request, &self.inner.settings.subscriptions);
+        let (outcome, _warnings) = match compiled.deadline {
+            None => outcome.await,
+            Some(deadline) => match tokio::time::timeout(deadline, outcome).await {
+                Ok(finished) => finished,
+                Err(_) => {
+                    tracing::warn!(prompt = name, ?deadline, "prompt past its deadline: answered without live data");
+                    return Ok(GetPromptResult::new(vec![past_deadline(name, deadline)]));
+                }
+            },
+        };
+        let description = prompts.listed[prompts.by_name[name]].description.clone();
+        match outcome {
+            Ok(output) => {
+                let messages = output.structured.unwrap_or(Value::Array(Vec::new()));
+                let messages: Vec<PromptMessage> = serde_json::from_value(messages)
+                    .map_err(|error| ErrorData::internal_error(format!("the prompt's messages: {error}"), None))?;
+                let mut result = GetPromptResult::new(messages);
+                result.description = description;
+                Ok(result)
+            }
+            Err(Refusal::Invalid(error)) => Err(invalid_params(
+                &format!("Invalid arguments for the prompt {}:", Sent::text(name)),
+                "Fix the arguments and get the prompt again; prompts/list describes them.",
+                ("prompt", name),
+                &error,
+            )),
+            Err(Refusal::Failed(error)) => Err(failed(("prompt", name), &error)),
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! Resources compiled like actions — a checker for a template's parameters, a decoder, a chain
+//! of guards around the handler — and `resources/list`, `resources/templates/list` and
+//! `resources/read` answered from them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_fusion_wire::{Sent, ToolError, ValidationError};
+use rmcp::ErrorData;
+use rmcp::model::{
+    CompletionInfo, ContentBlock, ErrorCode, ReadResourceResult, Resource as ListedResource, ResourceContents,
+    ResourceTemplate as ListedTemplate,
+};
+use serde_json::{Map, Value, json};
+
+use super::call::Refusal;
+use super::compile::{GroupScope, GuardSpec, Settings, guards};
+use super::completion::{Completions, StateCompleter};
+use super::{CompiledAction, FusionServer};
+use crate::catalog::closest;
+use crate::error::BuildError;
+use crate::handler::ErasedHandler;
+use crate::middleware::{Chain, Layers};
+use crate::output::Output;
+use crate::resource::template::UriTemplate;
+use crate::resource::{About, Resource, ResourceTemplate, complete};
+use crate::transport::RequestInfo;
+use crate::validation::{Checker, input_generator, into_object, property_names, required_names};
+
+/// How many resources or templates one page of a list holds.
+const PAGE: usize = 100;
+
+/// The resources and templates a server reads, as listed and as compiled.
+#[derive(Default)]
+pub(crate) struct Resources {
+    fixed: Vec<Compiled>,
+    by_uri: HashMap<String, usize>,
+    templates: Vec<Compiled>,
+    listed: Vec<ListedResource>,
+    listed_templates: Vec<ListedTemplate>,
+}
+
+/// One resource or template ready to read.
+struct Compiled {
+    action: CompiledAction,
+    /// `None` for a fixed URI.
+    template: Option<UriTemplate>,
+    /// The schema of a template's parameters, to read numbers and booleans out of the URI.
+    params: Map<String, Value>,
+    mime_type: Option<String>,
+    completions: Completions,
+}
+
+impl Resources {
+    /// Compiles the fixed resources and the templates, whose handlers get `state`.
+    pub(crate) fn compile<S: Send + Sync + 'static>(
+        settings: &Settings,
+        fixed: Vec<Resource<S>>,
+        templates: Vec<ResourceTemplate<S>>,
+        state: &Arc<S>,
+    ) -> Result<Resources, BuildError> {
+        let mut resources = Resources::default();
+        for Resource { about, handler } in fixed {
+            if about.uri.contains(['{', '}']) {
+                return Err(uri_error(&about.uri, "a fixed URI has no {parameter}: declare it as a ResourceTemplate"));
+            }
+            if resources.by_uri.insert(about.uri.clone(), resources.fixed.len()).is_some() {
+                return Err(BuildError::Duplicate { what: "resource", name: about.uri });
+            }
+            resources.listed.push(listed_resource(&about));
+            resources.fixed.push(compile(settings, &about, handler, None, Vec::new(), state)?);
+        }
+        for ResourceTemplate { about, handler, completers } in templates {
+            let template = UriTemplate::parse(&about.uri).map_err(|error| uri_error(&about.uri, &error.to_string()))?;
+            if resources.templates.iter().any(|known| known.action.qualified.as_ref() == about.uri) {
+                return Err(BuildError::Duplicate { what: "resource template", name: about.uri });
+            }
+            resources.listed_templates.push(listed_template(&about));
+            resources.templates.push(compile(settings, &about, handler, Some(template), completers, state)?);
+        }
+        Ok(resources)
+    }
+
+    /// Whether there is anything to read (the server then declares the capability).
+    pub(crate) fn any(&self) -> bool {
+        !self.fixed.is_empty() || !self.templates.is_empty()
+    }
+
+    /// The resources `resources/list` returns.
+    pub(crate) fn listed(&self) -> &[ListedResource] {
+        &self.listed
+    }
+
+    /// The templates `resources/templates/list` returns.
+    pub(crate) fn listed_templates(&self) -> &[ListedTemplate] {
+        &self.listed_templates
+    }
+
+    /// Whether there is any template (whose parameters may complete).
+    pub(crate) fn any_template(&self) -> bool {
+        !self.templates.is_empty()
+    }
+
+    /// The values the parameter of the template `template` may take, from `prefix`.
+    pub(crate) async fn complete(
+        &self,
+        template: &str,
+        parameter: &str,
+        prefix: &str,
+    ) -> Result<CompletionInfo, ErrorData> {
+        let Some(compiled) = self.templates.iter().find(|compiled| &*compiled.action.qualified == template) else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "No resource template {}. Call resources/templates/list for the templates this server has.",
+                    Sent::text(template)
+                ),
+                Some(json!({"uri": template})),
+            ));
+        };
+        compiled.completions.complete(&format!("The template {}", Sent::text(template)), parameter, prefix).await
+    }
+
+    /// Whether `uri` is a fixed resource's or expands a template.
+    pub(crate) fn serves(&self, uri: &str) -> bool {
+        self.find(uri).is_some()
+    }
+
+    /// The fixed resource at `uri`, else the first template `uri` expands, with its
+    /// parameters.
+    fn find(&self, uri: &str) -> Option<(&Compiled, Map<String, Value>)> {
+        if let Some(&index) = self.by_uri.get(uri) {
+            return Some((&self.fixed[index], Map::new()));
+        }
+        self.templates.iter().find_map(|compiled| {
+            let params = compiled.template.as_ref()?.matches(uri)?;
+            Some((compiled, params))
+        })
+    }
+
+    /// The URIs closest to one nobody serves: a template filled with the sent values where
+    /// its literal segments are close, else the closest fixed URI.
+    fn closest(&self, uri: &str) -> Vec<String> {
+        let close = |sent: &str, own: &str| closest(sent, [own]).is_some();
+        let mut found: Vec<String> = self
+            .templates
+            .iter()
+            .filter_map(|compiled| compiled.template.as_ref()?.nearest_expansion(uri, close))
+            .collect();
+        if found.is_empty() {
+            found.extend(closest(uri, self.by_uri.keys().map(String::as_str)).map(str::to_owned));
+        }
+        found
+    }
+}
+
+/// A page of `items` from the opaque `cursor` (an offset, as text) a previous page gave.
+pub(crate) fn page<T: Clone>(items: &[T], cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), ErrorData> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => cursor.parse::<usize>().ok().filter(|&start| start <= items.len()).ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!(
+                    "Invalid cursor {}: use the nextCursor of the previous page, or no cursor for the first page",
+                    Sent::text(cursor)
+                ),
+                None,
+            )
+        })?,
+    };
+    let end = (start + PAGE).min(items.len());
+    let next = (end < items.len()).then(|| end.to_string());
+    Ok((items[start..end].to_vec(), next))
+}
+
+fn uri_error(uri: &str, reason: &str) -> BuildError {
+    BuildError::ResourceUri { uri: uri.to_owned(), reason: reason.to_owned() }
+}
+
+fn listed_resource(about: &About) -> ListedResource {
+    let mut listed = ListedResource::new(about.uri.clone(), about.name.clone());
+    listed.title.clone_from(&about.title);
+    listed.description.clone_from(&about.description);
+    listed.mime_type.clone_from(&about.mime_type);
+    listed
+}
+
+fn listed_template(about: &About) -> ListedTemplate {
+    let mut listed = ListedTemplate::new(about.uri.clone(), about.name.clone());
+    listed.title.clone_from(&about.title);
+    listed.description.clone_from(&about.description);
+    listed.mime_type.clone_from(&about.mime_type);
+    listed
+}
+
+/// Compiles one resource or template: its parameters' schema and checker, and its chain
+/// with the server's guards (as for a read-only action) and middleware.
+fn compile<S: Send + Sync + 'static>(
+    settings: &Settings,
+    about: &About,
+    handler: Option<Arc<dyn ErasedHandler<S>>>,
+    template: Option<UriTemplate>,
+    completers: Vec<(String, StateCompleter<S>)>,
+    state: &Arc<S>,
+) -> Result<Compiled, BuildError> {
+    let handler = handler.ok_or_else(|| uri_error(&about.uri, "it has no handler: call `.handler(..)` on it"))?;
+    let params = into_object(handler.input_schema(&mut input_generator(true)));
+    if let Some(template) = &template {
+        check_parameters(&about.uri, template, &params)?;
+    }
+    let qualified: Arc<str> = about.uri.as_str().into();
+    let checker =
+        Checker::new(&params, Vec::new()).map_err(|reason| BuildError::Schema { action: about.uri.clone(), reason })?;
+    let no_layers = Layers::default();
+    let scope = GroupScope { name: &about.uri, rate_limits: &[], middleware: &no_layers, concurrency: None };
+    let spec = GuardSpec {
+        require_identity: about.require_identity || !about.scopes.is_empty(),
+        scopes: &about.scopes,
+        rate_limits: &about.rate_limits,
+        deprecated: None,
+        deprecated_fields: &[],
+        timeout: about.timeout,
+        idempotent: true,
+        read_only: true,
+        by_key: false,
+        check_with: None,
+    };
+    let guards = guards(settings, &scope, &spec, &qualified, &params)?;
+    let chain = Chain::assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
+    let action = CompiledAction {
+        qualified,
+        name_at: 0,
+        checker: Some(checker),
+        decode: handler.decoder(),
+        chain: Arc::new(chain),
+        awareness: None,
+        mask_internal_errors: settings.mask_internal_errors,
+        output_schema: false,
+    };
+    let completions = Completions::new(completers, &params, state);
+    if let Some(argument) = completions.unknown_arguments().first() {
+        return Err(BuildError::Completion {
+            of: format!("the template {:?}", about.uri),
+            argument: (*argument).to_owned(),
+        });
+    }
+    Ok(Compiled { action, template, params, mime_type: about.mime_type.clone(), completions })
+}
+
+/// Every parameter of the template is a field of the struct, and every required field is a
+/// parameter.
+fn check_parameters(uri: &str, template: &UriTemplate, params: &Map<String, Value>) -> Result<(), BuildError> {
+    let fields = property_names(params);
+    let names: Vec<&str> = template.parameters().collect();
+    let unknown: Vec<&str> = names.iter().copied().filter(|name| !fields.iter().any(|f| f == name)).collect();
+    let unset: Vec<String> = required_names(params).into_iter().filter(|f| !names.contains(&f.as_str())).collect();
+    let mut reasons = Vec::new();
+    if !unknown.is_empty() {
+        reasons.push(format!("the struct has no field {}", quoted(&unknown)));
+    }
+    if !unset.is_empty() {
+        reasons.push(format!("the template has no parameter for the required field {}", quoted(&unset)));
+    }
+    if reasons.is_empty() {
+        Ok(())
+    } else {
+        Err(BuildError::TemplateParameters { template: uri.to_owned(), reason: reasons.join("; ") })
+    }
+}
+
+fn quoted<T: AsRef<str>>(names: &[T]) -> String {
+    names.iter().map(|name| format!("{:?}", name.as_ref())).collect::<Vec<_>>().join(", ")
+}
+
+/// A parameter taken from a URI is text; where the field's schema asks for a number or a
+/// boolean and the text reads as one, it becomes one (what does not read stays text, and the
+/// check says so).
+pub(super) fn typed(params: &Map<String, Value>, mut values: Map<String, Value>) -> Map<String, Value> {
+    let properties = params.get("properties").and_then(Value::as_object);
+    for (name, value) in &mut values {
+        let Some(Value::String(text)) = Some(&*value) else { continue };
+        let types: Vec<&str> = match properties.and_then(|p| p.get(name)).and_then(|s| s.get("type")) {
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        if types.contains(&"string") {
+            continue;
+        }
+        let read = if types.contains(&"integer") || types.contains(&"number") {
+            serde_json::from_str::<serde_json::Number>(text).ok().map(Value::Number)
+        } else if types.contains(&"boolean") {
+            match text.as_str() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(read) = read {
+            *value = read;
+        }
+    }
+    values
+}
+
+impl FusionServer {
+    /// Reads the resource at `uri` (`resources/read`): the fixed resource at that URI, else the
+    /// first template the URI expands, through the guards to its handler.
+    pub async fn read_resource(&self, uri: &str, request: RequestInfo) -> Result<ReadResourceResult, ErrorData> {
+        let _counted = self.inner.in_flight.enter();
+        let resources = &self.inner.resources;
+        let Some((compiled, values)) = resources.find(uri) else {
+            return Err(resources.not_found(uri));
+        };
+        let arguments = Value::Object(typed(&compiled.params, values));
+        let (outcome, _warnings) =
+            compiled.action.outcome(arguments, request, &self.inner.settings.subscriptions).await;
+        match outcome {
+            Ok(output) => Ok(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref()))),
+            Err(Refusal::Invalid(error)) => Err(invalid_params(
+                &format!("Invalid parameters in the resource URI {}:", Sent::text(uri)),
+                "Fix the URI and read it again; resources/templates/list describes the templates.",
+                ("uri", uri),
+                &error,
+            )),
+            Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),
+        }
+    }
+}
+
+/// The contents a handler's output carries, completed with the URI read and the MIME type.
+fn contents(output: Output, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
+    let mut contents: Vec<ResourceContents> = output
+        .content
+        .into_iter()
+        .filter_map(|block| match block {
+            ContentBlock::Resource(embedded) => Some(embedded.resource),
+            // A middleware may answer with text of its own.
+            ContentBlock::Text(text) => Some(ResourceContents::text(text.text, String::new())),
+            _ => None,
+        })
+        .collect();
+    complete(&mut contents, uri, mime_type);
+    contents
+}
+
+impl Resources {
+    /// Resource not found: what was asked, the closest URIs served, and what to call instead.
+    pub(crate) fn not_found(&self, uri: &str) -> ErrorData {
+        not_found(uri, &self.closest(uri))
+    }
+}
+
+fn not_found(uri: &str, closest: &[String]) -> ErrorData {
+    let guess = match closest {
+        [] => String::new(),
+        [one] => format!(" Did you mean {}?", Sent::text(one)),
+        many => format!(
+            " Did you mean one of {}?",
+            many.iter().map(|u| Sent::text(u).to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let message = format!(
+        "Resource not found: {}.{guess} Call resources/list for the resources this server reads and resources/templates/list for its URI templates.",
+        Sent::text(uri)
+    );
+    ErrorData::resource_not_found(message, Some(json!({"uri": uri, "closest": closest})))
+}
+
+/// Parameters or arguments that do not fit: `headline`, one sentence per field as a tool
+/// call's validation says them, then `closing`; `subject` (what was asked) and the fields in
+/// `data`.
+pub(super) fn invalid_params(
+    headline: &str,
+    closing: &str,
+    subject: (&str, &str),
+    error: &ValidationError,
+) -> ErrorData {
+    let mut message = headline.to_owned();
+    for field in &error.fields {
+        message.push_str(&format!("\n{}: {}", field.name, field.text));
+    }
+    message.push('\n');
+    message.push_str(closing);
+    let fields: Vec<Value> = error.fields.iter().map(|f| json!({"name": f.name, "text": f.text})).collect();
+    let mut data = Map::new();
+    data.insert(subject.0.to_owned(), Value::String(subject.1.to_owned()));
+    data.insert("fields".to_owned(), Value::Array(fields));
+    ErrorData::invalid_params(message, Some(Value::Object(data)))
+}
+
+/// A guard's or a handler's failure: its message, and its code, recovery and the rest in
+/// `data` (with the whole envelope, for a client that shows the model what a tool would),
+/// beside `subject`: what was asked.
+pub(super) fn failed(subject: (&str, &str), error: &ToolError) -> ErrorData {
+    use mcp_fusion_wire::ErrorCode as Code;
+    // JSON-RPC reserves -32000 to -32099 for the server's own errors.
+    let code = if error.code == Code::NotFound {
+        ErrorCode::RESOURCE_NOT_FOUND
+    } else if error.code == Code::ValidationError {
+        ErrorCode::INVALID_PARAMS
+    } else if error.code == Code::InternalError {
+        ErrorCode::INTERNAL_ERROR
+    } else {
+        ErrorCode(-32000)
+    };
+    let details: Map<String, Value> =
+        error.details.iter().map(|(key, value)| (key.clone(), Value::String(value.clone()))).collect();
+    let mut data = json!({
+        "code": error.code.as_str(),
+        "severity": error.severity.as_str(),
+        "message": error.message,
+        "recovery": error.recovery,
+        "available_actions": error.available_actions,
+        "retry_after": error.retry_after,
+        "details": details,
+        "envelope": error.render(),
+    });
+    data[subject.0] = Value::String(subject.1.to_owned());
+    let message = match &error.recovery {
+        Some(recovery) => format!("{} {recovery}", error.message),
+        None => error.message.clone(),
+    };
+    ErrorData::new(code, message, Some(data))
+}
