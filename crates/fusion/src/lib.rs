@@ -59,6 +59,7 @@
 //! | the order a call goes through, and your own layers | [`guard`] (auth, rate limits, concurrency, deprecation, timeout, result cap), [`middleware`] |
 //! | resources a client reads by URI, fixed or from a template | [`resource`] |
 //! | prompts with typed arguments | [`prompt`] |
+//! | `tracing` events of a call sent to its client as MCP log messages | [`logging`] |
 //! | who is calling | [`auth`] |
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
 //! | tools that come and go while the server runs | [`FusionServer::insert_group`], [`FusionServer::remove_group`] |
@@ -81,6 +82,7 @@ mod handler;
 pub mod handoff;
 mod in_flight;
 pub mod input;
+pub mod logging;
 pub mod middleware;
 mod output;
 pub mod prompt;

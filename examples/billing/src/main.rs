@@ -14,7 +14,9 @@ use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
 
 /// jemalloc, with its background thread, gives memory back to the system within seconds of
 /// being freed, also when the threads that freed it go idle: the system allocator keeps what
@@ -230,11 +232,13 @@ impl Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")))
+    // The log's filter is the fmt layer's own, so that the events of a call still reach a client
+    // that set a logging level (`mcp_fusion::logging`).
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")));
+    tracing_subscriber::registry().with(log).with(mcp_fusion::logging::layer()).init();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -313,6 +313,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             middleware: self.middleware,
             awareness,
             subscriptions: Default::default(),
+            log_levels: Default::default(),
         };
         (self.info, self.instructions, self.groups, settings)
     }

@@ -8,13 +8,15 @@ use futures_util::FutureExt as _;
 use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
+use tracing::Instrument as _;
 
-use super::subscriptions::Subscriptions;
+use super::compile::Settings;
 use super::{CompiledAction, FusionServer};
 use crate::context::CallInfo;
 use crate::failure::Failure;
 use crate::handler::Decoded;
 use crate::input::DecodeError;
+use crate::logging::Listening;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
 use crate::transport::RequestInfo;
@@ -37,7 +39,7 @@ impl FusionServer {
         match catalog.route(tool, arguments.unwrap_or_default()) {
             Ok((action, arguments)) => {
                 drop(catalog);
-                action.run(arguments, request, &self.inner.settings.subscriptions).await
+                action.run(arguments, request, &self.inner.settings).await
             }
             Err(error) => {
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
@@ -50,13 +52,8 @@ impl FusionServer {
 
 impl CompiledAction {
     /// Runs the call and answers it as a tool result: the success, or its envelope.
-    async fn run(
-        &self,
-        arguments: JsonObject,
-        request: RequestInfo,
-        subscriptions: &Arc<Subscriptions>,
-    ) -> CallToolResult {
-        let (outcome, warnings) = self.outcome(Value::Object(arguments), request, subscriptions).await;
+    async fn run(&self, arguments: JsonObject, request: RequestInfo, settings: &Settings) -> CallToolResult {
+        let (outcome, warnings) = self.outcome(Value::Object(arguments), request, settings).await;
         match outcome {
             Ok(output) => success_result(output, &warnings),
             Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
@@ -70,13 +67,13 @@ impl CompiledAction {
         &self,
         arguments: Value,
         request: RequestInfo,
-        subscriptions: &Arc<Subscriptions>,
+        settings: &Settings,
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
         let cancellation = request.cancellation.clone();
         // The call's facts, once validation let it through: its warnings outlive a panic or
         // a cancellation, and ride on that envelope too.
         let admitted = OnceLock::new();
-        let work = AssertUnwindSafe(self.validate_and_run(arguments, request, subscriptions, &admitted)).catch_unwind();
+        let work = AssertUnwindSafe(self.validate_and_run(arguments, request, settings, &admitted)).catch_unwind();
         tokio::pin!(work);
         let caught = |outcome: Result<_, _>| {
             outcome.unwrap_or_else(|panic| {
@@ -105,7 +102,7 @@ impl CompiledAction {
         &self,
         arguments: Value,
         request: RequestInfo,
-        subscriptions: &Arc<Subscriptions>,
+        settings: &Settings,
         admitted: &OnceLock<Arc<CallInfo>>,
     ) -> Result<Output, Refusal> {
         let checker = self.checker.as_ref();
@@ -131,11 +128,23 @@ impl CompiledAction {
             request,
             self.mask_internal_errors,
             self.output_schema,
-            Some(Arc::clone(subscriptions)),
+            Some(Arc::clone(&settings.subscriptions)),
         ));
         let info = Arc::clone(admitted.get_or_init(|| info));
+        // A client that set a logging level hears the events of its calls: they run in a span
+        // of their own, listed for the client while the call runs.
+        let level = info.peer.as_ref().and_then(|peer| Some((peer.clone(), settings.log_levels.of(peer)?)));
         let call = Call { info, arguments, input: Some(input) };
-        Next::start(Arc::clone(&self.chain)).run(call).await.map_err(Refusal::Failed)
+        let run = Next::start(Arc::clone(&self.chain)).run(call);
+        let outcome = match level {
+            None => run.await,
+            Some((peer, level)) => {
+                let span = tracing::info_span!("mcp_call", action = %self.qualified);
+                let _listening = Listening::start(&span, peer, level);
+                run.instrument(span).await
+            }
+        };
+        outcome.map_err(Refusal::Failed)
     }
 
     /// Decodes the arguments into the input type. A whole float (`30.0`) where the schema asks

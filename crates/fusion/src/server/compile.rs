@@ -21,6 +21,7 @@ use crate::guard::{
     RequireCaller, ResultCap, Retry, Stage, StoreSettings, Timeout,
 };
 use crate::handler::{Decoder, ErasedHandler};
+use crate::logging::Levels;
 use crate::middleware::{Chain, Layers, StageLayers};
 use crate::validation::{
     Checker, input_generator, into_object, is_object_schema, output_generator, portable_input, property_names,
@@ -42,6 +43,8 @@ pub(crate) struct Settings {
     pub awareness: Option<Awareness>,
     /// Who is told when a resource changes.
     pub subscriptions: Arc<Subscriptions>,
+    /// The logging level each session set.
+    pub log_levels: Levels,
 }
 
 /// A group ready to serve: its tools as listed, and its actions.

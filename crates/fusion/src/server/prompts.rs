@@ -166,7 +166,7 @@ impl FusionServer {
             return Err(prompts.unknown(name));
         };
         let arguments = Value::Object(typed(&compiled.arguments, arguments.unwrap_or_default()));
-        let outcome = compiled.action.outcome(arguments, request, &self.inner.settings.subscriptions);
+        let outcome = compiled.action.outcome(arguments, request, &self.inner.settings);
         let (outcome, _warnings) = match compiled.deadline {
             None => outcome.await,
             Some(deadline) => match tokio::time::timeout(deadline, outcome).await {

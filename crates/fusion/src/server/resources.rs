@@ -314,8 +314,7 @@ impl FusionServer {
             return Err(resources.not_found(uri));
         };
         let arguments = Value::Object(typed(&compiled.params, values));
-        let (outcome, _warnings) =
-            compiled.action.outcome(arguments, request, &self.inner.settings.subscriptions).await;
+        let (outcome, _warnings) = compiled.action.outcome(arguments, request, &self.inner.settings).await;
         match outcome {
             Ok(output) => Ok(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref()))),
             Err(Refusal::Invalid(error)) => Err(invalid_params(

@@ -1,14 +1,19 @@
-//! The server as rmcp sees it: `initialize`, `tools/list`, `tools/call`, `resources/list`,
-//! `resources/templates/list`, `resources/read`, and an answer that names the problem for
-//! requests whose params do not decode.
+//! The server as rmcp sees it: `initialize` and `discover`; tools, resources, prompts,
+//! completions and logging; and an answer that names the problem for requests whose params do
+//! not decode.
+
+#![allow(
+    deprecated,
+    reason = "the handler serves every protocol version, with what later ones deprecate: resources/subscribe, logging"
+)]
 
 use mcp_fusion_contract::MOUNTS_CAPABILITY;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult,
+    CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
     ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -33,6 +38,9 @@ impl ServerHandler for FusionServer {
         if self.inner.prompts.any() || self.inner.resources.any_template() {
             capabilities.completions = Some(JsonObject::new());
         }
+        // Declared at `initialize`, which only versions before 2026-07-28 have; `discover`
+        // (2026-07-28, which removed logging) leaves it out.
+        capabilities.logging = Some(JsonObject::new());
         let mounts: Vec<Value> = self.inner.catalog.load().mounts().map(Value::from).collect();
         if !mounts.is_empty() {
             let mut namespaces = JsonObject::new();
@@ -56,6 +64,31 @@ impl ServerHandler for FusionServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let mut info = self.get_info();
+        info.capabilities.logging = None;
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
+    }
+
+    /// `logging/setLevel`, for clients before 2026-07-28: the session hears its calls'
+    /// `tracing` events at `level` and above (see [`crate::logging`]).
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let before_removal = context.peer.peer_info().is_some_and(|info| info.protocol_version.has_initialize());
+        if !before_removal {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "Method not found: logging/setLevel was removed in MCP 2026-07-28 (SEP-2577)",
+                None,
+            ));
+        }
+        self.inner.settings.log_levels.set(context.peer, request.level);
+        Ok(())
     }
 
     async fn complete(
@@ -128,7 +161,6 @@ impl ServerHandler for FusionServer {
 
     /// `resources/subscribe`, for protocol versions before 2026-07-28: a served URI, in a
     /// session that can carry the notification.
-    #[allow(deprecated)]
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
@@ -154,7 +186,6 @@ impl ServerHandler for FusionServer {
     }
 
     /// `resources/unsubscribe`: forgets the session's subscription (none is no error).
-    #[allow(deprecated)]
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
@@ -200,7 +231,8 @@ impl ServerHandler for FusionServer {
             | "resources/unsubscribe"
             | "prompts/list"
             | "prompts/get"
-            | "completion/complete" => Err(ErrorData::invalid_params(
+            | "completion/complete"
+            | "logging/setLevel" => Err(ErrorData::invalid_params(
                 format!("Invalid params for {}: they do not match the MCP schema", request.method),
                 None,
             )),

@@ -9,8 +9,7 @@
 //! Every tool scenario of the suite has its fixture here: text, error, image, audio, embedded
 //! resource and mixed content blocks, progress notifications, and requests to the client
 //! (sampling, elicitation, with the SEP-1034 defaults and the SEP-1330 enum shapes); so do the
-//! resource, prompt and completion scenarios. What the framework does not offer (logging) is
-//! listed in `tests/conformance/baseline.json`.
+//! resource, prompt, completion and logging scenarios.
 
 use std::borrow::Cow;
 use std::fmt::Display;
@@ -75,6 +74,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_embedded_resource",
     "test_multiple_content_types",
     "test_tool_with_progress",
+    "test_tool_with_logging",
     "test_sampling",
     "test_elicitation",
     "test_elicitation_sep1034_defaults",
@@ -134,6 +134,17 @@ async fn tool_with_progress(ctx: Ctx<()>, _input: NoArgs) -> Result<String, Tool
         ctx.progress(progress, Some(PROGRESS_TOTAL), None).await;
     }
     Ok(format!("Progress test completed: {} steps reported", PROGRESS_STEPS.len()))
+}
+
+/// `test_tool_with_logging`: three `tracing` events, 50 ms apart, which reach a client that
+/// set a logging level as `notifications/message` (scenario `tools-call-with-logging`).
+async fn tool_with_logging(_ctx: Ctx<()>, _input: NoArgs) -> Result<&'static str, ToolError> {
+    tracing::info!("Tool execution started");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("Tool processing data");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    tracing::info!("Tool execution completed");
+    Ok("Tool with logging executed successfully")
 }
 
 /// The client connection, if the call came through a transport and the client declared
@@ -407,6 +418,14 @@ pub fn server() -> Result<FusionServer, BuildError> {
             )
             .read_only()
             .handler(tool_with_progress),
+        )
+        .action(
+            Action::new(
+                "tool_with_logging",
+                "Logs three messages during the call (conformance scenario tools-call-with-logging).",
+            )
+            .read_only()
+            .handler(tool_with_logging),
         )
         .action(
             Action::new(

@@ -11,7 +11,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::Parser;
 use mcp_fusion::http::{HttpConfig, HttpServer};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
 
 /// Test-only MCP server with the fixture tools of the official MCP conformance suite.
 #[derive(Debug, Parser)]
@@ -30,11 +32,13 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")))
+    // The log's filter is the fmt layer's own, so that the events of a call still reach a client
+    // that set a logging level (`mcp_fusion::logging`).
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")));
+    tracing_subscriber::registry().with(log).with(mcp_fusion::logging::layer()).init();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -1,0 +1,246 @@
+//! MCP logging (`logging/setLevel`, `notifications/message`), bridged from `tracing`.
+//!
+//! A client that sets a level hears the `tracing` events its own calls emit at that level or
+//! above — the handler's, its middleware's, anything inside the call — as
+//! `notifications/message`. Add [`layer()`] to your subscriber, beside your own output with a
+//! filter of its own (a filter on the whole subscriber would hide from clients what it hides
+//! from your log):
+//!
+//! ```
+//! use tracing_subscriber::Layer as _;
+//! use tracing_subscriber::layer::SubscriberExt as _;
+//!
+//! let subscriber = tracing_subscriber::registry()
+//!     .with(tracing_subscriber::fmt::layer().with_filter(tracing_subscriber::filter::LevelFilter::WARN))
+//!     .with(mcp_fusion::logging::layer());
+//! # let _ = subscriber;
+//! ```
+//!
+//! Until a client sets a level, the layer sees nothing; after, it looks only at events inside
+//! the calls of a client that listens.
+//!
+//! MCP 2026-07-28 removed logging (SEP-2577): the server offers it to clients on earlier
+//! versions only, and a client on 2026-07-28 that asks gets "method not found".
+
+#![allow(
+    deprecated,
+    reason = "rmcp marks MCP logging deprecated (SEP-2577); it is offered to clients before 2026-07-28"
+)]
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::{Peer, RoleServer};
+use serde_json::{Map, Value};
+use tracing::field::{Field, Visit};
+use tracing::span;
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+
+/// Forwards the `tracing` events of a call to the client that made it, when that client set a
+/// logging level and the event is at or above it. Use it through [`layer()`], which filters
+/// it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ClientLogLayer;
+
+/// The layer, filtered so that it sees nothing until a client sets a level.
+pub fn layer<S>() -> impl tracing_subscriber::Layer<S>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    tracing_subscriber::Layer::with_filter(ClientLogLayer, OnceAClientListens)
+}
+
+/// Whether any client ever set a level: before, the layer's filter enables nothing.
+static ANY_LEVEL: AtomicBool = AtomicBool::new(false);
+
+/// How many calls' spans are listed: with none, an event is not looked at.
+static LISTED: AtomicUsize = AtomicUsize::new(0);
+
+/// The filter of [`layer()`]: everything once a client has set a level, nothing before.
+#[derive(Debug, Clone, Copy)]
+struct OnceAClientListens;
+
+impl<S> tracing_subscriber::layer::Filter<S> for OnceAClientListens {
+    fn enabled(&self, _metadata: &tracing::Metadata<'_>, _cx: &Context<'_, S>) -> bool {
+        ANY_LEVEL.load(Ordering::Relaxed)
+    }
+
+    // Before a client sets a level, no callsite interests the layer; the first level set
+    // rebuilds every callsite's interest, and from then on each event is asked about.
+    fn callsite_enabled(&self, _metadata: &'static tracing::Metadata<'static>) -> tracing::subscriber::Interest {
+        if ANY_LEVEL.load(Ordering::Relaxed) {
+            tracing::subscriber::Interest::sometimes()
+        } else {
+            tracing::subscriber::Interest::never()
+        }
+    }
+
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        if ANY_LEVEL.load(Ordering::Relaxed) { None } else { Some(tracing::level_filters::LevelFilter::OFF) }
+    }
+}
+
+/// The levels the sessions set, by session.
+#[derive(Default)]
+pub(crate) struct Levels(Mutex<Vec<(Peer<RoleServer>, LoggingLevel)>>);
+
+impl std::fmt::Debug for Levels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Levels").field("sessions", &locked(&self.0).len()).finish()
+    }
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Whether two handles are the same client connection (clones share the handshake's
+/// information).
+fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+    match (a.peer_info(), b.peer_info()) {
+        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+        _ => false,
+    }
+}
+
+impl Levels {
+    /// `peer` wants the messages at `level` and above.
+    pub(crate) fn set(&self, peer: Peer<RoleServer>, level: LoggingLevel) {
+        let mut levels = locked(&self.0);
+        levels.retain(|(known, _)| !known.is_transport_closed() && !same_session(known, &peer));
+        levels.push((peer, level));
+        drop(levels);
+        if !ANY_LEVEL.swap(true, Ordering::Relaxed) {
+            tracing::callsite::rebuild_interest_cache();
+        }
+    }
+
+    /// The level `peer` set, if any.
+    pub(crate) fn of(&self, peer: &Peer<RoleServer>) -> Option<LoggingLevel> {
+        locked(&self.0).iter().find(|(known, _)| same_session(known, peer)).map(|(_, level)| *level)
+    }
+}
+
+/// Where the events of one call's span go.
+struct Listener {
+    peer: Peer<RoleServer>,
+    level: LoggingLevel,
+}
+
+/// The spans of calls whose client listens, by span id.
+fn listening() -> &'static Mutex<HashMap<span::Id, Listener>> {
+    static LISTENING: OnceLock<Mutex<HashMap<span::Id, Listener>>> = OnceLock::new();
+    LISTENING.get_or_init(Mutex::default)
+}
+
+/// Keeps a call's span listed while the call runs.
+pub(crate) struct Listening(Option<span::Id>);
+
+impl Listening {
+    /// Lists `span` (when a subscriber gave it an id) for `peer`, at `level`.
+    pub(crate) fn start(span: &tracing::Span, peer: Peer<RoleServer>, level: LoggingLevel) -> Listening {
+        let id = span.id();
+        if let Some(id) = &id {
+            locked(listening()).insert(id.clone(), Listener { peer, level });
+            LISTED.fetch_add(1, Ordering::Relaxed);
+        }
+        Listening(id)
+    }
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        if let Some(id) = &self.0 {
+            locked(listening()).remove(id);
+            LISTED.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// MCP's level for a `tracing` level: there is no trace, and warn is warning.
+fn level_of(level: &tracing::Level) -> LoggingLevel {
+    match *level {
+        tracing::Level::ERROR => LoggingLevel::Error,
+        tracing::Level::WARN => LoggingLevel::Warning,
+        tracing::Level::INFO => LoggingLevel::Info,
+        _ => LoggingLevel::Debug,
+    }
+}
+
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// An event's fields as JSON: `message`, then the rest by name.
+#[derive(Default)]
+struct Fields(Map<String, Value>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        let mut text = String::new();
+        let _ = write!(text, "{value:?}");
+        self.0.insert(field.name().to_owned(), Value::String(text));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), Value::String(value.to_owned()));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().to_owned(), Value::from(value));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.insert(field.name().to_owned(), Value::Bool(value));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for ClientLogLayer
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        if LISTED.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let Some(scope) = ctx.event_scope(event) else { return };
+        let level = level_of(event.metadata().level());
+        let target = {
+            let listening = locked(listening());
+            if listening.is_empty() {
+                return;
+            }
+            scope.into_iter().find_map(|span| listening.get(&span.id()).map(|l| (l.peer.clone(), l.level)))
+        };
+        let Some((peer, min)) = target else { return };
+        if rank(level) < rank(min) {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let param =
+            LoggingMessageNotificationParam::new(level, Value::Object(fields.0)).with_logger(event.metadata().target());
+        runtime.spawn(async move {
+            // An event of this delivery's own failure would come back here: it is not logged.
+            let _ = peer.notify_logging_message(param).await;
+        });
+    }
+}

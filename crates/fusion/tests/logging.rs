@@ -1,0 +1,130 @@
+//! MCP logging bridged from `tracing`, through a real rmcp client: a client that sets a level
+//! hears its own calls' events at that level and above; another client hears nothing; a client
+//! on 2026-07-28, which removed logging, is told the method is not there.
+
+#![allow(deprecated, reason = "MCP logging is deprecated by SEP-2577 and offered before 2026-07-28")]
+
+use std::sync::{Arc, Mutex, Once};
+use std::time::Duration;
+
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use rmcp::model::{
+    CallToolRequestParams, ErrorCode, LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion,
+    SetLevelRequestParams,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService, ServiceError};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+async fn chatty(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolError> {
+    tracing::debug!("looking closely");
+    tracing::info!(invoices = 3, "counted the invoices");
+    tracing::warn!("one is overdue");
+    Ok("done")
+}
+
+fn server() -> FusionServer {
+    FusionServer::builder("logging-test", "1")
+        .group(Group::new("t", "T.").action(Action::new("chatty", "Logs three events.").handler(chatty)))
+        .build(())
+        .unwrap()
+}
+
+/// The one subscriber of this test binary: the layer alone.
+fn subscriber() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        tracing_subscriber::registry().with(mcp_fusion::logging::layer()).init();
+    });
+}
+
+#[derive(Clone, Default)]
+struct Heard(Arc<Mutex<Vec<LoggingMessageNotificationParam>>>);
+
+impl ClientHandler for Heard {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push(params);
+    }
+}
+
+async fn connect(server: FusionServer, heard: Heard) -> RunningService<RoleClient, Heard> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    heard.serve(client_io).await.unwrap()
+}
+
+async fn call_chatty(client: &RunningService<RoleClient, Heard>) {
+    let arguments = json!({"action": "chatty"}).as_object().cloned().unwrap();
+    let result = client.call_tool(CallToolRequestParams::new("t").with_arguments(arguments)).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+}
+
+#[tokio::test]
+async fn a_client_hears_its_calls_events_at_its_level_and_others_hear_nothing() {
+    subscriber();
+    let server = server();
+    let (listening, silent) = (Heard::default(), Heard::default());
+    let client = connect(server.clone(), listening.clone()).await;
+    let other = connect(server, silent.clone()).await;
+    assert!(client.peer_info().unwrap().capabilities.logging.is_some());
+    client.set_level(SetLevelRequestParams::new(LoggingLevel::Info)).await.unwrap();
+    call_chatty(&client).await;
+    call_chatty(&other).await;
+    // Outside any call: nobody's.
+    tracing::warn!("between calls");
+    // The notifications were sent before the result; a round trip lets the last arrive.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    client.list_all_tools().await.unwrap();
+    let heard = listening.0.lock().unwrap().clone();
+    let heard: Vec<_> = heard.iter().map(|m| (m.level, m.logger.clone(), m.data.clone())).collect();
+    assert_eq!(
+        heard,
+        [
+            (LoggingLevel::Info, Some("logging".to_owned()), json!({"message": "counted the invoices", "invoices": 3})),
+            (LoggingLevel::Warning, Some("logging".to_owned()), json!({"message": "one is overdue"})),
+        ]
+    );
+    assert!(silent.0.lock().unwrap().is_empty(), "a client that set no level hears nothing");
+    // Raising the level filters more.
+    client.set_level(SetLevelRequestParams::new(LoggingLevel::Error)).await.unwrap();
+    call_chatty(&client).await;
+    client.list_all_tools().await.unwrap();
+    assert_eq!(listening.0.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_client_on_2026_07_28_is_told_logging_is_gone() {
+    subscriber();
+    let server = server();
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    match client.set_level(SetLevelRequestParams::new(LoggingLevel::Info)).await {
+        Err(ServiceError::McpError(error)) => {
+            assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
+            assert_eq!(error.message, "Method not found: logging/setLevel was removed in MCP 2026-07-28 (SEP-2577)");
+        }
+        other => panic!("expected method not found, got {other:?}"),
+    }
+}
