@@ -20,7 +20,16 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { SCENARIO, checkCall, checkToolsList, failedCheck, report, writeResult } from "../lib/scenario.mjs";
+import {
+  SCENARIO,
+  checkCall,
+  checkPrompt,
+  checkResource,
+  checkToolsList,
+  failedCheck,
+  report,
+  writeResult,
+} from "../lib/scenario.mjs";
 import { parseArgs } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/inspector";
@@ -111,6 +120,27 @@ try {
       run.checks.push(check);
     } catch (error) {
       run.checks.push(failedCheck(spec.name, error));
+    }
+  }
+
+  // The resource and the prompt; this CLI has no one-shot completion command (`--method` takes
+  // no completion/complete), so the completion check is the SDKs'.
+  const { resource, prompt } = SCENARIO.surface;
+  const surface = [
+    [resource.name, () => checkResource(inspector(["--method", "resources/read", "--uri", resource.uri]).result)],
+    [
+      prompt.name,
+      () => {
+        const pairs = Object.entries(prompt.arguments).map(([key, value]) => `${key}=${value}`);
+        return checkPrompt(inspector(["--method", "prompts/get", "--prompt-name", prompt.prompt, "--prompt-args", ...pairs]).result);
+      },
+    ],
+  ];
+  for (const [name, check] of surface) {
+    try {
+      run.checks.push(check());
+    } catch (error) {
+      run.checks.push(failedCheck(name, error));
     }
   }
 } catch (error) {

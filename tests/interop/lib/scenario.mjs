@@ -1,6 +1,6 @@
 // The interop scenario for JavaScript clients (the TypeScript SDK and the Inspector CLI): loads
-// tests/interop/scenario.json, checks what a client saw against it, and writes the run's result
-// file. tests/interop/python/client.py implements the same checks for the Python SDK.
+// tests/interop/scenario.json, checks what a client saw against it (tools, then the resource, the
+// prompt and the completion of `surface`), and writes the run's result file. tests/interop/python/client.py implements the same checks for the Python SDK.
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
@@ -81,6 +81,49 @@ export function checkCall(spec, result) {
       problems.push(...subsetProblems(`${where}.text`, parsed, want.json));
     }
   });
+  return outcome(spec.name, problems, result);
+}
+
+/** Checks a resources/read result (`{contents: [...]}`). */
+export function checkResource(result) {
+  const spec = SCENARIO.surface.resource;
+  const problems = [];
+  const contents = Array.isArray(result?.contents) ? result.contents : [];
+  const first = contents[0];
+  if (contents.length !== 1) problems.push(`contents: expected 1, got ${contents.length}`);
+  if (first?.uri !== spec.uri) problems.push(`contents[0].uri: expected ${show(spec.uri)}, got ${show(first?.uri)}`);
+  if (first?.mimeType !== spec.mimeType) {
+    problems.push(`contents[0].mimeType: expected ${show(spec.mimeType)}, got ${show(first?.mimeType)}`);
+  }
+  try {
+    problems.push(...subsetProblems("contents[0].text", JSON.parse(first?.text), spec.json));
+  } catch (error) {
+    problems.push(`contents[0].text: expected JSON, got ${show(first?.text)} (${error.message})`);
+  }
+  return outcome(spec.name, problems, result);
+}
+
+/** Checks a prompts/get result (`{messages: [...]}`). */
+export function checkPrompt(result) {
+  const spec = SCENARIO.surface.prompt;
+  const problems = [];
+  const messages = Array.isArray(result?.messages) ? result.messages : [];
+  const [text, embedded] = messages;
+  if (messages.length !== 2) problems.push(`messages: expected 2, got ${messages.length}`);
+  if (text?.role !== "user" || text?.content?.type !== "text" || !text.content.text?.startsWith(spec.firstTextStartsWith)) {
+    problems.push(`messages[0]: expected a user text starting with ${show(spec.firstTextStartsWith)}, got ${show(text)}`);
+  }
+  if (embedded?.content?.type !== "resource" || embedded.content.resource?.uri !== spec.embeddedUri) {
+    problems.push(`messages[1]: expected the embedded resource ${show(spec.embeddedUri)}, got ${show(embedded)}`);
+  }
+  return outcome(spec.name, problems, result);
+}
+
+/** Checks a completion/complete result (`{completion: {values}}`). */
+export function checkCompletion(result) {
+  const spec = SCENARIO.surface.completion;
+  const values = result?.completion?.values;
+  const problems = isDeepStrictEqual(values, spec.values) ? [] : [`completion.values: expected ${show(spec.values)}, got ${show(values)}`];
   return outcome(spec.name, problems, result);
 }
 

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import Implementation
+from mcp.types import Implementation, PromptReference
 
 PACKAGE = "mcp"
 VERSION = version(PACKAGE)
@@ -148,6 +148,67 @@ async def scenario(session: ClientSession, run: dict[str, Any]) -> None:
             run["checks"].append(check_call(spec, wire(await session.call_tool("billing", spec["arguments"]))))
         except Exception as error:  # noqa: BLE001 - reported as a failed check
             run["checks"].append(failed_check(spec["name"], error))
+    await surface(session, run)
+
+
+def check_resource(result: dict[str, Any]) -> dict[str, Any]:
+    spec = SCENARIO["surface"]["resource"]
+    contents = result.get("contents") or []
+    first = contents[0] if contents else {}
+    problems = []
+    if len(contents) != 1:
+        problems.append(f"contents: expected 1, got {len(contents)}")
+    for key in ("uri", "mimeType"):
+        if first.get(key) != spec[key]:
+            problems.append(f"contents[0].{key}: expected {show(spec[key])}, got {show(first.get(key))}")
+    try:
+        problems += subset_problems("contents[0].text", json.loads(first.get("text", "")), spec["json"])
+    except ValueError as error:
+        problems.append(f"contents[0].text: expected JSON, got {show(first.get('text'))} ({error})")
+    return outcome(spec["name"], problems, result)
+
+
+def check_prompt(result: dict[str, Any]) -> dict[str, Any]:
+    spec = SCENARIO["surface"]["prompt"]
+    messages = result.get("messages") or []
+    problems = []
+    if len(messages) != 2:
+        problems.append(f"messages: expected 2, got {len(messages)}")
+    text = messages[0] if messages else {}
+    content = text.get("content", {})
+    if text.get("role") != "user" or content.get("type") != "text" or not str(content.get("text", "")).startswith(spec["firstTextStartsWith"]):
+        problems.append(f"messages[0]: expected a user text starting with {show(spec['firstTextStartsWith'])}, got {show(text)}")
+    embedded = messages[1].get("content", {}) if len(messages) > 1 else {}
+    if embedded.get("type") != "resource" or embedded.get("resource", {}).get("uri") != spec["embeddedUri"]:
+        problems.append(f"messages[1]: expected the embedded resource {show(spec['embeddedUri'])}, got {show(embedded)}")
+    return outcome(spec["name"], problems, result)
+
+
+def check_completion(result: dict[str, Any]) -> dict[str, Any]:
+    spec = SCENARIO["surface"]["completion"]
+    values = (result.get("completion") or {}).get("values")
+    problems = [] if values == spec["values"] else [f"completion.values: expected {show(spec['values'])}, got {show(values)}"]
+    return outcome(spec["name"], problems, result)
+
+
+async def surface(session: ClientSession, run: dict[str, Any]) -> None:
+    """The resource, the prompt and the completion of the scenario's `surface`."""
+    resource, prompt, completion = (SCENARIO["surface"][key] for key in ("resource", "prompt", "completion"))
+    reference = PromptReference(type="ref/prompt", name=completion["prompt"])
+    steps = [
+        (resource["name"], lambda: session.read_resource(resource["uri"]), check_resource),
+        (prompt["name"], lambda: session.get_prompt(prompt["prompt"], prompt["arguments"]), check_prompt),
+        (
+            completion["name"],
+            lambda: session.complete(reference, {"name": completion["argument"], "value": completion["value"]}),
+            check_completion,
+        ),
+    ]
+    for name, request, check in steps:
+        try:
+            run["checks"].append(check(wire(await request())))
+        except Exception as error:  # noqa: BLE001 - reported as a failed check
+            run["checks"].append(failed_check(name, error))
 
 
 async def main(options: argparse.Namespace) -> dict[str, Any]:

@@ -12,7 +12,17 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SCENARIO, checkCall, checkToolsList, failedCheck, report, writeResult } from "../lib/scenario.mjs";
+import {
+  SCENARIO,
+  checkCall,
+  checkCompletion,
+  checkPrompt,
+  checkResource,
+  checkToolsList,
+  failedCheck,
+  report,
+  writeResult,
+} from "../lib/scenario.mjs";
 import { parseArgs } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/sdk";
@@ -70,6 +80,28 @@ try {
       run.checks.push(checkCall(spec, await client.callTool({ name: "billing", arguments: spec.arguments })));
     } catch (error) {
       run.checks.push(failedCheck(spec.name, error));
+    }
+  }
+  const { resource, prompt, completion } = SCENARIO.surface;
+  const surface = [
+    [resource.name, async () => checkResource(await client.readResource({ uri: resource.uri }))],
+    [prompt.name, async () => checkPrompt(await client.getPrompt({ name: prompt.prompt, arguments: prompt.arguments }))],
+    [
+      completion.name,
+      async () =>
+        checkCompletion(
+          await client.complete({
+            ref: { type: "ref/prompt", name: completion.prompt },
+            argument: { name: completion.argument, value: completion.value },
+          }),
+        ),
+    ],
+  ];
+  for (const [name, check] of surface) {
+    try {
+      run.checks.push(await check());
+    } catch (error) {
+      run.checks.push(failedCheck(name, error));
     }
   }
 } catch (error) {
