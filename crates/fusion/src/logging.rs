@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Mutex, OnceLock};
 
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::{Peer, RoleServer};
@@ -39,6 +39,8 @@ use tracing::field::{Field, Visit};
 use tracing::span;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
+
+use crate::server::{locked, same_session};
 
 /// Forwards the `tracing` events of a call to the client that made it, when that client set a
 /// logging level and the event is at or above it. Use it through [`layer()`], which filters
@@ -84,36 +86,28 @@ impl<S> tracing_subscriber::layer::Filter<S> for OnceAClientListens {
     }
 }
 
-/// The levels the sessions set, by session.
+/// The levels the sessions set, by session; `any` spares every call the lock while none is
+/// set.
 #[derive(Default)]
-pub(crate) struct Levels(Mutex<Vec<(Peer<RoleServer>, LoggingLevel)>>);
+pub(crate) struct Levels {
+    set: Mutex<Vec<(Peer<RoleServer>, LoggingLevel)>>,
+    any: AtomicBool,
+}
 
 impl std::fmt::Debug for Levels {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Levels").field("sessions", &locked(&self.0).len()).finish()
-    }
-}
-
-fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Whether two handles are the same client connection (clones share the handshake's
-/// information).
-fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
-    match (a.peer_info(), b.peer_info()) {
-        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
-        _ => false,
+        f.debug_struct("Levels").field("sessions", &locked(&self.set).len()).finish()
     }
 }
 
 impl Levels {
     /// `peer` wants the messages at `level` and above.
     pub(crate) fn set(&self, peer: Peer<RoleServer>, level: LoggingLevel) {
-        let mut levels = locked(&self.0);
+        let mut levels = locked(&self.set);
         levels.retain(|(known, _)| !known.is_transport_closed() && !same_session(known, &peer));
         levels.push((peer, level));
         drop(levels);
+        self.any.store(true, Ordering::Relaxed);
         if !ANY_LEVEL.swap(true, Ordering::Relaxed) {
             tracing::callsite::rebuild_interest_cache();
         }
@@ -121,7 +115,10 @@ impl Levels {
 
     /// The level `peer` set, if any.
     pub(crate) fn of(&self, peer: &Peer<RoleServer>) -> Option<LoggingLevel> {
-        locked(&self.0).iter().find(|(known, _)| same_session(known, peer)).map(|(_, level)| *level)
+        if !self.any.load(Ordering::Relaxed) {
+            return None;
+        }
+        locked(&self.set).iter().find(|(known, _)| same_session(known, peer)).map(|(_, level)| *level)
     }
 }
 

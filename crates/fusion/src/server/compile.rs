@@ -110,6 +110,56 @@ impl CompiledAction {
     }
 }
 
+/// What a resource or a prompt asks of the guards: they are compiled as a read-only action of
+/// no group.
+pub(super) struct ReadOnly<'a> {
+    pub require_identity: bool,
+    pub scopes: &'a [String],
+    pub rate_limits: &'a [RateLimit],
+    pub timeout: Option<Duration>,
+}
+
+/// Compiles a resource's or a prompt's handler, named `qualified`, into an action: a checker
+/// of `schema`, its decoder, and a chain of the server's guards and middleware.
+pub(super) fn compile_read_only<S: Send + Sync + 'static>(
+    settings: &Settings,
+    qualified: &str,
+    handler: &dyn ErasedHandler<S>,
+    schema: &Map<String, Value>,
+    asks: &ReadOnly<'_>,
+    state: &Arc<S>,
+) -> Result<CompiledAction, BuildError> {
+    let checker = Checker::new(schema, Vec::new())
+        .map_err(|reason| BuildError::Schema { action: qualified.to_owned(), reason })?;
+    let qualified: Arc<str> = qualified.into();
+    let no_layers = Layers::default();
+    let scope = GroupScope { name: &qualified, rate_limits: &[], middleware: &no_layers, concurrency: None };
+    let spec = GuardSpec {
+        require_identity: asks.require_identity || !asks.scopes.is_empty(),
+        scopes: asks.scopes,
+        rate_limits: asks.rate_limits,
+        deprecated: None,
+        deprecated_fields: &[],
+        timeout: asks.timeout,
+        idempotent: true,
+        read_only: true,
+        by_key: false,
+        check_with: None,
+    };
+    let guards = guards(settings, &scope, &spec, &qualified, schema)?;
+    let chain = Chain::assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
+    Ok(CompiledAction {
+        qualified,
+        name_at: 0,
+        checker: Some(checker),
+        decode: handler.decoder(),
+        chain: Arc::new(chain),
+        awareness: None,
+        mask_internal_errors: settings.mask_internal_errors,
+        output_schema: false,
+    })
+}
+
 /// What an action's guards take from its group.
 pub(super) struct GroupScope<'a> {
     pub name: &'a str,

@@ -23,7 +23,7 @@ pub use builder::ServerBuilder;
 pub(crate) use compile::{CompiledAction, CompiledGroup};
 pub(crate) use completion::{StateCompleter, state_completer};
 pub(crate) use mount::{mounted_guess, not_served};
-pub(crate) use subscriptions::Subscriptions;
+pub(crate) use subscriptions::{Subscriptions, locked, same_session};
 
 use crate::catalog::Catalog;
 use crate::error::BuildError;

@@ -11,15 +11,14 @@ use serde_json::{Map, Value, json};
 
 use super::FusionServer;
 use super::call::Refusal;
-use super::compile::{CompiledAction, GroupScope, GuardSpec, Settings, check_name, guards};
+use super::compile::{CompiledAction, ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
 use super::resources::{failed, invalid_params, typed};
 use crate::catalog::closest;
 use crate::error::BuildError;
-use crate::middleware::{Chain, Layers};
 use crate::prompt::{Prompt, past_deadline};
 use crate::transport::RequestInfo;
-use crate::validation::{Checker, input_generator, into_object, property_names, required_names};
+use crate::validation::{input_generator, into_object, property_names, required_names};
 
 /// The prompts a server has, as listed and as compiled.
 #[derive(Default)]
@@ -95,35 +94,13 @@ fn compile<S: Send + Sync + 'static>(
 ) -> Result<(Compiled, ListedPrompt), BuildError> {
     let handler = prompt.handler.ok_or_else(|| BuildError::MissingHandler { action: prompt.name.clone() })?;
     let schema = into_object(handler.input_schema(&mut input_generator(true)));
-    let qualified: Arc<str> = prompt.name.as_str().into();
-    let checker = Checker::new(&schema, Vec::new())
-        .map_err(|reason| BuildError::Schema { action: prompt.name.clone(), reason })?;
-    let no_layers = Layers::default();
-    let scope = GroupScope { name: &prompt.name, rate_limits: &[], middleware: &no_layers, concurrency: None };
-    let spec = GuardSpec {
-        require_identity: prompt.require_identity || !prompt.scopes.is_empty(),
+    let asks = ReadOnly {
+        require_identity: prompt.require_identity,
         scopes: &prompt.scopes,
         rate_limits: &prompt.rate_limits,
-        deprecated: None,
-        deprecated_fields: &[],
         timeout: None,
-        idempotent: true,
-        read_only: true,
-        by_key: false,
-        check_with: None,
     };
-    let guards = guards(settings, &scope, &spec, &qualified, &schema)?;
-    let chain = Chain::assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
-    let action = CompiledAction {
-        qualified,
-        name_at: 0,
-        checker: Some(checker),
-        decode: handler.decoder(),
-        chain: Arc::new(chain),
-        awareness: None,
-        mask_internal_errors: settings.mask_internal_errors,
-        output_schema: false,
-    };
+    let action = compile_read_only(settings, &prompt.name, handler.as_ref(), &schema, &asks, state)?;
     let required = required_names(&schema);
     let properties = schema.get("properties").and_then(Value::as_object);
     let arguments: Vec<PromptArgument> = property_names(&schema)

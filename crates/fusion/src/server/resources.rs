@@ -14,18 +14,17 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 
 use super::call::Refusal;
-use super::compile::{GroupScope, GuardSpec, Settings, guards};
+use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use super::{CompiledAction, FusionServer};
 use crate::catalog::closest;
 use crate::error::BuildError;
 use crate::handler::ErasedHandler;
-use crate::middleware::{Chain, Layers};
 use crate::output::Output;
 use crate::resource::template::UriTemplate;
 use crate::resource::{About, Resource, ResourceTemplate, complete};
 use crate::transport::RequestInfo;
-use crate::validation::{Checker, input_generator, into_object, property_names, required_names};
+use crate::validation::{input_generator, into_object, property_names, required_names};
 
 /// How many resources or templates one page of a list holds.
 const PAGE: usize = 100;
@@ -207,35 +206,13 @@ fn compile<S: Send + Sync + 'static>(
     if let Some(template) = &template {
         check_parameters(&about.uri, template, &params)?;
     }
-    let qualified: Arc<str> = about.uri.as_str().into();
-    let checker =
-        Checker::new(&params, Vec::new()).map_err(|reason| BuildError::Schema { action: about.uri.clone(), reason })?;
-    let no_layers = Layers::default();
-    let scope = GroupScope { name: &about.uri, rate_limits: &[], middleware: &no_layers, concurrency: None };
-    let spec = GuardSpec {
-        require_identity: about.require_identity || !about.scopes.is_empty(),
+    let asks = ReadOnly {
+        require_identity: about.require_identity,
         scopes: &about.scopes,
         rate_limits: &about.rate_limits,
-        deprecated: None,
-        deprecated_fields: &[],
         timeout: about.timeout,
-        idempotent: true,
-        read_only: true,
-        by_key: false,
-        check_with: None,
     };
-    let guards = guards(settings, &scope, &spec, &qualified, &params)?;
-    let chain = Chain::assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
-    let action = CompiledAction {
-        qualified,
-        name_at: 0,
-        checker: Some(checker),
-        decode: handler.decoder(),
-        chain: Arc::new(chain),
-        awareness: None,
-        mask_internal_errors: settings.mask_internal_errors,
-        output_schema: false,
-    };
+    let action = compile_read_only(settings, &about.uri, handler.as_ref(), &params, &asks, state)?;
     let completions = Completions::new(completers, &params, state);
     if let Some(argument) = completions.unknown_arguments().first() {
         return Err(BuildError::Completion {

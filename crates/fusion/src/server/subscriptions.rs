@@ -28,13 +28,13 @@ impl std::fmt::Debug for Subscriptions {
     }
 }
 
-fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether two handles are the same client connection: clones of one peer share the
 /// handshake's information, set once at `initialize`.
-fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
+pub(crate) fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
     match (a.peer_info(), b.peer_info()) {
         (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
         _ => false,
