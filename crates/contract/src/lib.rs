@@ -63,7 +63,8 @@ pub use exposition::{Exposition, qualified_name, split_qualified};
 pub use lockfile::{LOCKFILE_VERSION, Lockfile, LockfileError, MAX_LOCKFILE_BYTES, MAX_LOCKFILE_TOOLS};
 pub use mcp_fusion_wire::{ChangeSeverity, ContractChange};
 pub use meta::{
-    ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, MOUNTS_CAPABILITY, PublishedRoute, published_route,
+    ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, INPUT_SCHEMA_META_KEY, MOUNTS_CAPABILITY,
+    PublishedRoute, published_route,
 };
 
 #[doc = include_str!("../docs/governance.md")]

@@ -24,6 +24,12 @@ pub const DISCRIMINATOR_META_KEY: &str = "fusion/discriminator";
 /// `billing.get_invoice`), whatever separator the tool name uses.
 pub const ACTION_META_KEY: &str = "fusion/action";
 
+/// On a prompt or a resource template: the JSON Schema of its arguments or of its URI's
+/// parameters, typed as the server checks them (an enum, a pattern, a number). MCP lists a
+/// prompt's arguments by name only, and a template's parameters not at all: this is what a
+/// contract compares instead, so a value dropped from an enum is told as BREAKING.
+pub const INPUT_SCHEMA_META_KEY: &str = "fusion/inputSchema";
+
 /// In the server's `capabilities.experimental` at `initialize`: `{"namespaces": [...]}`, the
 /// namespaces mounted from upstream servers. A mount that is still connecting lists no tools,
 /// so this is how a client knows that `crm.search` is worth sending (the server answers

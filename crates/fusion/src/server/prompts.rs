@@ -13,7 +13,7 @@ use super::FusionServer;
 use super::call::Refusal;
 use super::compile::{CompiledAction, ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
-use super::resources::{failed, invalid_params, typed};
+use super::resources::{failed, input_schema_meta, invalid_params, typed};
 use crate::catalog::closest;
 use crate::error::BuildError;
 use crate::prompt::{Prompt, past_deadline};
@@ -118,6 +118,7 @@ fn compile<S: Send + Sync + 'static>(
     let mut listed =
         ListedPrompt::new(&prompt.name, Some(&prompt.description), Some(arguments).filter(|a| !a.is_empty()));
     listed.title = prompt.title;
+    listed.meta = Some(input_schema_meta(&schema));
     let completions = Completions::new(prompt.completers, &schema, state);
     if let Some(argument) = completions.unknown_arguments().first() {
         return Err(BuildError::Completion {

@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use mcp_fusion_contract::INPUT_SCHEMA_META_KEY;
 use mcp_fusion_wire::{Sent, ToolError, ValidationError};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompletionInfo, ContentBlock, ErrorCode, ReadResourceResult, Resource as ListedResource, ResourceContents,
-    ResourceTemplate as ListedTemplate,
+    CompletionInfo, ContentBlock, ErrorCode, MetaObject, ReadResourceResult, Resource as ListedResource,
+    ResourceContents, ResourceTemplate as ListedTemplate,
 };
 use serde_json::{Map, Value, json};
 
@@ -74,8 +75,9 @@ impl Resources {
             if resources.templates.iter().any(|known| known.action.qualified.as_ref() == about.uri) {
                 return Err(BuildError::Duplicate { what: "resource template", name: about.uri });
             }
-            resources.listed_templates.push(listed_template(&about));
-            resources.templates.push(compile(settings, &about, handler, Some(template), completers, state)?);
+            let compiled = compile(settings, &about, handler, Some(template), completers, state)?;
+            resources.listed_templates.push(listed_template(&about, &compiled.params));
+            resources.templates.push(compiled);
         }
         Ok(resources)
     }
@@ -183,12 +185,21 @@ fn listed_resource(about: &About) -> ListedResource {
     listed
 }
 
-fn listed_template(about: &About) -> ListedTemplate {
+/// The template as listed, with its parameters' schema in `_meta` for contracts to compare.
+fn listed_template(about: &About, params: &Map<String, Value>) -> ListedTemplate {
     let mut listed = ListedTemplate::new(about.uri.clone(), about.name.clone());
+    listed.meta = Some(input_schema_meta(params));
     listed.title.clone_from(&about.title);
     listed.description.clone_from(&about.description);
     listed.mime_type.clone_from(&about.mime_type);
     listed
+}
+
+/// `_meta` stating a prompt's or template's input schema.
+pub(super) fn input_schema_meta(schema: &Map<String, Value>) -> MetaObject {
+    let mut meta = MetaObject::new();
+    meta.insert(INPUT_SCHEMA_META_KEY.into(), Value::Object(schema.clone()));
+    meta
 }
 
 /// Compiles one resource or template: its parameters' schema and checker, and its chain
