@@ -2,8 +2,9 @@
 //!
 //! As text, the input is a lockfile (seeds are real ones): reading it never panics, and one
 //! that reads writes back to text that reads as the same lockfile. As entropy, it builds two
-//! sets of contracts whose schemas lean on the keywords the diff looks into: diffing them
-//! never panics, and each set diffed with itself has no change.
+//! lockfiles — tools, prompts and resource templates — whose schemas lean on the keywords the
+//! diff looks into: diffing them never panics, each diffed with itself has no change, and each
+//! written reads back the same.
 
 #![no_main]
 
@@ -11,7 +12,10 @@ use std::collections::BTreeMap;
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use mcp_fusion_contract::{ActionContract, Contracts, Lockfile, ToolContract, diff_contracts};
+use mcp_fusion_contract::{
+    ActionContract, ArgumentContract, Contracts, Lockfile, PromptContract, PromptContracts, ResourceTemplateContract,
+    ResourceTemplateContracts, ToolContract, diff_lockfiles,
+};
 use mcp_fusion_fuzz::{object, string, value};
 use serde_json::{Map, Value};
 
@@ -93,25 +97,86 @@ fn contracts(u: &mut Unstructured<'_>) -> Result<Contracts> {
     Ok(contracts)
 }
 
-fn assert_no_change_with_itself(contracts: &Contracts) {
-    let diff = diff_contracts(contracts, contracts);
-    assert!(diff.is_empty(), "{contracts:#?}\n{diff:#?}");
+fn optional_schema(u: &mut Unstructured<'_>) -> Result<Option<Value>> {
+    Ok(if u.arbitrary()? { Some(schema(u)?) } else { None })
+}
+
+fn prompts(u: &mut Unstructured<'_>) -> Result<PromptContracts> {
+    let mut prompts = BTreeMap::new();
+    for _ in 0..u.int_in_range(0..=2usize)? {
+        let name = if u.arbitrary()? { u.choose(&["dunning_letter", "summary"])?.to_string() } else { string(u)? };
+        let mut arguments = Vec::new();
+        for _ in 0..u.int_in_range(0..=3usize)? {
+            arguments.push(ArgumentContract {
+                name: if u.arbitrary()? { u.choose(&["id", "tone"])?.to_string() } else { string(u)? },
+                title: optional_text(u)?,
+                description: optional_text(u)?,
+                required: u.arbitrary()?,
+            });
+        }
+        let contract = PromptContract {
+            name: name.clone(),
+            title: optional_text(u)?,
+            description: optional_text(u)?,
+            arguments,
+            input_schema: optional_schema(u)?,
+        };
+        prompts.insert(name, contract);
+    }
+    Ok(prompts)
+}
+
+fn templates(u: &mut Unstructured<'_>) -> Result<ResourceTemplateContracts> {
+    let mut templates = BTreeMap::new();
+    for _ in 0..u.int_in_range(0..=2usize)? {
+        let uri = if u.arbitrary()? {
+            u.choose(&["billing://invoices/{id}", "docs://{page}"])?.to_string()
+        } else {
+            string(u)?
+        };
+        let contract = ResourceTemplateContract {
+            uri_template: uri.clone(),
+            name: string(u)?,
+            title: optional_text(u)?,
+            description: optional_text(u)?,
+            mime_type: optional_text(u)?,
+            annotations: annotations(u)?,
+            input_schema: optional_schema(u)?,
+        };
+        templates.insert(uri, contract);
+    }
+    Ok(templates)
+}
+
+fn lockfile(u: &mut Unstructured<'_>) -> Result<Lockfile> {
+    Ok(Lockfile::new(contracts(u)?).with_prompts(prompts(u)?).with_resource_templates(templates(u)?))
+}
+
+fn assert_no_change_with_itself(lockfile: &Lockfile) {
+    let diff = diff_lockfiles(lockfile, lockfile);
+    assert!(diff.is_empty(), "{lockfile:#?}\n{diff:#?}");
+}
+
+fn assert_reads_back(lockfile: &Lockfile) {
+    let written = lockfile.to_canonical_json();
+    let again = Lockfile::parse(&written).unwrap_or_else(|e| panic!("{e}\n{written}"));
+    assert_eq!(&again, lockfile, "{written}");
 }
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data)
         && let Ok(lockfile) = Lockfile::parse(text)
     {
-        let written = lockfile.to_canonical_json();
-        let again = Lockfile::parse(&written).unwrap_or_else(|e| panic!("{e}\n{written}"));
-        assert_eq!(again, lockfile, "{written}");
-        assert_no_change_with_itself(&lockfile.contracts);
+        assert_reads_back(&lockfile);
+        assert_no_change_with_itself(&lockfile);
     }
 
     let mut u = Unstructured::new(data);
-    let (Ok(old), Ok(new)) = (contracts(&mut u), contracts(&mut u)) else { return };
-    assert_no_change_with_itself(&old);
-    assert_no_change_with_itself(&new);
-    let _ = diff_contracts(&old, &new).to_json();
-    let _ = diff_contracts(&new, &old).to_json();
+    let (Ok(old), Ok(new)) = (lockfile(&mut u), lockfile(&mut u)) else { return };
+    for lockfile in [&old, &new] {
+        assert_no_change_with_itself(lockfile);
+        assert_reads_back(lockfile);
+    }
+    let _ = diff_lockfiles(&old, &new).to_json();
+    let _ = diff_lockfiles(&new, &old).to_json();
 });

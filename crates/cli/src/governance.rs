@@ -1,5 +1,5 @@
-//! `fusion lock`, `fusion check`, `fusion diff`: tool contracts locked in `fusion.lock` and
-//! compared with what a server states now.
+//! `fusion lock`, `fusion check`, `fusion diff`: the contracts of tools, prompts and resource
+//! templates locked in `fusion.lock` and compared with what a server states now.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -7,7 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use mcp_fusion_contract::{ChangeSeverity, ContractDiff, Lockfile, MAX_LOCKFILE_TOOLS, contracts_of, diff_contracts};
+use mcp_fusion_contract::{
+    ChangeSeverity, ContractChange, ContractDiff, Lockfile, MAX_LOCKFILE_TOOLS, contracts_of, diff_lockfiles,
+    prompt_contracts_of, resource_template_contracts_of,
+};
 
 use crate::connect::Token;
 use crate::input;
@@ -63,14 +66,21 @@ pub enum FailOn {
 
 impl Target {
     fn current(&self, runtime: &tokio::runtime::Runtime, max_input_bytes: u64) -> anyhow::Result<Lockfile> {
-        let tools = runtime.block_on(self.source.read(&self.token, max_input_bytes))?;
+        let listing = runtime.block_on(self.source.read(&self.token, max_input_bytes))?;
         // A lockfile no server would load is not written: the servers refuse one this long.
-        anyhow::ensure!(
-            tools.len() <= MAX_LOCKFILE_TOOLS,
-            "the server lists {} tools, more than a lockfile holds ({MAX_LOCKFILE_TOOLS})",
-            tools.len()
-        );
-        Ok(Lockfile::new(contracts_of(&tools)))
+        for (count, what) in [
+            (listing.tools.len(), "tools"),
+            (listing.prompts.len(), "prompts"),
+            (listing.resource_templates.len(), "resource templates"),
+        ] {
+            anyhow::ensure!(
+                count <= MAX_LOCKFILE_TOOLS,
+                "the server lists {count} {what}, more than a lockfile holds ({MAX_LOCKFILE_TOOLS})"
+            );
+        }
+        Ok(Lockfile::new(contracts_of(&listing.tools))
+            .with_prompts(prompt_contracts_of(&listing.prompts))
+            .with_resource_templates(resource_template_contracts_of(&listing.resource_templates)))
     }
 
     fn locked(&self, max_input_bytes: u64) -> anyhow::Result<Lockfile> {
@@ -85,7 +95,7 @@ impl Target {
     fn diff(&self, max_input_bytes: u64) -> anyhow::Result<ContractDiff> {
         let locked = self.locked(max_input_bytes)?;
         let current = self.current(&runtime()?, max_input_bytes)?;
-        Ok(diff_contracts(&locked.contracts, &current.contracts))
+        Ok(diff_lockfiles(&locked, &current))
     }
 }
 
@@ -98,9 +108,11 @@ pub fn lock(args: LockArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     let lockfile = args.target.current(&runtime()?, max_input_bytes)?;
     lockfile.write(&args.target.lockfile).with_context(|| format!("writing {}", args.target.lockfile.display()))?;
     println!(
-        "wrote {}: {} tool(s), {}",
+        "wrote {}: {} tool(s), {} prompt(s), {} resource template(s), {}",
         args.target.lockfile.display(),
         lockfile.contracts.len(),
+        lockfile.prompts.len(),
+        lockfile.resource_templates.len(),
         lockfile.server_digest()
     );
     Ok(ExitCode::SUCCESS)
@@ -144,23 +156,30 @@ pub fn diff(args: DiffArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The deltas as a person reads them, tool by tool.
+/// The deltas as a person reads them, tool by tool, then prompt by prompt and template by
+/// template.
 fn report(diff: &ContractDiff) -> String {
     let mut out = String::new();
-    for tool in &diff.tools {
-        let _ = writeln!(out, "{}", tool.tool);
-        for delta in &tool.deltas {
-            let _ = writeln!(out, "  {:<8} {}: {}", delta.severity.as_str(), delta.field, delta.description);
-            if let Some(before) = &delta.before {
-                let _ = writeln!(out, "           before: {before}");
-            }
-            if let Some(after) = &delta.after {
-                let _ = writeln!(out, "           after:  {after}");
-            }
-        }
+    let tools = diff.tools.iter().map(|t| (t.tool.clone(), &t.deltas));
+    let prompts = diff.prompts.iter().map(|p| (format!("prompt {}", p.prompt), &p.deltas));
+    let templates =
+        diff.resource_templates.iter().map(|t| (format!("resource template {}", t.uri_template), &t.deltas));
+    for (heading, deltas) in tools.chain(prompts).chain(templates) {
+        let _ = writeln!(out, "{heading}");
+        deltas.iter().for_each(|delta| write_delta(&mut out, delta));
     }
     if let Some(max) = diff.max_severity() {
         let _ = writeln!(out, "max severity: {max}");
     }
     out
+}
+
+fn write_delta(out: &mut String, delta: &ContractChange) {
+    let _ = writeln!(out, "  {:<8} {}: {}", delta.severity.as_str(), delta.field, delta.description);
+    if let Some(before) = &delta.before {
+        let _ = writeln!(out, "           before: {before}");
+    }
+    if let Some(after) = &delta.after {
+        let _ = writeln!(out, "           after:  {after}");
+    }
 }

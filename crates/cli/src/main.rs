@@ -1,5 +1,5 @@
 //! `fusion`: call actions of an MCP server and read their envelopes, parse envelopes, and
-//! lock, check and diff tool contracts.
+//! lock, check and diff the contracts of tools, prompts and resource templates.
 
 mod call;
 mod connect;
@@ -32,7 +32,8 @@ enum Command {
     /// Parse an envelope (or an MCP CallToolResult JSON) and print it as `fusion call` reports
     /// one (`--json`: as one JSON object).
     Parse(parse::ParseArgs),
-    /// Write the server's tool contracts to the lockfile (`fusion.lock`).
+    /// Write the contracts of the server's tools, prompts and resource templates to the
+    /// lockfile (`fusion.lock`).
     Lock(governance::LockArgs),
     /// Compare the server's contracts with the lockfile: exit 0 up to date, 1 on drift.
     Check(governance::CheckArgs),

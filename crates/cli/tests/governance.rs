@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use mcp_fusion::prompt::Prompt;
+use mcp_fusion::resource::ResourceTemplate;
 use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
@@ -94,7 +96,10 @@ async fn a_breaking_change_fails_check_and_heals_the_next_call() {
 
     let locked = fusion(&["lock", "--tools", v1, "--lockfile", lock_arg]);
     assert!(locked.status.success(), "{}", String::from_utf8_lossy(&locked.stderr));
-    assert!(stdout(&locked).starts_with(&format!("wrote {lock_arg}: 1 tool(s), sha256:")));
+    assert!(
+        stdout(&locked)
+            .starts_with(&format!("wrote {lock_arg}: 1 tool(s), 0 prompt(s), 0 resource template(s), sha256:"))
+    );
 
     let same = fusion(&["check", "--tools", v1, "--lockfile", lock_arg]);
     assert_eq!((same.status.code(), stdout(&same)), (Some(0), format!("{lock_arg} is up to date\n")));
@@ -127,7 +132,7 @@ async fn a_breaking_change_fails_check_and_heals_the_next_call() {
             "severity": "BREAKING", "field": "actions.get_invoice.required",
             "description": "Action \"get_invoice\" now requires new fields: [customer_id]",
             "before": "[\"id\"]", "after": "[\"customer_id\",\"id\"]",
-        }]}]})
+        }]}], "prompts": [], "resource_templates": []})
     );
 
     // The changed server, given the known-good lockfile, tells the model what changed —
@@ -181,10 +186,167 @@ fn locking_the_demo_twice_gives_identical_files() {
     let (first, second) = (std::fs::read(&first).unwrap(), std::fs::read(&second).unwrap());
     assert_eq!(first, second);
     let text = String::from_utf8(first).unwrap();
-    assert!(text.ends_with("}\n") && text.contains("\n  \"lockfileVersion\": 1,\n"), "{text}");
+    assert!(text.ends_with("}\n") && text.contains("\n  \"lockfileVersion\": 2,\n"), "{text}");
+    // The demo's prompt and template are locked with their typed input: the tones of the
+    // letter, the pattern of an invoice id.
+    let locked = Lockfile::parse(&text).unwrap();
+    let letter = &locked.prompts["dunning_letter"];
+    assert_eq!(
+        letter.arguments.iter().map(|a| (a.name.as_str(), a.required)).collect::<Vec<_>>(),
+        [("id", true), ("tone", true)]
+    );
+    let schema = letter.input_schema.as_ref().expect("the typed schema is published").to_string();
+    assert!(schema.contains("\"friendly\"") && schema.contains("\"firm\""), "{schema}");
+    let invoice = &locked.resource_templates["billing://invoices/{id}"];
+    assert_eq!(invoice.name, "invoice");
+    assert!(invoice.input_schema.as_ref().unwrap()["properties"]["id"]["pattern"].is_string(), "{invoice:?}");
     let up_to_date =
         fusion(&["check", "--stdio", &command, "--lockfile", dir.path().join("first.lock").to_str().unwrap()]);
     assert_eq!(up_to_date.status.code(), Some(0));
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ToneV1 {
+    Friendly,
+    Firm,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum ToneV2 {
+    Friendly,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct LetterV1 {
+    /// The invoice id.
+    id: String,
+    tone: Option<ToneV1>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct LetterV2 {
+    /// The invoice id.
+    id: String,
+    tone: ToneV2,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct InvoiceV1 {
+    id: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+struct InvoiceV2 {
+    #[schemars(regex(pattern = "^inv_"))]
+    id: String,
+}
+
+/// A server of one prompt and two templates, in version 1 or 2 (the prompt's tone required
+/// and without `firm`, the invoice id with a pattern and read as CSV, the customer template
+/// gone).
+fn surface(version: u8) -> FusionServer {
+    let builder = FusionServer::builder("surface", "1");
+    let builder = if version == 1 {
+        builder
+            .prompt(
+                Prompt::new("letter", "A letter.").handler(|_: Ctx<()>, _: LetterV1| async { Ok::<_, ToolError>("") }),
+            )
+            .resource_template(
+                ResourceTemplate::new("billing://invoices/{id}", "invoice")
+                    .mime_type("application/json")
+                    .handler(|_: Ctx<()>, _: InvoiceV1| async { Ok::<_, ToolError>("") }),
+            )
+            .resource_template(
+                ResourceTemplate::new("crm://customers/{id}", "customer")
+                    .handler(|_: Ctx<()>, _: InvoiceV1| async { Ok::<_, ToolError>("") }),
+            )
+    } else {
+        builder
+            .prompt(
+                Prompt::new("letter", "A letter.").handler(|_: Ctx<()>, _: LetterV2| async { Ok::<_, ToolError>("") }),
+            )
+            .resource_template(
+                ResourceTemplate::new("billing://invoices/{id}", "invoice")
+                    .mime_type("text/csv")
+                    .handler(|_: Ctx<()>, _: InvoiceV2| async { Ok::<_, ToolError>("") }),
+            )
+    };
+    builder.build(()).unwrap()
+}
+
+#[test]
+fn prompts_and_templates_drift_like_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let listing = |version: u8| {
+        let server = surface(version);
+        let path = dir.path().join(format!("listing-v{version}.json"));
+        let listing = json!({"tools": server.tools(), "prompts": server.prompts(), "resourceTemplates": server.resource_templates()});
+        std::fs::write(&path, listing.to_string()).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let (v1, v2) = (listing(1), listing(2));
+    let lock = dir.path().join("fusion.lock");
+    let lock = lock.to_str().unwrap();
+    let locked = fusion(&["lock", "--tools", &v1, "--lockfile", lock]);
+    assert!(
+        stdout(&locked).starts_with(&format!("wrote {lock}: 0 tool(s), 1 prompt(s), 2 resource template(s), sha256:"))
+    );
+    assert_eq!(fusion(&["check", "--tools", &v1, "--lockfile", lock]).status.code(), Some(0));
+
+    let drift = fusion(&["check", "--tools", &v2, "--lockfile", lock, "--fail-on", "breaking"]);
+    assert_eq!(drift.status.code(), Some(1));
+    assert_eq!(
+        stdout(&drift),
+        format!(
+            "prompt letter\n\
+             \x20 BREAKING arguments.properties.tone.enum: Argument \"tone\" no longer accepts: [\"firm\",null]\n\
+             \x20          before: [\"firm\",\"friendly\",null]\n\
+             \x20          after:  [\"friendly\"]\n\
+             \x20 BREAKING arguments.properties.tone.type: Argument \"tone\" type narrowed from [\"null\",\"string\"] to \"string\"\n\
+             \x20          before: [\"null\",\"string\"]\n\
+             \x20          after:  \"string\"\n\
+             \x20 BREAKING arguments.required: Prompt \"letter\" now requires new arguments: [tone]\n\
+             \x20          before: [\"id\"]\n\
+             \x20          after:  [\"id\",\"tone\"]\n\
+             resource template billing://invoices/{{id}}\n\
+             \x20 BREAKING parameters.properties.id.pattern: Parameter \"id\" must now match the pattern \"^inv_\"\n\
+             \x20          after:  \"^inv_\"\n\
+             \x20 RISKY    mimeType: Resource template \"billing://invoices/{{id}}\" now returns text/csv (was application/json)\n\
+             \x20          before: \"application/json\"\n\
+             \x20          after:  \"text/csv\"\n\
+             resource template crm://customers/{{id}}\n\
+             \x20 BREAKING resourceTemplate: Resource template \"crm://customers/{{id}}\" was removed\n\
+             \x20          before: \"crm://customers/{{id}}\"\n\
+             max severity: BREAKING\n\
+             drift: the contracts changed since {lock} was written (max severity BREAKING)\n"
+        )
+    );
+    let printed: Value =
+        serde_json::from_str(&stdout(&fusion(&["diff", "--tools", &v2, "--lockfile", lock, "--json"]))).unwrap();
+    assert_eq!(printed["tools"], json!([]));
+    assert_eq!(printed["prompts"][0]["prompt"], "letter");
+    assert_eq!(printed["prompts"][0]["deltas"][2]["field"], "arguments.required");
+    assert_eq!(
+        printed["resource_templates"][1],
+        json!({"uri_template": "crm://customers/{id}", "deltas": [{
+            "severity": "BREAKING", "field": "resourceTemplate",
+            "description": "Resource template \"crm://customers/{id}\" was removed",
+            "before": "\"crm://customers/{id}\"", "after": null,
+        }]})
+    );
+    // Back the other way, every change is an addition or a loosening: nothing fails on breaking.
+    let relock = fusion(&["lock", "--tools", &v2, "--lockfile", lock]);
+    assert!(relock.status.success());
+    let loosened = fusion(&["check", "--tools", &v1, "--lockfile", lock, "--fail-on", "breaking"]);
+    assert_eq!(loosened.status.code(), Some(0), "{}", stdout(&loosened));
 }
 
 #[test]
@@ -253,6 +415,20 @@ fn bad_lockfiles_and_tool_files_are_clear_errors() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    for (listing, said) in [
+        (r#"{"tools": [], "prompts": 3}"#, "\"prompts\" must be an array"),
+        (r#"{"tools": [], "prompts": [{"title": "no name"}]}"#, "a prompt does not match the MCP Prompt shape"),
+        (r#"{"tools": [], "resourceTemplates": {}}"#, "\"resourceTemplates\" must be an array"),
+        (r#"{"tools": [], "resourceTemplates": [{"name": "x"}]}"#, "a resource template does not match"),
+    ] {
+        std::fs::write(&not_tools, listing).unwrap();
+        let lock = dir.path().join("x.lock");
+        let output = fusion(&["lock", "--tools", not_tools.to_str().unwrap(), "--lockfile", lock.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{listing}: {stderr}");
+        assert!(stderr.contains(said), "{listing}: {stderr}");
+        assert!(!lock.exists(), "{listing}");
+    }
 }
 
 /// Runs fusion with `stdin` open for writing by `feed`, killing it after `within`: an input

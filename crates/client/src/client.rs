@@ -105,6 +105,29 @@ impl FusionClient {
         self.routes().tools().to_vec()
     }
 
+    /// The prompts the server lists (`prompts/list`, every page); none when it declares no
+    /// prompts capability.
+    pub async fn prompts(&self) -> Result<Vec<rmcp::model::Prompt>, FusionClientError> {
+        if !self.declares(|capabilities| capabilities.prompts.is_some()) {
+            return Ok(Vec::new());
+        }
+        self.service.list_all_prompts().await.map_err(service_error)
+    }
+
+    /// The resource templates the server lists (`resources/templates/list`, every page); none
+    /// when it declares no resources capability.
+    pub async fn resource_templates(&self) -> Result<Vec<rmcp::model::ResourceTemplate>, FusionClientError> {
+        if !self.declares(|capabilities| capabilities.resources.is_some()) {
+            return Ok(Vec::new());
+        }
+        self.service.list_all_resource_templates().await.map_err(service_error)
+    }
+
+    /// Whether the capabilities the server declared at `initialize` pass `test`.
+    fn declares(&self, test: impl FnOnce(&rmcp::model::ServerCapabilities) -> bool) -> bool {
+        self.service.peer_info().is_some_and(|info| test(&info.capabilities))
+    }
+
     fn routes(&self) -> Arc<Routes> {
         Arc::clone(&self.routes.read().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }

@@ -1,13 +1,14 @@
-//! Contracts: what a tool promises its callers, read from `tools/list` — so it works for any
-//! MCP server, ours or not.
+//! Contracts: what a tool, a prompt or a resource template promises its callers, read from
+//! `tools/list`, `prompts/list` and `resources/templates/list` — so it works for any MCP
+//! server, ours or not.
 
 use std::collections::BTreeMap;
 
-use rmcp::model::Tool;
+use rmcp::model::{Prompt, ResourceTemplate, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::meta::ACTIONS_META_KEY;
+use crate::meta::{ACTIONS_META_KEY, INPUT_SCHEMA_META_KEY};
 
 /// The contract of one tool: its words, its schemas, its behaviour hints, and — for a
 /// grouped tool of this framework — the contract of each action.
@@ -55,6 +56,76 @@ pub struct ActionContract {
 /// The contracts of a server, keyed by tool name.
 pub type Contracts = BTreeMap<String, ToolContract>;
 
+/// The contract of one prompt: its words, its arguments as listed, and — for a prompt of this
+/// framework — their typed schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PromptContract {
+    /// The prompt name.
+    pub name: String,
+    /// The human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The description the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The arguments, in the order listed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<ArgumentContract>,
+    /// The arguments' JSON Schema, when the server publishes it in `_meta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+}
+
+/// One argument of a prompt, as `prompts/list` states it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArgumentContract {
+    /// The argument name.
+    pub name: String,
+    /// The human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The description the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether a `prompts/get` must send it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+}
+
+/// The contract of one resource template: the URI it expands to, its words, the type of what
+/// a read returns, and — for a template of this framework — its parameters' typed schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateContract {
+    /// The RFC 6570 URI template (`billing://invoices/{id}`).
+    pub uri_template: String,
+    /// The programmatic name.
+    pub name: String,
+    /// The human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The description the model reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The MIME type of every resource it expands to, if uniform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The annotations (`audience`, `priority`, …) as listed.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub annotations: Map<String, Value>,
+    /// The parameters' JSON Schema, when the server publishes it in `_meta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+}
+
+/// The prompt contracts of a server, keyed by prompt name.
+pub type PromptContracts = BTreeMap<String, PromptContract>;
+
+/// The resource template contracts of a server, keyed by URI template: what a caller expands.
+pub type ResourceTemplateContracts = BTreeMap<String, ResourceTemplateContract>;
+
 impl ToolContract {
     /// The contract a `tools/list` entry states.
     pub fn from_tool(tool: &Tool) -> ToolContract {
@@ -92,6 +163,82 @@ impl ToolContract {
 /// The contracts of every tool of a `tools/list`.
 pub fn contracts_of(tools: &[Tool]) -> Contracts {
     tools.iter().map(|tool| (tool.name.to_string(), ToolContract::from_tool(tool))).collect()
+}
+
+/// The schema a server publishes in an item's `_meta`, when it is an object.
+fn published_schema(meta: Option<&rmcp::model::MetaObject>) -> Option<Value> {
+    meta?.get(INPUT_SCHEMA_META_KEY).filter(|schema| schema.is_object()).cloned()
+}
+
+impl PromptContract {
+    /// The contract a `prompts/list` entry states.
+    pub fn from_prompt(prompt: &Prompt) -> PromptContract {
+        let arguments = prompt.arguments.iter().flatten().map(|argument| ArgumentContract {
+            name: argument.name.clone(),
+            title: argument.title.clone(),
+            description: argument.description.clone(),
+            required: argument.required == Some(true),
+        });
+        PromptContract {
+            name: prompt.name.clone(),
+            title: prompt.title.clone(),
+            description: prompt.description.clone(),
+            arguments: arguments.collect(),
+            input_schema: published_schema(prompt.meta.as_ref()),
+        }
+    }
+
+    /// The schema its arguments are compared by: the published one, or else one built from
+    /// the listed arguments (MCP's arguments are strings).
+    pub(crate) fn listed_schema(&self) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for argument in &self.arguments {
+            let mut property = Map::from_iter([("type".to_owned(), Value::from("string"))]);
+            for (key, text) in [("title", &argument.title), ("description", &argument.description)] {
+                if let Some(text) = text {
+                    property.insert(key.to_owned(), Value::from(text.as_str()));
+                }
+            }
+            properties.insert(argument.name.clone(), Value::Object(property));
+            if argument.required {
+                required.push(Value::from(argument.name.as_str()));
+            }
+        }
+        serde_json::json!({"type": "object", "properties": properties, "required": required})
+    }
+}
+
+impl ResourceTemplateContract {
+    /// The contract a `resources/templates/list` entry states.
+    pub fn from_template(template: &ResourceTemplate) -> ResourceTemplateContract {
+        let annotations = match template.annotations.as_ref().map(serde_json::to_value) {
+            Some(Ok(Value::Object(map))) => map,
+            _ => Map::new(),
+        };
+        ResourceTemplateContract {
+            uri_template: template.uri_template.clone(),
+            name: template.name.clone(),
+            title: template.title.clone(),
+            description: template.description.clone(),
+            mime_type: template.mime_type.clone(),
+            annotations,
+            input_schema: published_schema(template.meta.as_ref()),
+        }
+    }
+}
+
+/// The contracts of every prompt of a `prompts/list`.
+pub fn prompt_contracts_of(prompts: &[Prompt]) -> PromptContracts {
+    prompts.iter().map(|prompt| (prompt.name.clone(), PromptContract::from_prompt(prompt))).collect()
+}
+
+/// The contracts of every template of a `resources/templates/list`.
+pub fn resource_template_contracts_of(templates: &[ResourceTemplate]) -> ResourceTemplateContracts {
+    templates
+        .iter()
+        .map(|template| (template.uri_template.clone(), ResourceTemplateContract::from_template(template)))
+        .collect()
 }
 
 #[cfg(test)]

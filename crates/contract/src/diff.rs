@@ -2,10 +2,10 @@
 //! on the old contracts (the lockfile) meets in the new ones (the server now).
 //!
 //! Every delta names a dotted `field` (`tool`, `actions.get_invoice.required`,
-//! `inputSchema.properties.currency.enum`, `annotations.readOnlyHint`), a severity, a sentence
-//! the model can read, and the old and new values as compact JSON.
+//! `inputSchema.properties.currency.enum`, `annotations.readOnlyHint`, `arguments.required`),
+//! a severity, a sentence the model can read, and the old and new values as compact JSON.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use mcp_fusion_wire::{ChangeSeverity, ContractChange};
 use serde::Serialize;
@@ -13,7 +13,8 @@ use serde_json::{Map, Value, json};
 
 mod schema;
 
-use crate::contract::{ActionContract, Contracts, ToolContract};
+use crate::contract::{ActionContract, Contracts, PromptContract, ResourceTemplateContract, ToolContract};
+use crate::lockfile::Lockfile;
 use schema::{Owner, Side, compact, diff_schema};
 
 use ChangeSeverity::{Breaking, Cosmetic, Risky, Safe};
@@ -27,34 +28,69 @@ pub struct ToolDiff {
     pub deltas: Vec<ContractChange>,
 }
 
-/// The changes between two sets of contracts, tool by tool (tools in name order).
+/// The changes of one prompt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PromptDiff {
+    /// The prompt.
+    pub prompt: String,
+    /// Its changes, most severe first (then by field).
+    pub deltas: Vec<ContractChange>,
+}
+
+/// The changes of one resource template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResourceTemplateDiff {
+    /// The URI template.
+    pub uri_template: String,
+    /// Its changes, most severe first (then by field).
+    pub deltas: Vec<ContractChange>,
+}
+
+/// The changes between two sets of contracts, tool by tool (tools in name order), then prompt
+/// by prompt and template by template.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct ContractDiff {
     /// The tools that changed.
     pub tools: Vec<ToolDiff>,
+    /// The prompts that changed.
+    pub prompts: Vec<PromptDiff>,
+    /// The resource templates that changed.
+    pub resource_templates: Vec<ResourceTemplateDiff>,
 }
 
 impl ContractDiff {
+    /// Every change, tools first.
+    pub fn deltas(&self) -> impl Iterator<Item = &ContractChange> {
+        let tools = self.tools.iter().flat_map(|t| &t.deltas);
+        let prompts = self.prompts.iter().flat_map(|p| &p.deltas);
+        tools.chain(prompts).chain(self.resource_templates.iter().flat_map(|t| &t.deltas))
+    }
+
     /// The most severe change, if any.
     pub fn max_severity(&self) -> Option<ChangeSeverity> {
-        self.tools.iter().flat_map(|t| &t.deltas).map(|d| d.severity).max()
+        self.deltas().map(|d| d.severity).max()
     }
 
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
-        self.tools.iter().all(|t| t.deltas.is_empty())
+        self.deltas().next().is_none()
     }
 
     /// The diff as `fusion diff --json` prints it:
     /// `{"max_severity": str|null, "tools": [{"tool", "deltas": [{"severity", "field",
-    /// "description", "before", "after"}]}]}`, `before` and `after` null when absent.
+    /// "description", "before", "after"}]}], "prompts": [{"prompt", "deltas"}],
+    /// "resource_templates": [{"uri_template", "deltas"}]}`, `before` and `after` null when
+    /// absent.
     ///
     /// Each delta is a [`ContractChange`] as its serde derive writes it, so this output and
     /// the `contract_changes` of `fusion parse --json` cannot drift apart.
     pub fn to_json(&self) -> Value {
-        let tools: Vec<Value> =
-            self.tools.iter().map(|tool| json!({ "tool": tool.tool, "deltas": tool.deltas })).collect();
-        json!({ "max_severity": self.max_severity(), "tools": tools })
+        json!({
+            "max_severity": self.max_severity(),
+            "tools": self.tools,
+            "prompts": self.prompts,
+            "resource_templates": self.resource_templates,
+        })
     }
 
     /// The changes of one action of a grouped tool (fields `actions.{action}` and
@@ -73,29 +109,64 @@ impl ContractDiff {
     }
 }
 
-/// Compares `old` (the lockfile) with `new` (the server now).
+/// Compares the tools of `old` (the lockfile) with those of `new` (the server now).
 pub fn diff_contracts(old: &Contracts, new: &Contracts) -> ContractDiff {
-    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
-    let mut tools = Vec::new();
-    for name in names {
+    let tools = diff_entries(old, new, ("Tool", "tool"), diff_tool);
+    ContractDiff {
+        tools: tools.into_iter().map(|(tool, deltas)| ToolDiff { tool, deltas }).collect(),
+        ..ContractDiff::default()
+    }
+}
+
+/// Compares everything `old` (the lockfile) locks with what `new` (the server now) states:
+/// tools, prompts and resource templates.
+pub fn diff_lockfiles(old: &Lockfile, new: &Lockfile) -> ContractDiff {
+    let prompts = diff_entries(&old.prompts, &new.prompts, ("Prompt", "prompt"), diff_prompt);
+    let templates = diff_entries(
+        &old.resource_templates,
+        &new.resource_templates,
+        ("Resource template", "resourceTemplate"),
+        diff_template,
+    );
+    ContractDiff {
+        prompts: prompts.into_iter().map(|(prompt, deltas)| PromptDiff { prompt, deltas }).collect(),
+        resource_templates: templates
+            .into_iter()
+            .map(|(uri_template, deltas)| ResourceTemplateDiff { uri_template, deltas })
+            .collect(),
+        ..diff_contracts(&old.contracts, &new.contracts)
+    }
+}
+
+/// The changed entries of two maps, in key order, each with its sorted deltas: an entry gone
+/// is BREAKING, a new one SAFE (field `what.1`), one on both sides is told by `compare`.
+fn diff_entries<T>(
+    old: &BTreeMap<String, T>,
+    new: &BTreeMap<String, T>,
+    (kind, field): (&str, &str),
+    compare: fn(&str, &T, &T, &mut Vec<ContractChange>),
+) -> Vec<(String, Vec<ContractChange>)> {
+    let keys: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    let mut changed = Vec::new();
+    for key in keys {
         let mut deltas = Vec::new();
-        let quoted = Some(compact(&Value::String(name.clone())));
-        match (old.get(name), new.get(name)) {
+        let quoted = Some(compact(&Value::String(key.clone())));
+        match (old.get(key), new.get(key)) {
             (Some(_), None) => {
-                deltas.push(change(Breaking, "tool".into(), format!("Tool \"{name}\" was removed"), quoted, None));
+                deltas.push(change(Breaking, field.into(), format!("{kind} \"{key}\" was removed"), quoted, None))
             }
             (None, Some(_)) => {
-                deltas.push(change(Safe, "tool".into(), format!("Tool \"{name}\" was added"), None, quoted));
+                deltas.push(change(Safe, field.into(), format!("{kind} \"{key}\" was added"), None, quoted))
             }
-            (Some(old), Some(new)) => diff_tool(name, old, new, &mut deltas),
+            (Some(old), Some(new)) => compare(key, old, new, &mut deltas),
             (None, None) => {}
         }
         if !deltas.is_empty() {
             sort(&mut deltas);
-            tools.push(ToolDiff { tool: name.clone(), deltas });
+            changed.push((key.clone(), deltas));
         }
     }
-    ContractDiff { tools }
+    changed
 }
 
 fn change(
@@ -140,7 +211,7 @@ fn words(
 }
 
 fn diff_tool(name: &str, old: &ToolContract, new: &ToolContract, out: &mut Vec<ContractChange>) {
-    let owner = Owner { kind: "Tool", name };
+    let owner = Owner::with_fields("Tool", name);
     let who = owner.title();
     words("title", &who, "title".into(), &old.title, &new.title, out);
     words("description", &who, "description".into(), &old.description, &new.description, out);
@@ -170,12 +241,60 @@ fn diff_tool(name: &str, old: &ToolContract, new: &ToolContract, out: &mut Vec<C
 }
 
 fn diff_action(name: &str, prefix: &str, old: &ActionContract, new: &ActionContract, out: &mut Vec<ContractChange>) {
-    let owner = Owner { kind: "Action", name };
+    let owner = Owner::with_fields("Action", name);
     words("description", &owner.title(), format!("{prefix}.description"), &old.description, &new.description, out);
     diff_schema(&old.input_schema, &new.input_schema, Side::Input, owner, prefix, out);
     let output = format!("{prefix}.outputSchema");
     diff_output(old.output_schema.as_ref(), new.output_schema.as_ref(), owner, &output, out);
     diff_annotations(&old.annotations, &new.annotations, owner, &format!("{prefix}.annotations"), out);
+}
+
+/// A prompt's words, then its arguments: by the schemas the server publishes when both sides
+/// have one, else by the arguments as listed — on the same basis either way.
+fn diff_prompt(name: &str, old: &PromptContract, new: &PromptContract, out: &mut Vec<ContractChange>) {
+    let owner = Owner { kind: "Prompt", name, part: "argument" };
+    let who = owner.title();
+    words("title", &who, "title".into(), &old.title, &new.title, out);
+    words("description", &who, "description".into(), &old.description, &new.description, out);
+    match (&old.input_schema, &new.input_schema) {
+        (Some(old), Some(new)) => diff_schema(old, new, Side::Input, owner, "arguments", out),
+        _ => diff_schema(&old.listed_schema(), &new.listed_schema(), Side::Input, owner, "arguments", out),
+    }
+}
+
+/// A template's words, the type of what a read returns, its annotations, and its parameters'
+/// schemas when both sides publish one. Its parameters' names are in its URI template, the key
+/// it is compared under.
+fn diff_template(
+    uri: &str,
+    old: &ResourceTemplateContract,
+    new: &ResourceTemplateContract,
+    out: &mut Vec<ContractChange>,
+) {
+    let owner = Owner { kind: "Resource template", name: uri, part: "parameter" };
+    let who = owner.title();
+    words("name", &who, "name".into(), &Some(old.name.clone()), &Some(new.name.clone()), out);
+    words("title", &who, "title".into(), &old.title, &new.title, out);
+    words("description", &who, "description".into(), &old.description, &new.description, out);
+    let returns = match (&old.mime_type, &new.mime_type) {
+        (Some(was), Some(now)) if was != now => Some(format!("{who} now returns {now} (was {was})")),
+        (None, Some(now)) => Some(format!("{who} now states its MIME type: {now}")),
+        (Some(was), None) => Some(format!("{who} no longer states its MIME type (was {was})")),
+        _ => None,
+    };
+    if let Some(text) = returns {
+        out.push(change(Risky, "mimeType".into(), text, text_json(&old.mime_type), text_json(&new.mime_type)));
+    }
+    for key in old.annotations.keys().chain(new.annotations.keys()).collect::<BTreeSet<_>>() {
+        let (ov, nv) = (old.annotations.get(key), new.annotations.get(key));
+        if ov != nv {
+            let text = format!("{who} annotation \"{key}\" changed");
+            out.push(change(Cosmetic, format!("annotations.{key}"), text, ov.map(compact), nv.map(compact)));
+        }
+    }
+    if let (Some(old), Some(new)) = (&old.input_schema, &new.input_schema) {
+        diff_schema(old, new, Side::Input, owner, "parameters", out);
+    }
 }
 
 fn diff_output(old: Option<&Value>, new: Option<&Value>, owner: Owner<'_>, field: &str, out: &mut Vec<ContractChange>) {
@@ -245,6 +364,7 @@ fn diff_annotations(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::{PromptContract, ResourceTemplateContract};
     use crate::testing::check;
     use mcp_fusion_wire::ContractAwareness;
 
@@ -309,7 +429,7 @@ mod tests {
         let diff = diff_contracts(&a, &a.clone());
         assert!(diff.is_empty());
         assert_eq!(diff.max_severity(), None);
-        assert_eq!(diff.to_json(), json!({"max_severity": null, "tools": []}));
+        assert_eq!(diff.to_json(), json!({"max_severity": null, "tools": [], "prompts": [], "resource_templates": []}));
         assert!(diff_contracts(&Contracts::new(), &Contracts::new()).is_empty());
     }
 
@@ -575,6 +695,8 @@ mod tests {
                         "after": "[\"USD\"]",
                     }],
                 }],
+                "prompts": [],
+                "resource_templates": [],
             })
         );
         let added = diff_contracts(&Contracts::new(), &old).to_json();
@@ -605,7 +727,8 @@ mod tests {
                 json!({ "tool": tool.tool, "deltas": deltas })
             })
             .collect();
-        json!({ "max_severity": diff.max_severity().map(ChangeSeverity::as_str), "tools": tools })
+        let max_severity = diff.max_severity().map(ChangeSeverity::as_str);
+        json!({ "max_severity": max_severity, "tools": tools, "prompts": [], "resource_templates": [] })
     }
 
     #[test]
@@ -673,5 +796,138 @@ mod tests {
                 assert_eq!(diff, diff_contracts(&a, &b));
             }
         }
+    }
+
+    fn prompts(contracts: impl IntoIterator<Item = Value>) -> Lockfile {
+        let prompts = contracts.into_iter().map(|c| serde_json::from_value::<PromptContract>(c).expect("a prompt"));
+        Lockfile::default().with_prompts(prompts.map(|p| (p.name.clone(), p)).collect())
+    }
+
+    fn templates(contracts: impl IntoIterator<Item = Value>) -> Lockfile {
+        let templates = contracts
+            .into_iter()
+            .map(|c| serde_json::from_value::<ResourceTemplateContract>(c).expect("a resource template"));
+        Lockfile::default().with_resource_templates(templates.map(|t| (t.uri_template.clone(), t)).collect())
+    }
+
+    /// Every delta of a diff as (severity, field, description).
+    fn told(diff: &ContractDiff) -> Vec<(ChangeSeverity, &str, &str)> {
+        diff.deltas().map(|d| (d.severity, d.field.as_str(), d.description.as_str())).collect()
+    }
+
+    #[test]
+    fn prompts_follow_the_rules_of_tools() {
+        let letter =
+            |arguments: Value| json!({"name": "dunning_letter", "description": "A letter.", "arguments": arguments});
+        let old = prompts([
+            letter(json!([{"name": "id", "required": true}, {"name": "tone"}, {"name": "cc"}])),
+            json!({"name": "old_prompt"}),
+        ]);
+        let new = prompts([
+            letter(
+                json!([{"name": "id", "required": true, "description": "The invoice."}, {"name": "tone", "required": true}, {"name": "note"}]),
+            ),
+            json!({"name": "new_prompt"}),
+        ]);
+        let diff = diff_lockfiles(&old, &new);
+        assert!(diff.tools.is_empty() && diff.resource_templates.is_empty());
+        assert_eq!(
+            diff.prompts.iter().map(|p| p.prompt.as_str()).collect::<Vec<_>>(),
+            ["dunning_letter", "new_prompt", "old_prompt"]
+        );
+        assert_eq!(
+            told(&diff),
+            [
+                (Breaking, "arguments.properties.cc", r#"Argument "cc" was removed"#),
+                (Breaking, "arguments.required", r#"Prompt "dunning_letter" now requires new arguments: [tone]"#),
+                (Safe, "arguments.properties.note", r#"Optional argument "note" was added"#),
+                (Cosmetic, "arguments.properties.id.description", r#"Argument "id" description changed"#),
+                (Safe, "prompt", r#"Prompt "new_prompt" was added"#),
+                (Breaking, "prompt", r#"Prompt "old_prompt" was removed"#),
+            ]
+        );
+        check(&diff.prompts[0].deltas[1], Breaking, "arguments.required", Some(r#"["id"]"#), Some(r#"["id","tone"]"#));
+        assert_eq!(diff.max_severity(), Some(Breaking));
+        let printed = diff.to_json();
+        assert_eq!(
+            printed["prompts"][2],
+            json!({"prompt": "old_prompt", "deltas": [{
+                "severity": "BREAKING", "field": "prompt", "description": "Prompt \"old_prompt\" was removed",
+                "before": "\"old_prompt\"", "after": null,
+            }]})
+        );
+        assert!(diff_lockfiles(&new, &new.clone()).is_empty());
+    }
+
+    #[test]
+    fn published_argument_schemas_are_compared_typed() {
+        let schema = |tones: Value| {
+            json!({"type": "object", "additionalProperties": false, "required": ["id"], "properties": {
+                "id": {"type": "string"}, "tone": {"type": "string", "enum": tones},
+            }})
+        };
+        let arguments = json!([{"name": "id", "required": true}, {"name": "tone"}]);
+        let letter = |schema: Option<Value>| {
+            let mut prompt = json!({"name": "dunning_letter", "arguments": arguments});
+            if let Some(schema) = schema {
+                prompt["inputSchema"] = schema;
+            }
+            prompt
+        };
+        let old = prompts([letter(Some(schema(json!(["friendly", "firm"]))))]);
+        let new = prompts([letter(Some(schema(json!(["friendly"]))))]);
+        let diff = diff_lockfiles(&old, &new);
+        assert_eq!(
+            told(&diff),
+            [(Breaking, "arguments.properties.tone.enum", r#"Argument "tone" no longer accepts: ["firm"]"#)]
+        );
+        // One side without a published schema: both are read from the listed arguments, so a
+        // server that starts publishing one shows no change.
+        assert!(diff_lockfiles(&prompts([letter(None)]), &new).is_empty());
+        assert!(diff_lockfiles(&old, &prompts([letter(None)])).is_empty());
+    }
+
+    #[test]
+    fn resource_templates_are_compared_by_uri_template() {
+        let invoice = |mime: &str, id: Value, priority: f64| {
+            json!({
+                "uriTemplate": "billing://invoices/{id}", "name": "invoice", "description": "One invoice.",
+                "mimeType": mime, "annotations": {"priority": priority},
+                "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": id}},
+            })
+        };
+        let old = templates([
+            invoice("application/json", json!({"type": "string"}), 0.5),
+            json!({"uriTemplate": "billing://customers/{id}", "name": "customer"}),
+        ]);
+        let new = templates([
+            invoice("text/csv", json!({"type": "string", "pattern": "^inv_"}), 1.0),
+            json!({"uriTemplate": "billing://customers/{id}", "name": "client"}),
+            json!({"uriTemplate": "billing://payments/{id}", "name": "payment"}),
+        ]);
+        let diff = diff_lockfiles(&old, &new);
+        assert_eq!(
+            told(&diff),
+            [
+                (Cosmetic, "name", r#"Resource template "billing://customers/{id}" name changed"#),
+                (Breaking, "parameters.properties.id.pattern", r#"Parameter "id" must now match the pattern "^inv_""#),
+                (
+                    Risky,
+                    "mimeType",
+                    r#"Resource template "billing://invoices/{id}" now returns text/csv (was application/json)"#
+                ),
+                (
+                    Cosmetic,
+                    "annotations.priority",
+                    r#"Resource template "billing://invoices/{id}" annotation "priority" changed"#
+                ),
+                (Safe, "resourceTemplate", r#"Resource template "billing://payments/{id}" was added"#),
+            ]
+        );
+        assert_eq!(diff.resource_templates[1].uri_template, "billing://invoices/{id}");
+        assert_eq!(diff.to_json()["resource_templates"][2]["uri_template"], "billing://payments/{id}");
+        let gone = diff_lockfiles(&new, &old);
+        let removed = gone.resource_templates.iter().find(|t| t.uri_template == "billing://payments/{id}").unwrap();
+        check(&removed.deltas[0], Breaking, "resourceTemplate", Some(r#""billing://payments/{id}""#), None);
     }
 }

@@ -57,8 +57,11 @@ mod exposition;
 mod lockfile;
 mod meta;
 
-pub use contract::{ActionContract, Contracts, ToolContract, contracts_of};
-pub use diff::{ContractDiff, ToolDiff, diff_contracts};
+pub use contract::{
+    ActionContract, ArgumentContract, Contracts, PromptContract, PromptContracts, ResourceTemplateContract,
+    ResourceTemplateContracts, ToolContract, contracts_of, prompt_contracts_of, resource_template_contracts_of,
+};
+pub use diff::{ContractDiff, PromptDiff, ResourceTemplateDiff, ToolDiff, diff_contracts, diff_lockfiles};
 pub use exposition::{Exposition, qualified_name, split_qualified};
 pub use lockfile::{LOCKFILE_VERSION, Lockfile, LockfileError, MAX_LOCKFILE_BYTES, MAX_LOCKFILE_TOOLS};
 pub use mcp_fusion_wire::{ChangeSeverity, ContractChange};

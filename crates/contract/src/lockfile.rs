@@ -1,20 +1,28 @@
 //! `fusion.lock`: the contracts of a server, in canonical JSON (keys sorted, two-space indent,
-//! a final newline), with a sha256 digest per tool and one for the server. Nothing in it
-//! depends on when it was written, so the same server always locks to the same bytes.
+//! a final newline), with a sha256 digest per tool, prompt and resource template and one for
+//! the server. Nothing in it depends on when it was written, so the same server always locks
+//! to the same bytes.
 
+use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::Path;
 
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
-use crate::contract::{Contracts, ToolContract};
+use crate::contract::{
+    Contracts, PromptContract, PromptContracts, ResourceTemplateContract, ResourceTemplateContracts, ToolContract,
+};
 
-/// The lockfile format this build writes and reads.
-pub const LOCKFILE_VERSION: u64 = 1;
+/// The lockfile format this build writes. It reads every version from 1: version 1 locked
+/// tools only; version 2 adds prompts and resource templates.
+pub const LOCKFILE_VERSION: u64 = 2;
 
-/// The most tools a lockfile holds: far above any real server, and low enough that a
-/// lockfile is read, compared and logged in moments.
+/// The most tools — and, apart, the most prompts or resource templates — a lockfile holds:
+/// far above any real server, and low enough that a lockfile is read, compared and logged in
+/// moments.
 pub const MAX_LOCKFILE_TOOLS: usize = 10_000;
 
 /// The largest lockfile [`Lockfile::read`] reads: 16 MiB, far above
@@ -22,10 +30,53 @@ pub const MAX_LOCKFILE_TOOLS: usize = 10_000;
 pub const MAX_LOCKFILE_BYTES: u64 = 16 << 20;
 
 /// A locked set of contracts.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Lockfile {
-    /// The contracts, by tool name.
+    /// The tool contracts, by tool name.
     pub contracts: Contracts,
+    /// The prompt contracts, by prompt name.
+    pub prompts: PromptContracts,
+    /// The resource template contracts, by URI template.
+    pub resource_templates: ResourceTemplateContracts,
+}
+
+/// One section of the lockfile: a map of contracts, each under the key it is listed by.
+trait Section: Serialize + DeserializeOwned {
+    /// The section's key in the file.
+    const KEY: &'static str;
+    /// How a message names one entry (`tool "billing"`).
+    const NOUN: &'static str;
+    /// How a message names many.
+    const PLURAL: &'static str;
+    /// The key the contract itself states, which must be the one it is filed under.
+    fn key(&self) -> &str;
+}
+
+impl Section for ToolContract {
+    const KEY: &'static str = "tools";
+    const NOUN: &'static str = "tool";
+    const PLURAL: &'static str = "tools";
+    fn key(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Section for PromptContract {
+    const KEY: &'static str = "prompts";
+    const NOUN: &'static str = "prompt";
+    const PLURAL: &'static str = "prompts";
+    fn key(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Section for ResourceTemplateContract {
+    const KEY: &'static str = "resourceTemplates";
+    const NOUN: &'static str = "resource template";
+    const PLURAL: &'static str = "resource templates";
+    fn key(&self) -> &str {
+        &self.uri_template
+    }
 }
 
 /// Why a lockfile could not be read. Each message says what is wrong and what to do.
@@ -49,12 +100,14 @@ pub enum LockfileError {
         /// The most bytes read.
         max_bytes: u64,
     },
-    /// More tools than a lockfile holds.
+    /// More tools (or prompts, or resource templates) than a lockfile holds.
     #[error(
-        "the lockfile has {count} tools, more than the {MAX_LOCKFILE_TOOLS} a lockfile may hold; lock a server of fewer tools with `fusion lock`"
+        "the lockfile has {count} {what}, more than the {MAX_LOCKFILE_TOOLS} a lockfile may hold; lock a server of fewer {what} with `fusion lock`"
     )]
-    TooManyTools {
-        /// The tools found.
+    TooMany {
+        /// `tools`, `prompts` or `resource templates`.
+        what: &'static str,
+        /// How many were found.
         count: usize,
     },
     /// Not JSON, or cut off.
@@ -74,7 +127,7 @@ pub enum LockfileError {
     Foreign(String),
     /// A lockfile of another format version.
     #[error(
-        "the lockfile has version {found}, this fusion reads version {LOCKFILE_VERSION}; regenerate it with `fusion lock`"
+        "the lockfile has version {found}, this fusion reads versions 1 to {LOCKFILE_VERSION}; regenerate it with `fusion lock`"
     )]
     Version {
         /// The version found.
@@ -93,7 +146,7 @@ pub enum LockfileError {
         "the digest of {what} does not match its contents (expected {expected}, found {found}): the lockfile was edited by hand; regenerate it with `fusion lock`"
     )]
     Digest {
-        /// `tool "billing"` or `the server`.
+        /// `tool "billing"`, `prompt "dunning_letter"` or `the server`.
         what: String,
         /// The digest of the contents.
         expected: String,
@@ -103,40 +156,47 @@ pub enum LockfileError {
 }
 
 impl Lockfile {
-    /// Locks `contracts`.
+    /// Locks the contracts of `tools` (and no prompts or templates: see
+    /// [`with_prompts`](Lockfile::with_prompts) and
+    /// [`with_resource_templates`](Lockfile::with_resource_templates)).
     pub fn new(contracts: Contracts) -> Lockfile {
-        Lockfile { contracts }
+        Lockfile { contracts, ..Lockfile::default() }
+    }
+
+    /// The same lockfile, with these prompts locked.
+    pub fn with_prompts(self, prompts: PromptContracts) -> Lockfile {
+        Lockfile { prompts, ..self }
+    }
+
+    /// The same lockfile, with these resource templates locked.
+    pub fn with_resource_templates(self, resource_templates: ResourceTemplateContracts) -> Lockfile {
+        Lockfile { resource_templates, ..self }
     }
 
     /// The digest of one tool's contract: `sha256:` and the hex of its canonical compact JSON.
     pub fn tool_digest(contract: &ToolContract) -> String {
-        digest(&canonical(&serde_json::to_value(contract).unwrap_or(Value::Null)))
+        entry_digest(contract)
     }
 
-    /// The digest of the whole server: of the map from tool name to tool digest.
+    /// The digest of the whole server: of the object mapping each section (`prompts`,
+    /// `resourceTemplates`, `tools`) to the map from each entry's key to its digest.
     pub fn server_digest(&self) -> String {
-        let tools: Map<String, Value> = self
-            .contracts
-            .iter()
-            .map(|(name, contract)| (name.clone(), Value::String(Lockfile::tool_digest(contract))))
-            .collect();
-        digest(&canonical(&Value::Object(tools)))
+        let sections = json!({
+            (PromptContract::KEY): digests(&self.prompts),
+            (ResourceTemplateContract::KEY): digests(&self.resource_templates),
+            (ToolContract::KEY): digests(&self.contracts),
+        });
+        digest(&canonical(&sections))
     }
 
     /// The file's bytes: canonical JSON, keys sorted, two-space indent, a final newline.
     pub fn to_canonical_json(&self) -> String {
-        let tools: Map<String, Value> = self
-            .contracts
-            .iter()
-            .map(|(name, contract)| {
-                let contract_json = serde_json::to_value(contract).unwrap_or(Value::Null);
-                (name.clone(), json!({"contract": contract_json, "digest": Lockfile::tool_digest(contract)}))
-            })
-            .collect();
         let file = json!({
             "digest": self.server_digest(),
             "lockfileVersion": LOCKFILE_VERSION,
-            "tools": Value::Object(tools),
+            (PromptContract::KEY): entries(&self.prompts),
+            (ResourceTemplateContract::KEY): entries(&self.resource_templates),
+            (ToolContract::KEY): entries(&self.contracts),
         });
         let mut text = serde_json::to_string_pretty(&canonical(&file)).unwrap_or_default();
         text.push('\n');
@@ -153,43 +213,22 @@ impl Lockfile {
         let Value::Object(file) = value else {
             return Err(LockfileError::Foreign("the file is JSON but not an object".into()));
         };
-        match file.get("lockfileVersion") {
+        let version = match file.get("lockfileVersion") {
             None => return Err(LockfileError::Foreign("it has no \"lockfileVersion\"".into())),
-            Some(Value::Number(n)) if n.as_u64() == Some(LOCKFILE_VERSION) => {}
+            Some(Value::Number(n)) if n.as_u64().is_some_and(|v| (1..=LOCKFILE_VERSION).contains(&v)) => n.as_u64(),
             Some(other) => return Err(LockfileError::Version { found: other.to_string() }),
-        }
-        let tools = match file.get("tools") {
-            Some(Value::Object(tools)) => tools,
-            _ => return Err(shape("tools", "expected an object of tools")),
         };
-        // Counted before any contract is decoded or digested, so an oversized file costs
-        // only its parse.
-        if tools.len() > MAX_LOCKFILE_TOOLS {
-            return Err(LockfileError::TooManyTools { count: tools.len() });
-        }
-        let mut contracts = Contracts::new();
-        for (name, entry) in tools {
-            let at = format!("tools.{name}");
-            let contract = entry.get("contract").ok_or_else(|| shape(&at, "no \"contract\""))?;
-            let contract: ToolContract = serde_json::from_value(contract.clone())
-                .map_err(|e| shape(&format!("{at}.contract"), &e.to_string()))?;
-            if contract.name != *name {
-                return Err(shape(&at, &format!("the contract names the tool {:?}", contract.name)));
-            }
-            let written = entry.get("digest").and_then(Value::as_str).ok_or_else(|| shape(&at, "no \"digest\""))?;
-            let actual = Lockfile::tool_digest(&contract);
-            if written != actual {
-                return Err(LockfileError::Digest {
-                    what: format!("tool {name:?}"),
-                    expected: actual,
-                    found: written.to_owned(),
-                });
-            }
-            contracts.insert(name.clone(), contract);
-        }
-        let lockfile = Lockfile { contracts };
+        let lockfile = if version == Some(1) {
+            Lockfile::new(section(&file)?)
+        } else {
+            Lockfile { contracts: section(&file)?, prompts: section(&file)?, resource_templates: section(&file)? }
+        };
         let written = file.get("digest").and_then(Value::as_str).ok_or_else(|| shape("digest", "missing"))?;
-        let actual = lockfile.server_digest();
+        // Version 1 digested the tools alone.
+        let actual = match version {
+            Some(1) => digest(&canonical(&digests(&lockfile.contracts))),
+            _ => lockfile.server_digest(),
+        };
         if written != actual {
             return Err(LockfileError::Digest {
                 what: "the server".into(),
@@ -225,6 +264,63 @@ impl Lockfile {
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         std::fs::write(path, self.to_canonical_json())
     }
+}
+
+/// The digest of one entry's contract.
+fn entry_digest<T: Serialize>(contract: &T) -> String {
+    digest(&canonical(&serde_json::to_value(contract).unwrap_or(Value::Null)))
+}
+
+/// A section's map from each key to its entry's digest.
+fn digests<T: Section>(section: &BTreeMap<String, T>) -> Value {
+    section.iter().map(|(key, contract)| (key.clone(), Value::String(entry_digest(contract)))).collect()
+}
+
+/// A section as the file holds it: each key to its contract and digest.
+fn entries<T: Section>(section: &BTreeMap<String, T>) -> Value {
+    section
+        .iter()
+        .map(|(key, contract)| {
+            let contract_json = serde_json::to_value(contract).unwrap_or(Value::Null);
+            (key.clone(), json!({"contract": contract_json, "digest": entry_digest(contract)}))
+        })
+        .collect()
+}
+
+/// Reads one section, checking each entry's key and digest. `tools` must be there; a version 2
+/// file without `prompts` or `resourceTemplates` is malformed too, since the writer always
+/// writes them.
+fn section<T: Section>(file: &Map<String, Value>) -> Result<BTreeMap<String, T>, LockfileError> {
+    let entries = match file.get(T::KEY) {
+        Some(Value::Object(entries)) => entries,
+        _ => return Err(shape(T::KEY, &format!("expected an object of {}", T::PLURAL))),
+    };
+    // Counted before any contract is decoded or digested, so an oversized file costs only
+    // its parse.
+    if entries.len() > MAX_LOCKFILE_TOOLS {
+        return Err(LockfileError::TooMany { what: T::PLURAL, count: entries.len() });
+    }
+    let mut contracts = BTreeMap::new();
+    for (key, entry) in entries {
+        let at = format!("{}.{key}", T::KEY);
+        let contract = entry.get("contract").ok_or_else(|| shape(&at, "no \"contract\""))?;
+        let contract: T =
+            serde_json::from_value(contract.clone()).map_err(|e| shape(&format!("{at}.contract"), &e.to_string()))?;
+        if contract.key() != key {
+            return Err(shape(&at, &format!("the contract names the {} {:?}", T::NOUN, contract.key())));
+        }
+        let written = entry.get("digest").and_then(Value::as_str).ok_or_else(|| shape(&at, "no \"digest\""))?;
+        let actual = entry_digest(&contract);
+        if written != actual {
+            return Err(LockfileError::Digest {
+                what: format!("{} {key:?}", T::NOUN),
+                expected: actual,
+                found: written.to_owned(),
+            });
+        }
+        contracts.insert(key.clone(), contract);
+    }
+    Ok(contracts)
 }
 
 fn shape(at: &str, reason: &str) -> LockfileError {
@@ -327,7 +423,7 @@ mod tests {
     fn more_tools_than_the_cap_are_refused() {
         assert_eq!(Lockfile::parse(&lockfile_of(MAX_LOCKFILE_TOOLS)).unwrap().contracts.len(), MAX_LOCKFILE_TOOLS);
         let error = Lockfile::parse(&lockfile_of(MAX_LOCKFILE_TOOLS + 1)).unwrap_err();
-        assert!(matches!(error, LockfileError::TooManyTools { count } if count == MAX_LOCKFILE_TOOLS + 1));
+        assert!(matches!(error, LockfileError::TooMany { what: "tools", count } if count == MAX_LOCKFILE_TOOLS + 1));
         assert_eq!(
             error.to_string(),
             "the lockfile has 10001 tools, more than the 10000 a lockfile may hold; lock a server of fewer tools with `fusion lock`"
@@ -352,5 +448,109 @@ mod tests {
             let error = Lockfile::read(Path::new("/dev/zero")).unwrap_err();
             assert!(matches!(error, LockfileError::TooLarge { .. }), "{error}");
         }
+    }
+
+    /// A version 1 lockfile, as this crate wrote it before prompts and templates were locked.
+    const VERSION_1: &str = r#"{
+  "digest": "sha256:4e532c12de6f2fe5663847ce8a2e441264d2f03f90dc5f646e43611426192e3b",
+  "lockfileVersion": 1,
+  "tools": {
+    "search": {
+      "contract": {
+        "description": "Search the catalog.",
+        "inputSchema": {
+          "properties": {
+            "q": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "q"
+          ],
+          "type": "object"
+        },
+        "name": "search"
+      },
+      "digest": "sha256:0806690349a3f8504d2cd91bc253a1a952710512d931929b26013ddc8bb14b26"
+    }
+  }
+}
+"#;
+
+    #[test]
+    fn a_version_1_lockfile_still_reads() {
+        let lockfile = Lockfile::parse(VERSION_1).expect("version 1 reads, digests and all");
+        assert_eq!(lockfile.contracts["search"].input_schema["required"], json!(["q"]));
+        assert!(lockfile.prompts.is_empty() && lockfile.resource_templates.is_empty());
+        // Written again, it is version 2, and reads back the same.
+        let text = lockfile.to_canonical_json();
+        assert!(
+            text.contains("\n  \"lockfileVersion\": 2,\n  \"prompts\": {},\n  \"resourceTemplates\": {},\n"),
+            "{text}"
+        );
+        assert_eq!(Lockfile::parse(&text).unwrap(), lockfile);
+        let tampered = VERSION_1.replace("Search the catalog.", "Search the catalogue.");
+        assert!(Lockfile::parse(&tampered).unwrap_err().to_string().contains("digest of tool \"search\""));
+        // A version 1 file does not lock prompts: a section there is not read, so not trusted.
+        let with_prompts = VERSION_1.replacen("\"tools\"", "\"prompts\": {\"x\": 1},\n  \"tools\"", 1);
+        assert!(Lockfile::parse(&with_prompts).unwrap().prompts.is_empty());
+    }
+
+    fn full() -> Lockfile {
+        let prompt: PromptContract = serde_json::from_value(json!({
+            "name": "dunning_letter", "description": "A letter.",
+            "arguments": [{"name": "id", "required": true}, {"name": "tone"}],
+            "inputSchema": {"type": "object", "properties": {"tone": {"enum": ["friendly", "firm"]}}},
+        }))
+        .unwrap();
+        let template: ResourceTemplateContract = serde_json::from_value(json!({
+            "uriTemplate": "billing://invoices/{id}", "name": "invoice", "mimeType": "application/json",
+        }))
+        .unwrap();
+        Lockfile::new(contracts())
+            .with_prompts(PromptContracts::from([(prompt.name.clone(), prompt)]))
+            .with_resource_templates(ResourceTemplateContracts::from([(template.uri_template.clone(), template)]))
+    }
+
+    #[test]
+    fn prompts_and_templates_are_locked_and_digested() {
+        let lockfile = full();
+        let text = lockfile.to_canonical_json();
+        assert_eq!(Lockfile::parse(&text).unwrap(), lockfile);
+        assert_ne!(lockfile.server_digest(), Lockfile::new(contracts()).server_digest(), "the digest covers prompts");
+        let tampered = text.replace("A letter.", "A note.");
+        let error = Lockfile::parse(&tampered).unwrap_err().to_string();
+        assert!(error.starts_with("the digest of prompt \"dunning_letter\" does not match"), "{error}");
+        let moved = text.replace("\"billing://invoices/{id}\": {", "\"billing://bills/{id}\": {");
+        let error = Lockfile::parse(&moved).unwrap_err().to_string();
+        assert!(error.contains("at resourceTemplates.billing://bills/{id}: the contract names the resource template \"billing://invoices/{id}\""), "{error}");
+        // Version 2 always writes every section: one missing was cut out.
+        let mut file: Value = serde_json::from_str(&text).unwrap();
+        file.as_object_mut().unwrap().remove("resourceTemplates");
+        let error = Lockfile::parse(&file.to_string()).unwrap_err().to_string();
+        assert!(error.contains("at resourceTemplates: expected an object of resource templates"), "{error}");
+        let error = Lockfile::parse(&text.replace("\"lockfileVersion\": 2", "\"lockfileVersion\": 3")).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the lockfile has version 3, this fusion reads versions 1 to 2; regenerate it with `fusion lock`"
+        );
+        for version in ["0", "1.5", "-1", "\"2\"", "null"] {
+            let text = text.replace("\"lockfileVersion\": 2", &format!("\"lockfileVersion\": {version}"));
+            assert!(matches!(Lockfile::parse(&text), Err(LockfileError::Version { .. })), "{version}");
+        }
+    }
+
+    #[test]
+    fn more_prompts_than_the_cap_are_refused() {
+        let prompt = full().prompts["dunning_letter"].clone();
+        let prompts = (0..=MAX_LOCKFILE_TOOLS)
+            .map(|i| {
+                let name = format!("p{i}");
+                (name.clone(), PromptContract { name, ..prompt.clone() })
+            })
+            .collect();
+        let text = Lockfile::default().with_prompts(prompts).to_canonical_json();
+        let error = Lockfile::parse(&text).unwrap_err();
+        assert!(matches!(error, LockfileError::TooMany { what: "prompts", .. }), "{error}");
     }
 }

@@ -116,8 +116,13 @@ async fn prompts_are_listed_with_their_arguments() {
     assert!(capabilities.prompts.is_some() && capabilities.completions.is_some());
     let prompts = client.list_all_prompts().await.unwrap();
     assert_eq!(prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["dunning_letter", "slow", "secret"]);
+    let mut listed = serde_json::to_value(&prompts[0]).unwrap();
+    // The typed schema of the arguments, for contracts: what the listing cannot say.
+    let schema = listed.as_object_mut().unwrap().remove("_meta").expect("a _meta")["fusion/inputSchema"].take();
+    assert_eq!(schema["properties"]["tone"]["enum"], json!(["friendly", "firm"]), "{schema}");
+    assert_eq!(schema["additionalProperties"], json!(false), "{schema}");
     assert_eq!(
-        serde_json::to_value(&prompts[0]).unwrap(),
+        listed,
         json!({
             "name": "dunning_letter",
             "title": "Dunning letter",

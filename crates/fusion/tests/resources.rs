@@ -1,5 +1,6 @@
 //! Resources end to end through a real rmcp client: listing with pages, reading fixed URIs and
-//! templates with typed parameters, and every failure as the JSON-RPC error a client gets.
+//! templates with typed parameters, every failure as the JSON-RPC error a client gets, and
+//! resources that come and go while clients are connected.
 
 mod support;
 
@@ -375,5 +376,270 @@ async fn a_listener_hears_of_the_uris_it_asked_for() {
             assert_eq!(update.params.uri, "billing://invoices/inv_7");
         }
         other => panic!("expected resources/updated, got {other:?}"),
+    }
+}
+
+/// Counts `notifications/resources/list_changed`.
+#[derive(Clone, Default)]
+struct ListChanges(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl ListChanges {
+    fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl rmcp::ClientHandler for ListChanges {
+    async fn on_resource_list_changed(&self, _context: rmcp::service::NotificationContext<rmcp::RoleClient>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A client of `server` that counts the changes of its resources' listing.
+async fn connect_watching(
+    server: FusionServer,
+) -> (rmcp::service::RunningService<rmcp::RoleClient, ListChanges>, ListChanges) {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let changes = ListChanges::default();
+    let client = rmcp::ServiceExt::serve(changes.clone(), client_io).await.unwrap();
+    // The server hears `notifications/initialized` before it answers a later request, and
+    // only then counts the session among those it tells.
+    client.list_all_resources().await.unwrap();
+    (client, changes)
+}
+
+async fn listed_uris(client: &rmcp::Peer<rmcp::RoleClient>) -> Vec<String> {
+    client.list_all_resources().await.unwrap().into_iter().map(|r| r.uri).collect()
+}
+
+async fn listed_templates(client: &rmcp::Peer<rmcp::RoleClient>) -> Vec<String> {
+    client.list_all_resource_templates().await.unwrap().into_iter().map(|t| t.uri_template).collect()
+}
+
+async fn read_text(client: &rmcp::Peer<rmcp::RoleClient>, uri: &str) -> String {
+    let contents = client.read_resource(ReadResourceRequestParams::new(uri)).await.unwrap().contents;
+    match &contents[..] {
+        [ResourceContents::TextResourceContents { text, .. }] => text.clone(),
+        other => panic!("expected one text, got {other:?}"),
+    }
+}
+
+async fn read_error(client: &rmcp::Peer<rmcp::RoleClient>, uri: &str) -> ErrorData {
+    rpc_error(client.read_resource(ReadResourceRequestParams::new(uri)).await)
+}
+
+fn status(text: &'static str) -> Resource<()> {
+    Resource::new("billing://status", "status").handler(move |_ctx: Ctx<()>| async move { Ok::<_, ToolError>(text) })
+}
+
+#[tokio::test]
+async fn a_resource_inserted_at_run_time_is_announced_listed_read_and_removed() {
+    let server = server();
+    let (client, changes) = connect_watching(server.clone()).await;
+    let declared = client.peer_info().unwrap().capabilities.resources.clone().unwrap();
+    assert_eq!((declared.subscribe, declared.list_changed), (Some(true), Some(true)));
+    assert!(read_error(&client, "billing://status").await.code == ErrorCode::RESOURCE_NOT_FOUND);
+
+    server.insert_resource(status("all systems go"), ()).unwrap();
+    support::wait_until(|| changes.count() == 1).await;
+    assert_eq!(listed_uris(&client).await.last().map(String::as_str), Some("billing://status"));
+    assert_eq!(read_text(&client, "billing://status").await, "all systems go");
+
+    assert!(server.remove_resource("billing://status"));
+    support::wait_until(|| changes.count() == 2).await;
+    assert!(!listed_uris(&client).await.iter().any(|uri| uri == "billing://status"));
+    let error = read_error(&client, "billing://status").await;
+    assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
+    assert_eq!(
+        error.message,
+        "Resource not found: 'billing://status'. Did you mean 'billing://summary'? \
+         Call resources/list for the resources this server reads and resources/templates/list for its URI templates."
+    );
+    // Nothing left to remove: nothing to tell.
+    assert!(!server.remove_resource("billing://status"));
+    read_text(&client, "billing://summary").await;
+    assert_eq!(changes.count(), 2);
+}
+
+#[tokio::test]
+async fn a_template_inserted_at_run_time_reads_and_leaves() {
+    #[derive(Deserialize, JsonSchema)]
+    struct ReportUri {
+        year: u16,
+    }
+    let server = server();
+    let (client, changes) = connect_watching(server.clone()).await;
+    let reports = ResourceTemplate::new("billing://reports/{year}", "report")
+        .handler(|_ctx: Ctx<()>, uri: ReportUri| async move { Ok::<_, ToolError>(format!("report {}", uri.year)) });
+    server.insert_resource_template(reports, ()).unwrap();
+    support::wait_until(|| changes.count() == 1).await;
+    assert_eq!(
+        listed_templates(&client).await,
+        ["billing://invoices/{id}", "docs://pages/{page}", "billing://reports/{year}"]
+    );
+    assert_eq!(read_text(&client, "billing://reports/2026").await, "report 2026");
+    // Checked like a template declared at build time.
+    assert_eq!(read_error(&client, "billing://reports/last").await.code, ErrorCode::INVALID_PARAMS);
+
+    assert!(server.remove_resource_template("billing://reports/{year}"));
+    support::wait_until(|| changes.count() == 2).await;
+    assert_eq!(listed_templates(&client).await, ["billing://invoices/{id}", "docs://pages/{page}"]);
+    assert_eq!(read_error(&client, "billing://reports/2026").await.code, ErrorCode::RESOURCE_NOT_FOUND);
+    assert!(!server.remove_resource_template("billing://reports/{year}"));
+}
+
+#[tokio::test]
+async fn replacing_a_resource_swaps_its_handler_and_its_state() {
+    let server = server();
+    let (client, changes) = connect_watching(server.clone()).await;
+    // Another state type than the server was built with: the handler gets the one given here.
+    let greeting = || {
+        Resource::new("billing://summary", "summary").description("Totals per status.").handler(
+            |ctx: Ctx<String>| async move { Ok::<_, ToolError>(format!("{} from the new handler", ctx.state())) },
+        )
+    };
+    server.insert_resource(greeting(), "hello".to_owned()).unwrap();
+    assert_eq!(read_text(&client, "billing://summary").await, "hello from the new handler");
+    // It lists as before, in its place: nobody is told to list again.
+    assert_eq!(
+        listed_uris(&client).await,
+        ["billing://summary", "billing://logo", "billing://secret", "billing://broken"]
+    );
+    assert_eq!(changes.count(), 0);
+    // Listed differently: told.
+    server.insert_resource(greeting().title("Summary"), std::sync::Arc::new("hi".to_owned())).unwrap();
+    support::wait_until(|| changes.count() == 1).await;
+    assert_eq!(read_text(&client, "billing://summary").await, "hi from the new handler");
+    assert_eq!(client.list_all_resources().await.unwrap()[0].title.as_deref(), Some("Summary"));
+    // One notification in all: the first replacement sent none that could arrive late.
+    assert_eq!(changes.count(), 1);
+}
+
+#[tokio::test]
+async fn an_insert_that_cannot_be_served_changes_nothing() {
+    let server = server();
+    let (client, changes) = connect_watching(server.clone()).await;
+    let text = |_ctx: Ctx<()>| async { Ok::<_, ToolError>("x") };
+    let error = server.insert_resource(Resource::new("billing://{id}", "r").handler(text), ()).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the resource \"billing://{id}\" cannot be served: a fixed URI has no {parameter}: declare it as a ResourceTemplate"
+    );
+    let error = server.insert_resource(Resource::new("billing://summary", "summary"), ()).unwrap_err();
+    assert!(matches!(error, BuildError::ResourceUri { .. }), "{error}");
+    let error = server
+        .insert_resource_template(ResourceTemplate::new("docs://pages/{page_id}", "page").handler(page), ())
+        .unwrap_err();
+    assert!(matches!(error, BuildError::TemplateParameters { .. }), "{error}");
+    let error = server
+        .insert_resource_template(ResourceTemplate::new("docs://pages/{+page}", "page").handler(page), ())
+        .unwrap_err();
+    assert!(matches!(error, BuildError::ResourceUri { .. }), "{error}");
+
+    assert_eq!(
+        listed_uris(&client).await,
+        ["billing://summary", "billing://logo", "billing://secret", "billing://broken"]
+    );
+    assert_eq!(listed_templates(&client).await, ["billing://invoices/{id}", "docs://pages/{page}"]);
+    assert_eq!(read_text(&client, "billing://summary").await, "2 open, 1 paid");
+    assert_eq!(read_text(&client, "docs://pages/2").await, "page 2");
+    assert_eq!(changes.count(), 0);
+    // The first notification is the valid insert's.
+    server.insert_resource(status("up"), ()).unwrap();
+    support::wait_until(|| changes.count() == 1).await;
+    assert_eq!(read_text(&client, "billing://status").await, "up");
+    assert_eq!(changes.count(), 1);
+}
+
+#[tokio::test]
+async fn a_read_already_running_finishes_on_the_resource_it_found() {
+    let started = std::sync::Arc::new(tokio::sync::Notify::new());
+    let release = std::sync::Arc::new(tokio::sync::Notify::new());
+    let slow = {
+        let (started, release) = (started.clone(), release.clone());
+        Resource::new("billing://slow", "slow").handler(move |_ctx: Ctx<()>| {
+            let (started, release) = (started.clone(), release.clone());
+            async move {
+                started.notify_one();
+                release.notified().await;
+                Ok::<_, ToolError>("finished")
+            }
+        })
+    };
+    let server = server();
+    server.insert_resource(slow, ()).unwrap();
+    let client = connect(server.clone()).await;
+    let reading = tokio::spawn({
+        let peer = client.peer().clone();
+        async move { read_text(&peer, "billing://slow").await }
+    });
+    started.notified().await;
+    assert!(server.remove_resource("billing://slow"));
+    release.notify_one();
+    assert_eq!(reading.await.unwrap(), "finished");
+    assert_eq!(read_error(&client, "billing://slow").await.code, ErrorCode::RESOURCE_NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_server_built_without_resources_declares_them_from_the_first_one_on() {
+    let server = FusionServer::builder("tools-only", "1")
+        .group(mcp_fusion::Group::new("t", "T.").action(
+            mcp_fusion::Action::new("a", "A.").handler(|_ctx: Ctx<()>, _: PageUri| async { Ok::<_, ToolError>("a") }),
+        ))
+        .build(())
+        .unwrap();
+    let before = connect(server.clone()).await;
+    assert!(before.peer_info().unwrap().capabilities.resources.is_none());
+    server.insert_resource(status("up"), ()).unwrap();
+    let after = connect(server.clone()).await;
+    let declared = after.peer_info().unwrap().capabilities.resources.clone().unwrap();
+    assert_eq!(declared.list_changed, Some(true));
+    assert_eq!(read_text(&after, "billing://status").await, "up");
+    // Declared for good: it stays while the resources come and go.
+    assert!(server.remove_resource("billing://status"));
+    let later = connect(server).await;
+    assert!(later.peer_info().unwrap().capabilities.resources.is_some());
+}
+
+#[tokio::test]
+async fn a_listener_that_asked_hears_the_listings_change() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    let server = server_that_pays();
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let serving = server.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(serving, server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    let filter = SubscriptionFilter::builder().resources_list_changed().tools_list_changed().build();
+    let mut subscription = client.listen(filter).await.unwrap();
+    let acknowledged = subscription.acknowledged();
+    assert_eq!((acknowledged.resources_list_changed, acknowledged.tools_list_changed), (Some(true), Some(true)));
+    async fn next(subscription: &mut rmcp::service::Subscription) -> Option<ServerNotification> {
+        tokio::time::timeout(std::time::Duration::from_secs(5), subscription.next()).await.unwrap().unwrap()
+    }
+
+    server.insert_resource(status("up"), ()).unwrap();
+    match next(&mut subscription).await {
+        Some(ServerNotification::ResourceListChangedNotification(_)) => {}
+        other => panic!("expected resources/list_changed, got {other:?}"),
+    }
+    // Tools changes travel the same way.
+    let group = mcp_fusion::Group::new("more", "More.").action(
+        mcp_fusion::Action::new("a", "A.").handler(|_ctx: Ctx<()>, _: PageUri| async { Ok::<_, ToolError>("a") }),
+    );
+    server.insert_group(group, ()).unwrap();
+    match next(&mut subscription).await {
+        Some(ServerNotification::ToolListChangedNotification(_)) => {}
+        other => panic!("expected tools/list_changed, got {other:?}"),
     }
 }

@@ -37,16 +37,30 @@ pub(super) enum Side {
 /// Whose schema it is, for the descriptions (`Action "get_invoice"`, `Tool "crm"`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Owner<'a> {
-    /// `Action` or `Tool`.
+    /// `Action`, `Tool`, `Prompt` or `Resource template`.
     pub kind: &'static str,
-    /// The action or tool name.
+    /// The action, tool or prompt name, or the URI template.
     pub name: &'a str,
+    /// What its input's properties are called: `field` (of arguments), `argument` (of a
+    /// prompt), `parameter` (of a URI template).
+    pub part: &'static str,
 }
 
-impl Owner<'_> {
+impl<'a> Owner<'a> {
+    /// The owner of a tool's or an action's schema, whose properties are fields.
+    pub(super) fn with_fields(kind: &'static str, name: &'a str) -> Owner<'a> {
+        Owner { kind, name, part: "field" }
+    }
+
     /// `Action "get_invoice"`.
     pub(super) fn title(&self) -> String {
         format!("{} \"{}\"", self.kind, self.name)
+    }
+
+    /// `Field`, `Argument`, `Parameter`.
+    fn part_title(&self) -> String {
+        let mut chars = self.part.chars();
+        chars.next().map(|first| first.to_uppercase().chain(chars).collect()).unwrap_or_default()
     }
 }
 
@@ -298,7 +312,7 @@ impl Differ<'_, '_> {
     fn who(&self, label: &str) -> String {
         match (self.side, label.is_empty()) {
             (Side::Input, true) => self.owner.title(),
-            (Side::Input, false) => format!("Field \"{label}\""),
+            (Side::Input, false) => format!("{} \"{label}\"", self.owner.part_title()),
             (Side::Output, true) => format!("Output of {} \"{}\"", self.owner.kind.to_lowercase(), self.owner.name),
             (Side::Output, false) => format!("Output field \"{label}\""),
         }
@@ -610,8 +624,10 @@ impl Differ<'_, '_> {
                     let (severity, text) = match self.side {
                         Side::Output => (Safe, format!("{} was added", self.who(&child))),
                         Side::Input if newly_required.contains(name) => continue,
-                        Side::Input if nr.contains(name) => (Breaking, format!("Required field \"{child}\" was added")),
-                        Side::Input => (Safe, format!("Optional field \"{child}\" was added")),
+                        Side::Input if nr.contains(name) => {
+                            (Breaking, format!("Required {} \"{child}\" was added", self.owner.part))
+                        }
+                        Side::Input => (Safe, format!("Optional {} \"{child}\" was added", self.owner.part)),
                     };
                     self.emit(severity, field, text, None, Some(compact(new)));
                 }
@@ -627,7 +643,7 @@ impl Differ<'_, '_> {
         let who = self.who(label);
         if !newly_required.is_empty() {
             let text = match self.side {
-                Side::Input => format!("{who} now requires new fields: {}", names_list(&newly_required)),
+                Side::Input => format!("{who} now requires new {}s: {}", self.owner.part, names_list(&newly_required)),
                 Side::Output => format!("{who} now always includes: {}", names_list(&newly_required)),
             };
             self.emit(Breaking, field.clone(), text, before.clone(), after.clone());
@@ -663,11 +679,11 @@ impl Differ<'_, '_> {
         match (kind(ov), kind(nv)) {
             (Extra::Open, Extra::Open) | (Extra::Closed, Extra::Closed) => {}
             (Extra::Open | Extra::Schema, Extra::Closed) => {
-                let text = format!("{who} no longer accepts unknown fields");
+                let text = format!("{who} no longer accepts unknown {}s", self.owner.part);
                 self.emit(Breaking, field.to_owned(), text, ov.map(compact), nv.map(compact));
             }
             (Extra::Closed, Extra::Open | Extra::Schema) => {
-                let text = format!("{who} now accepts unknown fields");
+                let text = format!("{who} now accepts unknown {}s", self.owner.part);
                 self.emit(Risky, field.to_owned(), text, ov.map(compact), nv.map(compact));
             }
             (Extra::Open | Extra::Schema, Extra::Open | Extra::Schema) => {
@@ -815,7 +831,7 @@ mod tests {
     fn diff(side: Side, old: &Value, new: &Value) -> Vec<ContractChange> {
         let mut out = Vec::new();
         let prefix = if side == Side::Input { "inputSchema" } else { "outputSchema" };
-        diff_schema(old, new, side, Owner { kind: "Tool", name: "t" }, prefix, &mut out);
+        diff_schema(old, new, side, Owner::with_fields("Tool", "t"), prefix, &mut out);
         out
     }
 

@@ -10,6 +10,11 @@
 //! [`ToolError`](crate::wire::ToolError) keeps its code, message and recovery in the error's
 //! `data`.
 //!
+//! Resources and templates can also come and go while the server runs:
+//! [`FusionServer::insert_resource`](crate::FusionServer::insert_resource) and its siblings
+//! compile them as `build` does and tell connected clients with
+//! `notifications/resources/list_changed`.
+//!
 //! ```
 //! use mcp_fusion::resource::{Resource, ResourceTemplate};
 //! use mcp_fusion::wire::ToolError;

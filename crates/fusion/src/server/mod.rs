@@ -14,10 +14,11 @@ mod resources;
 mod service;
 mod subscriptions;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
-use rmcp::model::{Implementation, Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{Implementation, Prompt, Resource as ListedResource, ResourceTemplate as ListedTemplate, Tool};
 
 pub use builder::ServerBuilder;
 pub(crate) use compile::{CompiledAction, CompiledGroup};
@@ -31,8 +32,10 @@ use crate::group::Group;
 use crate::guard::ConcurrencyGuard;
 use crate::handoff::{Mount, MountState};
 use crate::in_flight::InFlight;
+use crate::resource::{Resource, ResourceTemplate};
 use compile::{MountStatus, Settings, compile_group};
-use peers::Peers;
+use peers::{ListChanged, Peers};
+use resources::{Resources, compile_resource, compile_template};
 
 /// A built MCP server: cheap to clone, shareable across sessions and transports.
 #[derive(Clone)]
@@ -46,9 +49,14 @@ struct Inner {
     settings: Settings,
     /// Swapped whole when groups come or go; calls read the catalog of their moment.
     catalog: ArcSwap<Catalog>,
-    resources: resources::Resources,
+    /// Swapped whole when resources or templates come or go; reads keep the entry they found.
+    resources: ArcSwap<Resources>,
+    /// Whether `initialize` declares the resources capability: from the first resource or
+    /// template on, and then for good, so a session never loses it while they come and go.
+    resources_declared: AtomicBool,
     prompts: prompts::Prompts,
-    /// Held while a new catalog is made, so two changes never undo each other.
+    /// Held while a new catalog or set of resources is made, so two changes never undo each
+    /// other.
     editing: Mutex<()>,
     peers: Peers,
     in_flight: InFlight,
@@ -73,14 +81,14 @@ impl FusionServer {
         self.inner.catalog.load().tools().to_vec()
     }
 
-    /// The resources `resources/list` returns.
-    pub fn resources(&self) -> Vec<Resource> {
-        self.inner.resources.listed().to_vec()
+    /// The resources `resources/list` returns now.
+    pub fn resources(&self) -> Vec<ListedResource> {
+        self.inner.resources.load().listed().to_vec()
     }
 
-    /// The resource templates `resources/templates/list` returns.
-    pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
-        self.inner.resources.listed_templates().to_vec()
+    /// The resource templates `resources/templates/list` returns now.
+    pub fn resource_templates(&self) -> Vec<ListedTemplate> {
+        self.inner.resources.load().listed_templates().to_vec()
     }
 
     /// The prompts `prompts/list` returns.
@@ -156,9 +164,80 @@ impl FusionServer {
         let changed = catalog.tools() != self.inner.catalog.load().tools();
         self.inner.catalog.store(Arc::new(catalog));
         if changed {
-            self.inner.peers.tools_changed();
+            self.inner.peers.list_changed(ListChanged::Tools, &self.inner.settings.subscriptions);
         }
         Ok(())
+    }
+
+    /// Adds `resource` to the running server, or replaces the resource at the same URI,
+    /// compiled with the server's settings and checked as at build time; its handler gets
+    /// `state`. Clients are told with `notifications/resources/list_changed` when the listing
+    /// changes (sessions that initialized, and `subscriptions/listen` requests that asked for
+    /// it). The resources capability (with `listChanged`) is declared by a server built with a
+    /// resource or a template, else from the first one inserted on, so build with one when
+    /// every session must hear of later changes. Reads already running finish on the handler
+    /// they started with.
+    pub fn insert_resource<S: Send + Sync + 'static>(
+        &self,
+        resource: Resource<S>,
+        state: impl Into<Arc<S>>,
+    ) -> Result<(), BuildError> {
+        let entry = compile_resource(&self.inner.settings, resource, &state.into())?;
+        self.edit_resources(|resources| {
+            resources.insert(entry);
+            true
+        });
+        Ok(())
+    }
+
+    /// Removes the resource at `uri` (`false` when there is none); clients are told with
+    /// `notifications/resources/list_changed`. Its subscribers stay subscribed and hear
+    /// nothing until a resource at that URI comes back; reads already running finish.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        self.edit_resources(|resources| resources.remove(uri)).is_some()
+    }
+
+    /// Adds `template` to the running server (tried after the templates it already has), or
+    /// replaces the one of the same URI template in its place, compiled and checked as at
+    /// build time; clients are told with `notifications/resources/list_changed`.
+    pub fn insert_resource_template<S: Send + Sync + 'static>(
+        &self,
+        template: ResourceTemplate<S>,
+        state: impl Into<Arc<S>>,
+    ) -> Result<(), BuildError> {
+        let entry = compile_template(&self.inner.settings, template, &state.into())?;
+        self.edit_resources(|resources| {
+            resources.insert_template(entry);
+            true
+        });
+        Ok(())
+    }
+
+    /// Removes the template `uri_template` (`false` when there is none); clients are told with
+    /// `notifications/resources/list_changed`.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        self.edit_resources(|resources| resources.remove_template(uri_template)).is_some()
+    }
+
+    /// Makes and swaps in a new set of resources from the current one as `change` leaves it,
+    /// when it says it changed it. `None` when it did not; else whether clients were told,
+    /// which they are only when what they list differs.
+    fn edit_resources(&self, change: impl FnOnce(&mut Resources) -> bool) -> Option<bool> {
+        let _editing = self.inner.editing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let current = self.inner.resources.load_full();
+        let mut resources = Resources::clone(&current);
+        if !change(&mut resources) {
+            return None;
+        }
+        let changed = !resources.lists_as(&current);
+        if resources.any() {
+            self.inner.resources_declared.store(true, Ordering::Relaxed);
+        }
+        self.inner.resources.store(Arc::new(resources));
+        if changed {
+            self.inner.peers.list_changed(ListChanged::Resources, &self.inner.settings.subscriptions);
+        }
+        Some(changed)
     }
 
     /// Sets where the upstream of `mount` stands: connecting, unavailable until a time, or
@@ -195,5 +274,78 @@ impl FusionServer {
     /// Completes when no call is running (at once if none is).
     pub async fn idle(&self) {
         self.inner.in_flight.idle().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Ctx;
+    use mcp_fusion_wire::ToolError;
+
+    fn summary(text: &'static str) -> Resource<()> {
+        Resource::new("billing://summary", "summary")
+            .handler(move |_ctx: Ctx<()>| async move { Ok::<_, ToolError>(text) })
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Page {
+        page: u32,
+    }
+
+    fn pages() -> ResourceTemplate<()> {
+        ResourceTemplate::new("docs://pages/{page}", "page")
+            .handler(|_ctx: Ctx<()>, uri: Page| async move { Ok::<_, ToolError>(format!("page {}", uri.page)) })
+    }
+
+    /// Inserts through the same edit as `insert_resource`; whether clients were told.
+    fn insert(server: &FusionServer, resource: Resource<()>) -> Option<bool> {
+        let entry = compile_resource(&server.inner.settings, resource, &Arc::new(())).unwrap();
+        server.edit_resources(|resources| {
+            resources.insert(entry);
+            true
+        })
+    }
+
+    fn insert_template(server: &FusionServer, template: ResourceTemplate<()>) -> Option<bool> {
+        let entry = compile_template(&server.inner.settings, template, &Arc::new(())).unwrap();
+        server.edit_resources(|resources| {
+            resources.insert_template(entry);
+            true
+        })
+    }
+
+    #[test]
+    fn only_a_changed_listing_tells_clients() {
+        let server =
+            FusionServer::builder("s", "1").resource(summary("a")).resource_template(pages()).build(()).unwrap();
+        assert_eq!(insert(&server, summary("b")), Some(false), "the same listing with another handler");
+        assert_eq!(insert(&server, summary("b").description("Totals.")), Some(true));
+        assert_eq!(insert(&server, summary("c").description("Totals.")), Some(false));
+        assert_eq!(insert_template(&server, pages()), Some(false));
+        assert_eq!(insert_template(&server, pages().title("Pages")), Some(true));
+        assert_eq!(server.edit_resources(|resources| resources.remove("billing://elsewhere")), None);
+        assert_eq!(server.edit_resources(|resources| resources.remove("billing://summary")), Some(true));
+        assert_eq!(server.edit_resources(|resources| resources.remove_template("docs://pages/{page}")), Some(true));
+        assert!(server.resources().is_empty() && server.resource_templates().is_empty());
+    }
+
+    #[test]
+    fn a_replaced_resource_keeps_its_place_and_a_removed_one_its_neighbours_reachable() {
+        let other = |uri: &str| Resource::new(uri, uri).handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("x") });
+        let server = FusionServer::builder("s", "1")
+            .resource(other("a://1"))
+            .resource(other("a://2"))
+            .resource(other("a://3"))
+            .build(())
+            .unwrap();
+        insert(&server, other("a://1").description("First."));
+        let uris = |server: &FusionServer| server.resources().into_iter().map(|r| r.uri).collect::<Vec<_>>();
+        assert_eq!(uris(&server), ["a://1", "a://2", "a://3"]);
+        assert!(server.remove_resource("a://2"));
+        assert!(!server.remove_resource("a://2"));
+        assert_eq!(uris(&server), ["a://1", "a://3"]);
+        let resources = server.inner.resources.load();
+        assert!(resources.serves("a://1") && resources.serves("a://3") && !resources.serves("a://2"));
     }
 }

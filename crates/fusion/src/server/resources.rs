@@ -30,12 +30,15 @@ use crate::validation::{input_generator, into_object, property_names, required_n
 /// How many resources or templates one page of a list holds.
 const PAGE: usize = 100;
 
-/// The resources and templates a server reads, as listed and as compiled.
-#[derive(Default)]
+/// The resources and templates a server reads, as listed and as compiled. The compiled
+/// entries are shared, so a change at run time makes a new set without compiling the others
+/// again, while reads already running keep the entries they found.
+#[derive(Default, Clone)]
 pub(crate) struct Resources {
-    fixed: Vec<Compiled>,
+    fixed: Vec<Arc<Compiled>>,
     by_uri: HashMap<String, usize>,
-    templates: Vec<Compiled>,
+    /// In the order reads try them: the first that a URI expands serves it.
+    templates: Vec<Arc<Compiled>>,
     listed: Vec<ListedResource>,
     listed_templates: Vec<ListedTemplate>,
 }
@@ -51,6 +54,39 @@ struct Compiled {
     completions: Completions,
 }
 
+/// A resource or a template compiled, with what `resources/list` or
+/// `resources/templates/list` shows of it (`L`).
+pub(crate) struct Entry<L> {
+    listed: L,
+    compiled: Arc<Compiled>,
+}
+
+/// Compiles a fixed resource, whose handler gets `state`.
+pub(crate) fn compile_resource<S: Send + Sync + 'static>(
+    settings: &Settings,
+    resource: Resource<S>,
+    state: &Arc<S>,
+) -> Result<Entry<ListedResource>, BuildError> {
+    let Resource { about, handler } = resource;
+    if about.uri.contains(['{', '}']) {
+        return Err(uri_error(&about.uri, "a fixed URI has no {parameter}: declare it as a ResourceTemplate"));
+    }
+    let compiled = compile(settings, &about, handler, None, Vec::new(), state)?;
+    Ok(Entry { listed: listed_resource(&about), compiled: Arc::new(compiled) })
+}
+
+/// Compiles a resource template, whose handler and completers get `state`.
+pub(crate) fn compile_template<S: Send + Sync + 'static>(
+    settings: &Settings,
+    template: ResourceTemplate<S>,
+    state: &Arc<S>,
+) -> Result<Entry<ListedTemplate>, BuildError> {
+    let ResourceTemplate { about, handler, completers } = template;
+    let template = UriTemplate::parse(&about.uri).map_err(|error| uri_error(&about.uri, &error.to_string()))?;
+    let compiled = compile(settings, &about, handler, Some(template), completers, state)?;
+    Ok(Entry { listed: listed_template(&about, &compiled.params), compiled: Arc::new(compiled) })
+}
+
 impl Resources {
     /// Compiles the fixed resources and the templates, whose handlers get `state`.
     pub(crate) fn compile<S: Send + Sync + 'static>(
@@ -60,29 +96,85 @@ impl Resources {
         state: &Arc<S>,
     ) -> Result<Resources, BuildError> {
         let mut resources = Resources::default();
-        for Resource { about, handler } in fixed {
-            if about.uri.contains(['{', '}']) {
-                return Err(uri_error(&about.uri, "a fixed URI has no {parameter}: declare it as a ResourceTemplate"));
+        for resource in fixed {
+            // At build time a second declaration is a mistake; at run time it replaces.
+            if resources.by_uri.contains_key(&resource.about.uri) {
+                return Err(BuildError::Duplicate { what: "resource", name: resource.about.uri });
             }
-            if resources.by_uri.insert(about.uri.clone(), resources.fixed.len()).is_some() {
-                return Err(BuildError::Duplicate { what: "resource", name: about.uri });
-            }
-            resources.listed.push(listed_resource(&about));
-            resources.fixed.push(compile(settings, &about, handler, None, Vec::new(), state)?);
+            resources.insert(compile_resource(settings, resource, state)?);
         }
-        for ResourceTemplate { about, handler, completers } in templates {
-            let template = UriTemplate::parse(&about.uri).map_err(|error| uri_error(&about.uri, &error.to_string()))?;
-            if resources.templates.iter().any(|known| known.action.qualified.as_ref() == about.uri) {
-                return Err(BuildError::Duplicate { what: "resource template", name: about.uri });
+        for template in templates {
+            if resources.template_index(&template.about.uri).is_some() {
+                return Err(BuildError::Duplicate { what: "resource template", name: template.about.uri });
             }
-            let compiled = compile(settings, &about, handler, Some(template), completers, state)?;
-            resources.listed_templates.push(listed_template(&about, &compiled.params));
-            resources.templates.push(compiled);
+            resources.insert_template(compile_template(settings, template, state)?);
         }
         Ok(resources)
     }
 
-    /// Whether there is anything to read (the server then declares the capability).
+    /// Adds a fixed resource, or replaces the one at its URI where it stands in the list.
+    pub(crate) fn insert(&mut self, entry: Entry<ListedResource>) {
+        match self.by_uri.get(&entry.listed.uri) {
+            Some(&index) => {
+                self.fixed[index] = entry.compiled;
+                self.listed[index] = entry.listed;
+            }
+            None => {
+                self.by_uri.insert(entry.listed.uri.clone(), self.fixed.len());
+                self.fixed.push(entry.compiled);
+                self.listed.push(entry.listed);
+            }
+        }
+    }
+
+    /// Removes the fixed resource at `uri`; `false` when there is none.
+    pub(crate) fn remove(&mut self, uri: &str) -> bool {
+        let Some(index) = self.by_uri.remove(uri) else {
+            return false;
+        };
+        self.fixed.remove(index);
+        self.listed.remove(index);
+        for later in self.by_uri.values_mut().filter(|at| **at > index) {
+            *later -= 1;
+        }
+        true
+    }
+
+    /// Adds a template, last in the order reads try them, or replaces the one of the same URI
+    /// template where it stands (so it keeps its precedence).
+    pub(crate) fn insert_template(&mut self, entry: Entry<ListedTemplate>) {
+        match self.template_index(&entry.listed.uri_template) {
+            Some(index) => {
+                self.templates[index] = entry.compiled;
+                self.listed_templates[index] = entry.listed;
+            }
+            None => {
+                self.templates.push(entry.compiled);
+                self.listed_templates.push(entry.listed);
+            }
+        }
+    }
+
+    /// Removes the template `uri_template`; `false` when there is none.
+    pub(crate) fn remove_template(&mut self, uri_template: &str) -> bool {
+        let Some(index) = self.template_index(uri_template) else {
+            return false;
+        };
+        self.templates.remove(index);
+        self.listed_templates.remove(index);
+        true
+    }
+
+    fn template_index(&self, uri_template: &str) -> Option<usize> {
+        self.listed_templates.iter().position(|listed| listed.uri_template == uri_template)
+    }
+
+    /// Whether a client listing both sets sees the same as in `other`.
+    pub(crate) fn lists_as(&self, other: &Resources) -> bool {
+        self.listed == other.listed && self.listed_templates == other.listed_templates
+    }
+
+    /// Whether there is anything to read (from then on the server declares the capability).
     pub(crate) fn any(&self) -> bool {
         !self.fixed.is_empty() || !self.templates.is_empty()
     }
@@ -109,7 +201,7 @@ impl Resources {
         parameter: &str,
         prefix: &str,
     ) -> Result<CompletionInfo, ErrorData> {
-        let Some(compiled) = self.templates.iter().find(|compiled| &*compiled.action.qualified == template) else {
+        let Some(index) = self.template_index(template) else {
             return Err(ErrorData::resource_not_found(
                 format!(
                     "No resource template {}. Call resources/templates/list for the templates this server has.",
@@ -118,7 +210,8 @@ impl Resources {
                 Some(json!({"uri": template})),
             ));
         };
-        compiled.completions.complete(&format!("The template {}", Sent::text(template)), parameter, prefix).await
+        let completions = &self.templates[index].completions;
+        completions.complete(&format!("The template {}", Sent::text(template)), parameter, prefix).await
     }
 
     /// Whether `uri` is a fixed resource's or expands a template.
@@ -128,7 +221,7 @@ impl Resources {
 
     /// The fixed resource at `uri`, else the first template `uri` expands, with its
     /// parameters.
-    fn find(&self, uri: &str) -> Option<(&Compiled, Map<String, Value>)> {
+    fn find(&self, uri: &str) -> Option<(&Arc<Compiled>, Map<String, Value>)> {
         if let Some(&index) = self.by_uri.get(uri) {
             return Some((&self.fixed[index], Map::new()));
         }
@@ -297,9 +390,13 @@ impl FusionServer {
     /// first template the URI expands, through the guards to its handler.
     pub async fn read_resource(&self, uri: &str, request: RequestInfo) -> Result<ReadResourceResult, ErrorData> {
         let _counted = self.inner.in_flight.enter();
-        let resources = &self.inner.resources;
-        let Some((compiled, values)) = resources.find(uri) else {
-            return Err(resources.not_found(uri));
+        // The entry, not the set: a change while the read runs replaces neither.
+        let (compiled, values) = {
+            let resources = self.inner.resources.load();
+            let Some((compiled, values)) = resources.find(uri) else {
+                return Err(resources.not_found(uri));
+            };
+            (Arc::clone(compiled), values)
         };
         let arguments = Value::Object(typed(&compiled.params, values));
         let (outcome, _warnings) = compiled.action.outcome(arguments, request, &self.inner.settings).await;

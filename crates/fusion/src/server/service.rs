@@ -7,6 +7,8 @@
     reason = "the handler serves every protocol version, with what later ones deprecate: resources/subscribe, logging"
 )]
 
+use std::sync::atomic::Ordering;
+
 use mcp_fusion_contract::MOUNTS_CAPABILITY;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
@@ -27,15 +29,17 @@ impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
         // The catalog can change while the server runs (groups added or removed).
         let mut capabilities = ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
-        if self.inner.resources.any() {
+        // Resources and templates can come and go while the server runs, too.
+        if self.inner.resources_declared.load(Ordering::Relaxed) {
             let mut resources = ResourcesCapability::default();
             resources.subscribe = Some(true);
+            resources.list_changed = Some(true);
             capabilities.resources = Some(resources);
         }
         if self.inner.prompts.any() {
             capabilities.prompts = Some(PromptsCapability::default());
         }
-        if self.inner.prompts.any() || self.inner.resources.any_template() {
+        if self.inner.prompts.any() || self.inner.resources.load().any_template() {
             capabilities.completions = Some(JsonObject::new());
         }
         // Declared at `initialize`, which only versions before 2026-07-28 have; `discover`
@@ -99,7 +103,9 @@ impl ServerHandler for FusionServer {
         let ArgumentInfo { name, value, .. } = &request.argument;
         let completion = match &request.r#ref {
             Reference::Prompt(prompt) => self.inner.prompts.complete(&prompt.name, name, value).await?,
-            Reference::Resource(template) => self.inner.resources.complete(&template.uri, name, value).await?,
+            Reference::Resource(template) => {
+                self.inner.resources.load_full().complete(&template.uri, name, value).await?
+            }
             _ => return Err(ErrorData::invalid_params("Unknown reference type: use ref/prompt or ref/resource", None)),
         };
         Ok(CompleteResult::new(completion))
@@ -132,7 +138,7 @@ impl ServerHandler for FusionServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (resources, next) = page(self.inner.resources.listed(), cursor)?;
+        let (resources, next) = page(self.inner.resources.load().listed(), cursor)?;
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         Ok(result)
@@ -144,7 +150,7 @@ impl ServerHandler for FusionServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (templates, next) = page(self.inner.resources.listed_templates(), cursor)?;
+        let (templates, next) = page(self.inner.resources.load().listed_templates(), cursor)?;
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
         Ok(result)
@@ -167,10 +173,11 @@ impl ServerHandler for FusionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let info = RequestInfo::from_context(context);
-        let resources = &self.inner.resources;
+        let resources = self.inner.resources.load();
         if !resources.serves(&request.uri) {
             return Err(resources.not_found(&request.uri));
         }
+        drop(resources);
         match info.peer.filter(|_| info.peer_accepts_requests) {
             Some(peer) => {
                 self.inner.settings.subscriptions.subscribe(&request.uri, peer);
@@ -195,12 +202,17 @@ impl ServerHandler for FusionServer {
         Ok(())
     }
 
-    /// `subscriptions/listen` (2026-07-28 and later): the served URIs among those asked for.
+    /// `subscriptions/listen` (2026-07-28 and later): changes of the tools' and the resources'
+    /// listings, and the served URIs among those asked for (rmcp keeps what was asked for and
+    /// declared).
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        let uris = requested.resource_subscriptions.as_ref()?;
         let mut accepted = SubscriptionFilter::new();
-        accepted.resource_subscriptions =
-            Some(uris.iter().filter(|uri| self.inner.resources.serves(uri)).cloned().collect());
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        if let Some(uris) = &requested.resource_subscriptions {
+            let resources = self.inner.resources.load();
+            accepted.resource_subscriptions = Some(uris.iter().filter(|uri| resources.serves(uri)).cloned().collect());
+        }
         Some(accepted)
     }
 

@@ -1,11 +1,12 @@
 //! Who wants to hear that a resource changed: sessions that sent `resources/subscribe`
 //! (protocol versions before 2026-07-28) and open `subscriptions/listen` requests (2026-07-28
-//! and later). Both are told with `notifications/resources/updated`.
+//! and later). Both are told with `notifications/resources/updated`; listeners that asked for
+//! list changes hear those too (see `Peers::list_changed`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 
@@ -68,6 +69,15 @@ impl Subscriptions {
         locked(&self.listening).retain(|(known, _)| *known != number);
     }
 
+    /// The open `subscriptions/listen` requests whose accepted filter `wants`.
+    pub(crate) fn listening_for(&self, wants: impl Fn(&SubscriptionFilter) -> bool) -> Vec<SubscriptionSink> {
+        locked(&self.listening)
+            .iter()
+            .filter(|(_, sink)| wants(sink.accepted()))
+            .map(|(_, sink)| sink.clone())
+            .collect()
+    }
+
     /// Sends `notifications/resources/updated` for `uri` to every subscriber of it, without
     /// waiting for any of them.
     pub(crate) fn updated(&self, uri: &str) {
@@ -76,13 +86,9 @@ impl Subscriptions {
             subscribed.retain(|(_, peer)| !peer.is_transport_closed());
             subscribed.iter().filter(|(known, _)| known == uri).map(|(_, peer)| peer.clone()).collect()
         };
-        let sinks: Vec<SubscriptionSink> = locked(&self.listening)
-            .iter()
-            .filter(|(_, sink)| {
-                sink.accepted().resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri))
-            })
-            .map(|(_, sink)| sink.clone())
-            .collect();
+        let sinks = self.listening_for(|accepted| {
+            accepted.resource_subscriptions.as_ref().is_some_and(|uris| uris.iter().any(|u| u == uri))
+        });
         if peers.is_empty() && sinks.is_empty() {
             return;
         }
