@@ -26,7 +26,7 @@ pub struct ToolContract {
     /// The input schema.
     pub input_schema: Value,
     /// The output schema, if declared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "no_schema")]
     pub output_schema: Option<Value>,
     /// The annotations (`readOnlyHint`, `destructiveHint`, …) as listed.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
@@ -46,11 +46,23 @@ pub struct ActionContract {
     /// The action's own input schema (without the discriminator).
     pub input_schema: Value,
     /// The output schema, if declared.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "no_schema")]
     pub output_schema: Option<Value>,
     /// The annotations.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub annotations: Map<String, Value>,
+}
+
+/// Whether an optional schema is absent. A `null` one is absent too: it is read back as
+/// absent, so it is written as absent, and a lockfile reads as the contracts it was written
+/// from, digests and all.
+fn no_schema(schema: &Option<Value>) -> bool {
+    declared(schema).is_none()
+}
+
+/// An optional schema when declared: a `null` one is none, as a lockfile reads it back.
+pub(crate) fn declared(schema: &Option<Value>) -> Option<&Value> {
+    schema.as_ref().filter(|schema| !schema.is_null())
 }
 
 /// The contracts of a server, keyed by tool name.
@@ -73,7 +85,7 @@ pub struct PromptContract {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<ArgumentContract>,
     /// The arguments' JSON Schema, when the server publishes it in `_meta`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "no_schema")]
     pub input_schema: Option<Value>,
 }
 
@@ -116,7 +128,7 @@ pub struct ResourceTemplateContract {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub annotations: Map<String, Value>,
     /// The parameters' JSON Schema, when the server publishes it in `_meta`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "no_schema")]
     pub input_schema: Option<Value>,
 }
 

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 mod schema;
 
-use crate::contract::{ActionContract, Contracts, PromptContract, ResourceTemplateContract, ToolContract};
+use crate::contract::{ActionContract, Contracts, PromptContract, ResourceTemplateContract, ToolContract, declared};
 use crate::lockfile::Lockfile;
 use schema::{Owner, Side, compact, diff_schema};
 
@@ -220,7 +220,7 @@ fn diff_tool(name: &str, old: &ToolContract, new: &ToolContract, out: &mut Vec<C
         // A flat or foreign tool — or one that became / stopped being grouped, whose
         // published schema is then all that both sides share.
         diff_schema(&old.input_schema, &new.input_schema, Side::Input, owner, "inputSchema", out);
-        diff_output(old.output_schema.as_ref(), new.output_schema.as_ref(), owner, "outputSchema", out);
+        diff_output(declared(&old.output_schema), declared(&new.output_schema), owner, "outputSchema", out);
         diff_annotations(&old.annotations, &new.annotations, owner, "annotations", out);
     }
     // The tool-level schema, output and hints of a grouped tool are derived from its
@@ -245,7 +245,7 @@ fn diff_action(name: &str, prefix: &str, old: &ActionContract, new: &ActionContr
     words("description", &owner.title(), format!("{prefix}.description"), &old.description, &new.description, out);
     diff_schema(&old.input_schema, &new.input_schema, Side::Input, owner, prefix, out);
     let output = format!("{prefix}.outputSchema");
-    diff_output(old.output_schema.as_ref(), new.output_schema.as_ref(), owner, &output, out);
+    diff_output(declared(&old.output_schema), declared(&new.output_schema), owner, &output, out);
     diff_annotations(&old.annotations, &new.annotations, owner, &format!("{prefix}.annotations"), out);
 }
 
@@ -256,7 +256,7 @@ fn diff_prompt(name: &str, old: &PromptContract, new: &PromptContract, out: &mut
     let who = owner.title();
     words("title", &who, "title".into(), &old.title, &new.title, out);
     words("description", &who, "description".into(), &old.description, &new.description, out);
-    match (&old.input_schema, &new.input_schema) {
+    match (declared(&old.input_schema), declared(&new.input_schema)) {
         (Some(old), Some(new)) => diff_schema(old, new, Side::Input, owner, "arguments", out),
         _ => diff_schema(&old.listed_schema(), &new.listed_schema(), Side::Input, owner, "arguments", out),
     }
@@ -292,7 +292,7 @@ fn diff_template(
             out.push(change(Cosmetic, format!("annotations.{key}"), text, ov.map(compact), nv.map(compact)));
         }
     }
-    if let (Some(old), Some(new)) = (&old.input_schema, &new.input_schema) {
+    if let (Some(old), Some(new)) = (declared(&old.input_schema), declared(&new.input_schema)) {
         diff_schema(old, new, Side::Input, owner, "parameters", out);
     }
 }

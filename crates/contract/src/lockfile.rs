@@ -553,4 +553,17 @@ mod tests {
         let error = Lockfile::parse(&text).unwrap_err();
         assert!(matches!(error, LockfileError::TooMany { what: "prompts", .. }), "{error}");
     }
+
+    #[test]
+    fn a_null_schema_is_written_as_none_so_the_file_verifies() {
+        let mut lockfile = full();
+        lockfile.contracts.get_mut("billing").unwrap().output_schema = Some(Value::Null);
+        lockfile.prompts.get_mut("dunning_letter").unwrap().input_schema = Some(Value::Null);
+        let text = lockfile.to_canonical_json();
+        assert!(!text.contains("null"), "{text}");
+        let read = Lockfile::parse(&text).expect("the digests verify");
+        assert_eq!(read.prompts["dunning_letter"].input_schema, None);
+        assert_eq!(read.to_canonical_json(), text);
+        assert!(crate::diff_lockfiles(&lockfile, &read).is_empty());
+    }
 }
