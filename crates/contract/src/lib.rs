@@ -6,10 +6,12 @@
 //! requires a `customer_id`. This crate makes those promises explicit:
 //!
 //! - [`contracts_of`] reads the contracts a `tools/list` states, so it works for any MCP
-//!   server, built with this framework or not;
-//! - [`Lockfile`] writes them to `fusion.lock` in canonical JSON with a digest per tool, and
+//!   server, built with this framework or not; [`prompt_contracts_of`] and
+//!   [`resource_template_contracts_of`] read those of its prompts and URI templates;
+//! - [`Lockfile`] writes them to `fusion.lock` in canonical JSON with a digest per entry, and
 //!   reads them back, refusing a file edited by hand;
-//! - [`diff_contracts`] compares two sets field by field, each change rated
+//! - [`diff_contracts`] (tools) and [`diff_lockfiles`] (everything locked) compare two sets
+//!   field by field, each change rated
 //!   [`BREAKING`](ChangeSeverity::Breaking) (old calls may now fail),
 //!   [`RISKY`](ChangeSeverity::Risky) (old calls work, results or guarantees may differ),
 //!   [`SAFE`](ChangeSeverity::Safe) (additions, loosened constraints) or

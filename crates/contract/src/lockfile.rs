@@ -566,4 +566,16 @@ mod tests {
         assert_eq!(read.to_canonical_json(), text);
         assert!(crate::diff_lockfiles(&lockfile, &read).is_empty());
     }
+
+    #[test]
+    fn every_float_reads_back_bit_for_bit() {
+        // Each misread by serde_json's default float reader: the digest would not verify.
+        for float in [3.4028234663852886e38, 1.0715660391465826e-75, -1.81996730402717e-179, f64::MAX, 0.1] {
+            let mut lockfile = full();
+            lockfile.contracts.get_mut("billing").unwrap().input_schema["maximum"] = json!(float);
+            let text = lockfile.to_canonical_json();
+            let read = Lockfile::parse(&text).unwrap_or_else(|e| panic!("{float}: {e}"));
+            assert_eq!(read, lockfile, "{float}");
+        }
+    }
 }
