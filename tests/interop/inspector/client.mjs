@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // The MCP Inspector CLI (`@modelcontextprotocol/inspector`, `inspector --cli`) driving
 // billing-server through the interop scenario (../scenario.json): one Inspector process per
-// request, as a user at a shell would run it. Exits 1 on any mismatch, printing what it saw.
+// request, as a user at a shell would run it. `inspector --cli` has no completion method (its
+// `--method` refuses `prompts/complete`), so the completion goes through `mcpdo`, the
+// Inspector's connection CLI from the same package: connect once to a private daemon, then
+// `mcpdo prompts/complete`. Exits 1 on any mismatch, printing what it saw.
 //
 //   node client.mjs [--out RESULT.json] [--label TRANSPORT] --stdio COMMAND [ARG...]
 //   node client.mjs [--out RESULT.json] [--label TRANSPORT] --url http://127.0.0.1:PORT/mcp
@@ -18,11 +21,14 @@
 // - The negotiated protocol version comes from `--method initialize`.
 
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   SCENARIO,
   checkCall,
+  checkCompletion,
   checkPrompt,
   checkResource,
   checkToolsList,
@@ -37,6 +43,7 @@ const VERSION = JSON.parse(
   readFileSync(new URL(`./node_modules/${PACKAGE}/package.json`, import.meta.url), "utf8"),
 ).version;
 const INSPECTOR = fileURLToPath(new URL("./node_modules/.bin/inspector", import.meta.url));
+const MCPDO = fileURLToPath(new URL("./node_modules/.bin/mcpdo", import.meta.url));
 const EXIT_TOOL_ERROR = 5;
 
 
@@ -70,6 +77,43 @@ function inspector(args) {
     throw new Error(`${invocation}\nexited ${child.status} with no result: ${child.stdout}\nstderr: ${child.stderr}`);
   }
   return { result: parsed.result, status: child.status, stderr: child.stderr, invocation };
+}
+
+/**
+ * Completes `spec`'s argument through `mcpdo`: a private daemon (its own directory and token,
+ * secrets in memory, a catalog of its own), one named connection to the server, one
+ * `prompts/complete`, then the daemon stopped, which ends the connection. Returns the
+ * completion as `completion/complete` answers it, `{completion: {values, ...}}`.
+ */
+function mcpdoComplete(spec) {
+  const home = mkdtempSync(join(tmpdir(), "mcpdo-"));
+  const env = { ...process.env, MCP_INSPECTOR_SECRET_STORE: "memory", MCP_CATALOG_PATH: join(home, "mcp.json") };
+  const mcpdo = (args) => {
+    const child = spawnSync(MCPDO, ["--format", "json", ...args], { encoding: "utf8", timeout: 60_000, env });
+    if (child.error) throw child.error;
+    if (child.status !== 0) throw new Error(`mcpdo ${args.join(" ")}\nexited ${child.status}\nstdout: ${child.stdout}\nstderr: ${child.stderr}`);
+    return child.stdout;
+  };
+  // `mcpdo private` prints `export NAME='value'` lines for a daemon of this run alone.
+  for (const [, name, value] of mcpdo(["private"]).matchAll(/^export (\w+)='([^']*)'$/gm)) env[name] = value;
+  if (!env.MCP_INSPECTOR_DAEMON_DIR) throw new Error("mcpdo private printed no daemon directory");
+  try {
+    const server = options.url
+      ? ["--transport", "http", "--server-url", options.url]
+      : ["-e", "RUST_LOG=warn", "--", ...options.stdio];
+    mcpdo(["--connection", "interop", "connect", ...server]);
+    const completion = JSON.parse(
+      mcpdo([
+        "--connection", "interop", "prompts/complete",
+        "--complete-ref-type", "ref/prompt", "--complete-ref", spec.prompt,
+        "--complete-arg-name", spec.argument, "--complete-arg-value", spec.value,
+      ]),
+    );
+    return { completion };
+  } finally {
+    spawnSync(MCPDO, ["daemon", "stop"], { encoding: "utf8", timeout: 30_000, env });
+    for (const dir of [home, env.MCP_INSPECTOR_DAEMON_DIR]) rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const run = {
@@ -123,9 +167,8 @@ try {
     }
   }
 
-  // The resource and the prompt; this CLI has no one-shot completion command (`--method` takes
-  // no completion/complete), so the completion check is the SDKs'.
-  const { resource, prompt } = SCENARIO.surface;
+  // The resource and the prompt through `inspector --cli`, the completion through `mcpdo`.
+  const { resource, prompt, completion } = SCENARIO.surface;
   const surface = [
     [resource.name, () => checkResource(inspector(["--method", "resources/read", "--uri", resource.uri]).result)],
     [
@@ -135,6 +178,7 @@ try {
         return checkPrompt(inspector(["--method", "prompts/get", "--prompt-name", prompt.prompt, "--prompt-args", ...pairs]).result);
       },
     ],
+    [completion.name, () => checkCompletion(mcpdoComplete(completion))],
   ];
   for (const [name, check] of surface) {
     try {
