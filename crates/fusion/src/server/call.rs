@@ -11,6 +11,7 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::compile::Settings;
+use super::observe::CallRecord;
 use super::{CompiledAction, FusionServer};
 use crate::context::CallInfo;
 use crate::failure::Failure;
@@ -42,6 +43,9 @@ impl FusionServer {
                 action.run(arguments, request, &self.inner.settings).await
             }
             Err(error) => {
+                if let Some(record) = CallRecord::start(&request) {
+                    record.finish(tool, Some(&error.code));
+                }
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
                 let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
                 envelope_result(error.to_call_result(), &[], output_schema)
@@ -61,9 +65,31 @@ impl CompiledAction {
         }
     }
 
-    /// The edge of the chain: the one place panics are caught and cancellation is raced.
-    /// Returns the outcome and the warnings collected on the way.
+    /// The edge of the chain: the one place panics are caught and cancellation is raced, and
+    /// where the call is watched (its span, its one event). Returns the outcome and the
+    /// warnings collected on the way.
     pub(super) async fn outcome(
+        &self,
+        arguments: Value,
+        request: RequestInfo,
+        settings: &Settings,
+    ) -> (Result<Output, Refusal>, Vec<ToolError>) {
+        let Some(record) = CallRecord::start(&request) else {
+            return self.caught_outcome(arguments, request, settings).await;
+        };
+        let span = record.span(&self.qualified);
+        let (outcome, warnings) = self.caught_outcome(arguments, request, settings).instrument(span).await;
+        let validation = ErrorCode::ValidationError;
+        let code = match &outcome {
+            Ok(_) => None,
+            Err(Refusal::Invalid(_)) => Some(&validation),
+            Err(Refusal::Failed(error)) => Some(&error.code),
+        };
+        record.finish(&self.qualified, code);
+        (outcome, warnings)
+    }
+
+    async fn caught_outcome(
         &self,
         arguments: Value,
         request: RequestInfo,

@@ -8,6 +8,7 @@ mod call;
 mod compile;
 mod completion;
 mod mount;
+mod observe;
 mod peers;
 mod prompts;
 mod resources;

@@ -1,0 +1,203 @@
+//! What an operator sees of each call: one INFO event with the action, the outcome, the
+//! duration, the session and the caller, never an argument's value; and a span the handler's
+//! own events inherit.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_fusion::auth::{Caller, Identity};
+use mcp_fusion::guard::RateLimit;
+use mcp_fusion::transport::RequestInfo;
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::{Context, SubscriberExt as _};
+use tracing_subscriber::registry::LookupSpan;
+
+/// A secret the arguments carry: it must appear in no event or span.
+const EMAIL: &str = "ana.secret@example.com";
+
+#[derive(Deserialize, JsonSchema)]
+struct Reminder {
+    /// The invoice id, like `inv_7`.
+    #[schemars(regex(pattern = r"^inv_[0-9]+$"))]
+    id: String,
+    /// Who to remind.
+    email: String,
+}
+
+async fn remind(_ctx: Ctx<()>, input: Reminder) -> Result<String, ToolError> {
+    tracing::info!(recipients = usize::from(!input.email.is_empty()), "reminder queued");
+    Ok(format!("reminded about {}", input.id))
+}
+
+fn server() -> FusionServer {
+    FusionServer::builder("observed", "1")
+        .group(
+            Group::new("billing", "Invoices.")
+                .action(Action::new("remind", "Send a reminder.").handler(remind))
+                .action(
+                    Action::new("remind_once", "Send one reminder a minute.")
+                        .rate_limit(RateLimit::new(1, Duration::from_secs(60)).global())
+                        .handler(remind),
+                )
+                .action(Action::new("remind_signed", "Send a signed reminder.").requires_identity().handler(remind)),
+        )
+        .build(())
+        .unwrap()
+}
+
+/// One event or span as captured: its level, target, name and fields, and for an event the
+/// fields of the spans it sits in.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    level: String,
+    target: String,
+    fields: BTreeMap<String, String>,
+    scope: Vec<BTreeMap<String, String>>,
+}
+
+#[derive(Default)]
+struct Fields(BTreeMap<String, String>);
+
+impl Visit for Fields {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+}
+
+/// Every event, with the fields of its spans, and every span's fields as created.
+#[derive(Clone, Default)]
+struct Capture {
+    events: Arc<Mutex<Vec<Seen>>>,
+    spans: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        attrs.record(&mut fields);
+        let seen = Seen {
+            level: attrs.metadata().level().to_string(),
+            target: attrs.metadata().target().to_owned(),
+            fields: fields.0.clone(),
+            scope: Vec::new(),
+        };
+        self.spans.lock().unwrap().push(seen);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(fields);
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let scope = ctx
+            .event_scope(event)
+            .map(|scope| scope.filter_map(|span| span.extensions().get::<Fields>().map(|f| f.0.clone())).collect())
+            .unwrap_or_default();
+        self.events.lock().unwrap().push(Seen {
+            level: event.metadata().level().to_string(),
+            target: event.metadata().target().to_owned(),
+            fields: fields.0,
+            scope,
+        });
+    }
+}
+
+fn request(caller: Caller) -> RequestInfo {
+    RequestInfo { session_id: Some("session-7".into()), caller, ..RequestInfo::default() }
+}
+
+fn arguments(action: &str, id: &str) -> Option<serde_json::Map<String, Value>> {
+    json!({"action": action, "id": id, "email": EMAIL}).as_object().cloned()
+}
+
+#[tokio::test]
+async fn each_call_is_one_info_event_with_its_outcome_and_no_argument_values() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry()
+        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(Level::INFO)));
+    let _default = tracing::subscriber::set_default(subscriber);
+    let server = server();
+    let ana = || Caller::Authenticated(Identity::new("ana"));
+
+    let ok = server.call("billing", arguments("remind", "inv_7"), request(ana())).await;
+    assert_eq!(ok.is_error, Some(false));
+    let invalid = server.call("billing", arguments("remind", "INV-7"), request(ana())).await;
+    assert_eq!(invalid.is_error, Some(true));
+    server.call("billing", arguments("remind_once", "inv_7"), request(ana())).await;
+    let limited = server.call("billing", arguments("remind_once", "inv_7"), request(ana())).await;
+    assert_eq!(limited.is_error, Some(true));
+    let anonymous = server.call("billing", arguments("remind_signed", "inv_7"), request(Caller::Anonymous)).await;
+    assert_eq!(anonymous.is_error, Some(true));
+    let unknown = server.call("nothing_here", arguments("remind", "inv_7"), request(ana())).await;
+    assert_eq!(unknown.is_error, Some(true));
+
+    let events = capture.events.lock().unwrap().clone();
+    let finished: Vec<&Seen> =
+        events.iter().filter(|e| e.fields.get("message").is_some_and(|m| m == "call finished")).collect();
+    let told: Vec<(&str, &str, Option<&str>)> = finished
+        .iter()
+        .map(|e| {
+            (e.fields["action"].as_str(), e.fields["outcome"].as_str(), e.fields.get("caller").map(String::as_str))
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            ("billing.remind", "ok", Some("ana")),
+            ("billing.remind", "VALIDATION_ERROR", Some("ana")),
+            ("billing.remind_once", "ok", Some("ana")),
+            ("billing.remind_once", "RATE_LIMITED", Some("ana")),
+            ("billing.remind_signed", "AUTH_REQUIRED", None),
+            ("nothing_here", "UNKNOWN_ACTION", Some("ana")),
+        ]
+    );
+    for event in &finished {
+        assert_eq!((event.level.as_str(), event.target.as_str()), ("INFO", "mcp_fusion::call"), "{event:?}");
+        assert_eq!(event.fields["session"], "session-7", "{event:?}");
+        let duration: u64 = event.fields["duration_us"].parse().expect("whole microseconds");
+        assert!(duration < 10_000_000, "{event:?}");
+        // Outside the call's span: the event stands on its own.
+        assert!(event.scope.is_empty(), "{event:?}");
+    }
+
+    // The handler's own event sits in the call's span, which names the action and the session.
+    let queued: Vec<&Seen> =
+        events.iter().filter(|e| e.fields.get("message").is_some_and(|m| m == "reminder queued")).collect();
+    assert_eq!(queued.len(), 2, "the two calls that reached the handler");
+    assert_eq!(queued[0].scope[0]["action"], "billing.remind");
+    assert_eq!(queued[0].scope[0]["session"], "session-7");
+    assert_eq!(queued[0].scope[0]["caller"], "ana");
+
+    // No argument value anywhere: not the e-mail, not the refused id.
+    let spans = capture.spans.lock().unwrap().clone();
+    for seen in events.iter().chain(&spans) {
+        let text = format!("{seen:?}");
+        assert!(!text.contains(EMAIL) && !text.contains("INV-7") && !text.contains("inv_7"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn nothing_listening_costs_no_event() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry()
+        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(Level::WARN)));
+    let _default = tracing::subscriber::set_default(subscriber);
+    let result = server().call("billing", arguments("remind", "inv_7"), request(Caller::Anonymous)).await;
+    assert_eq!(result.is_error, Some(false));
+    assert!(capture.events.lock().unwrap().is_empty());
+    assert!(capture.spans.lock().unwrap().is_empty());
+}
