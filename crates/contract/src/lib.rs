@@ -95,3 +95,8 @@ pub(crate) mod testing {
         assert_eq!(change.after.as_deref(), after, "{change:#?}");
     }
 }
+
+/// The crate README's examples (its crates.io page), compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;

@@ -108,8 +108,19 @@ pub use transport::stdio::serve_stdio;
 pub use mcp_fusion_contract as contract;
 pub use mcp_fusion_wire as wire;
 pub use rmcp::Json;
+/// The `schemars` the framework derives input and output schemas with. Deriving through it
+/// needs `#[schemars(crate = "mcp_fusion::schemars")]` on the type.
+pub use schemars;
+/// The `serde` the framework decodes inputs with. Deriving through it needs
+/// `#[serde(crate = "mcp_fusion::serde")]` on the type.
+pub use serde;
 
 /// The README's examples, compiled and run as doctests so they stay true.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
+
+/// The crate README's examples (its crates.io page), compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;

@@ -169,3 +169,8 @@ pub use sent::Sent;
 pub use severity::Severity;
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError};
+
+/// The crate README's examples (its crates.io page), compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;
