@@ -16,12 +16,13 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
-# Waits until the log "$2" of pid $1 has the line "PROGRAM: listening on http://…/mcp" ($3 is
-# PROGRAM) and prints the URL; fails, showing the log, if the process exits first or 30 s pass.
+# Waits until the log "$2" of pid $1 has the line "… PROGRAM: listening on http://…/mcp …" ($3
+# is PROGRAM; the servers log it as "TIME  INFO PROGRAM: listening on URL addr=ADDR") and prints
+# the URL; fails, showing the log, if the process exits first or 30 s pass.
 listening_url() {
   local pid="$1" log="$2" program="$3" url i
   for ((i = 0; i < 300; i++)); do
-    url="$(sed -n "s#^$program: listening on \(http://[^[:space:]]*\)\$#\1#p" "$log" | head -n 1)"
+    url="$(sed -n "s#^.*$program: listening on \(http://[^[:space:]]*\).*\$#\1#p" "$log" | head -n 1)"
     if [[ -n "$url" ]]; then
       echo "$url"
       return 0

@@ -6,8 +6,8 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::connect::{Server, Token};
-use crate::report;
+use crate::connect::{Server, Token, Verbose};
+use crate::{out, report};
 
 /// Arguments of `fusion call`.
 #[derive(Debug, Args)]
@@ -16,6 +16,8 @@ pub struct CallArgs {
     server: Server,
     #[command(flatten)]
     token: Token,
+    #[command(flatten)]
+    verbose: Verbose,
     /// The action: `group.action` (`billing.get_invoice`) or a tool name.
     action: String,
     /// The arguments, a JSON object (default `{}`).
@@ -38,7 +40,7 @@ pub fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
     );
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let client = args.server.connect(&args.token).await?;
+        let client = args.server.connect(&args.token, &args.verbose).await?;
         let outcome =
             client.call_raw(&args.action, arguments).await.with_context(|| format!("calling {}", args.action))?;
         let _ = client.close().await;
@@ -52,19 +54,19 @@ pub fn run(args: CallArgs) -> anyhow::Result<ExitCode> {
                     "warnings": outcome.warnings.iter().map(|w| w.to_json(Some(false))).collect::<Vec<_>>(),
                 }),
             };
-            println!("{}", serde_json::to_string_pretty(&printed)?);
+            out::println(&serde_json::to_string_pretty(&printed)?)?;
             return Ok(code);
         }
         match &outcome.error {
-            Some(error) => print!("error: {}", report::envelope(error)),
+            Some(error) => out::print(&format!("error: {}", report::envelope(error)))?,
             None => {
                 match outcome.value() {
-                    Some(Value::String(text)) => println!("{text}"),
-                    Some(value) => println!("{}", serde_json::to_string_pretty(&value)?),
+                    Some(Value::String(text)) => out::println(&text)?,
+                    Some(value) => out::println(&serde_json::to_string_pretty(&value)?)?,
                     None => {}
                 }
                 for warning in &outcome.warnings {
-                    eprint!("warning: {}", report::envelope(warning));
+                    out::eprint(&format!("warning: {}", report::envelope(warning)));
                 }
             }
         }

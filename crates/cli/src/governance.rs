@@ -12,9 +12,9 @@ use mcp_fusion_contract::{
     prompt_contracts_of, resource_template_contracts_of,
 };
 
-use crate::connect::Token;
-use crate::input;
+use crate::connect::{Token, Verbose};
 use crate::source::ToolSource;
+use crate::{input, out};
 
 /// The server and the lockfile.
 #[derive(Debug, Args)]
@@ -23,6 +23,8 @@ pub struct Target {
     source: ToolSource,
     #[command(flatten)]
     token: Token,
+    #[command(flatten)]
+    verbose: Verbose,
     /// The lockfile.
     #[arg(long, value_name = "PATH", default_value = "fusion.lock")]
     lockfile: PathBuf,
@@ -66,7 +68,7 @@ pub enum FailOn {
 
 impl Target {
     fn current(&self, runtime: &tokio::runtime::Runtime, max_input_bytes: u64) -> anyhow::Result<Lockfile> {
-        let listing = runtime.block_on(self.source.read(&self.token, max_input_bytes))?;
+        let listing = runtime.block_on(self.source.read(&self.token, &self.verbose, max_input_bytes))?;
         // A lockfile no server would load is not written: the servers refuse one this long.
         for (count, what) in [
             (listing.tools.len(), "tools"),
@@ -107,14 +109,14 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 pub fn lock(args: LockArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     let lockfile = args.target.current(&runtime()?, max_input_bytes)?;
     lockfile.write(&args.target.lockfile).with_context(|| format!("writing {}", args.target.lockfile.display()))?;
-    println!(
+    out::println(&format!(
         "wrote {}: {} tool(s), {} prompt(s), {} resource template(s), {}",
         args.target.lockfile.display(),
         lockfile.contracts.len(),
         lockfile.prompts.len(),
         lockfile.resource_templates.len(),
         lockfile.server_digest()
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -122,23 +124,23 @@ pub fn lock(args: LockArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
 pub fn check(args: CheckArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     let diff = args.target.diff(max_input_bytes)?;
     let Some(max) = diff.max_severity() else {
-        println!("{} is up to date", args.target.lockfile.display());
+        out::println(&format!("{} is up to date", args.target.lockfile.display()))?;
         return Ok(ExitCode::SUCCESS);
     };
-    print!("{}", report(&diff));
+    out::print(&report(&diff))?;
     let threshold = match args.fail_on {
         None => ChangeSeverity::Cosmetic,
         Some(FailOn::Risky) => ChangeSeverity::Risky,
         Some(FailOn::Breaking) => ChangeSeverity::Breaking,
     };
     if max >= threshold {
-        println!(
+        out::println(&format!(
             "drift: the contracts changed since {} was written (max severity {max})",
             args.target.lockfile.display()
-        );
+        ))?;
         Ok(ExitCode::from(1))
     } else {
-        println!("changes below the --fail-on threshold (max severity {max}): passing");
+        out::println(&format!("changes below the --fail-on threshold (max severity {max}): passing"))?;
         Ok(ExitCode::SUCCESS)
     }
 }
@@ -147,11 +149,11 @@ pub fn check(args: CheckArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> 
 pub fn diff(args: DiffArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     let diff = args.target.diff(max_input_bytes)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&diff.to_json())?);
+        out::println(&serde_json::to_string_pretty(&diff.to_json())?)?;
     } else if diff.is_empty() {
-        println!("no changes");
+        out::println("no changes")?;
     } else {
-        print!("{}", report(&diff));
+        out::print(&report(&diff))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ mod call;
 mod connect;
 mod governance;
 mod input;
+mod out;
 mod parse;
 mod report;
 mod source;
@@ -13,9 +14,20 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// What `fusion --help` ends with: the environment it reads, and where logs go.
+const AFTER_HELP: &str = "\
+Environment:
+  FUSION_TOKEN  the bearer token for --url, as --token gives it.
+  RUST_LOG      fusion itself logs nothing; a server started with --stdio inherits RUST_LOG, which
+                sets what that server logs to its stderr (MCP Fusion servers default to
+                info,rmcp=warn when it is unset). That stderr is discarded unless --verbose is given.
+
+Output: a reader of stdout that goes away (`fusion parse big.json | head -c 10`) ends the
+output quietly; the exit code still tells the outcome.";
+
 /// MCP Fusion's command line.
 #[derive(Debug, Parser)]
-#[command(name = "fusion", version, about)]
+#[command(name = "fusion", version, about, after_help = AFTER_HELP)]
 struct Cli {
     /// The largest file or stdin read (a saved `tools/list`, a lockfile, an envelope), in bytes.
     #[arg(long, global = true, value_name = "BYTES", default_value_t = input::DEFAULT_MAX_INPUT_BYTES)]
@@ -53,7 +65,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("fusion: error: {error:#}");
+            out::eprint(&format!("fusion: error: {error:#}\n"));
             ExitCode::from(2)
         }
     }

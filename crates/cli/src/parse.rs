@@ -7,7 +7,7 @@ use clap::Args;
 use mcp_fusion_wire::{parse, parse_call_result};
 use serde_json::Value;
 
-use crate::{input, report};
+use crate::{input, out, report};
 
 /// Arguments of `fusion parse`.
 #[derive(Debug, Args)]
@@ -37,9 +37,9 @@ pub fn run(args: ParseArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
         _ => (parse(&text), None),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&envelope.to_json(is_error))?);
+        out::println(&serde_json::to_string_pretty(&envelope.to_json(is_error))?)?;
     } else {
-        print!("{}", report::labelled(&envelope));
+        out::print(&report::labelled(&envelope))?;
     }
     Ok(ExitCode::SUCCESS)
 }

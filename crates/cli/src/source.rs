@@ -8,7 +8,7 @@ use rmcp::model::{Prompt, ResourceTemplate, Tool};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::connect::{SERVER_GROUP, Server, Token};
+use crate::connect::{SERVER_GROUP, Server, Token, Verbose};
 use crate::input;
 
 /// The server whose contracts to read, or a saved listing of it: exactly one of `--stdio`,
@@ -44,12 +44,12 @@ pub struct Listing {
 
 impl ToolSource {
     /// The listing, from wherever it is; a saved one of at most `max_input_bytes`.
-    pub async fn read(&self, token: &Token, max_input_bytes: u64) -> anyhow::Result<Listing> {
+    pub async fn read(&self, token: &Token, verbose: &Verbose, max_input_bytes: u64) -> anyhow::Result<Listing> {
         if let Some(path) = &self.tools {
             let text = input::read_file(path, &format!("--tools {}", path.display()), max_input_bytes)?;
             return listing_from_json(&text).with_context(|| format!("reading the listing of {}", path.display()));
         }
-        let client = self.server.connect(token).await?;
+        let client = self.server.connect(token, verbose).await?;
         let listing = async {
             let prompts = client.prompts().await.context("listing the server's prompts")?;
             let resource_templates =

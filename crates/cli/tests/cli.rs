@@ -305,7 +305,8 @@ fn bad_invocations_say_what_to_do() {
     let unreachable = fusion(&["call", "--url", "http://127.0.0.1:9/mcp", "a.b"], None);
     assert_eq!(unreachable.status.code(), Some(2));
     assert!(
-        stderr(&unreachable).starts_with("fusion: error: connecting to http://127.0.0.1:9/mcp"),
+        stderr(&unreachable)
+            .starts_with("fusion: error: cannot connect to http://127.0.0.1:9/mcp: connection refused; "),
         "{}",
         stderr(&unreachable)
     );

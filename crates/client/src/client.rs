@@ -1,5 +1,6 @@
 //! The client: connect, learn the server's tools, call actions by their qualified names.
 
+use std::process::Stdio;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::error::FusionClientError;
 use crate::outcome::{CallOutcome, Reply};
+use crate::reason;
 use crate::retry::RetryPolicy;
 use crate::routing::{Route, Routes};
 
@@ -52,23 +54,44 @@ impl std::fmt::Debug for FusionClient {
 }
 
 impl FusionClient {
-    /// Spawns a stdio server (`command` with its arguments and environment) and connects.
+    /// Spawns a stdio server (`command` with its arguments and environment) and connects; the
+    /// server's stderr (its log) goes where this process's goes.
     pub async fn spawn(command: tokio::process::Command) -> Result<FusionClient, FusionClientError> {
-        let transport = TokioChildProcess::new(command)
-            .map_err(|e| FusionClientError::Transport(format!("cannot start the server: {e}")))?;
-        FusionClient::from_service(().serve(transport).await.map_err(|e| FusionClientError::Transport(e.to_string()))?)
-            .await
+        FusionClient::spawn_with_stderr(command, Stdio::inherit()).await
+    }
+
+    /// Spawns a stdio server as [`FusionClient::spawn`] does, its stderr sent to `stderr`:
+    /// `Stdio::null()` to silence its log, `Stdio::inherit()` to show it, or a file. (A pipe
+    /// would be closed at once, no one reading it.)
+    pub async fn spawn_with_stderr(
+        command: tokio::process::Command,
+        stderr: Stdio,
+    ) -> Result<FusionClient, FusionClientError> {
+        let program = command.as_std().get_program().to_string_lossy().into_owned();
+        let (transport, _stderr) = TokioChildProcess::builder(command)
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| FusionClientError::Transport(format!("cannot start the server {program:?}: {e}")))?;
+        let service =
+            ().serve(transport).await.map_err(|e| FusionClientError::Transport(reason::stdio_initialize(&e)))?;
+        FusionClient::from_service(service).await
     }
 
     /// Connects to a Streamable HTTP endpoint, with a bearer token if given.
     pub async fn connect_http(url: &str, token: Option<&str>) -> Result<FusionClient, FusionClientError> {
+        reason::check_url(url).map_err(FusionClientError::Transport)?;
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         if let Some(token) = token {
             config = config.auth_header(token.to_owned());
         }
         let transport = StreamableHttpClientTransport::from_config(config);
-        FusionClient::from_service(().serve(transport).await.map_err(|e| FusionClientError::Transport(e.to_string()))?)
-            .await
+        let service = match ().serve(transport).await {
+            Ok(service) => service,
+            Err(e) => {
+                return Err(FusionClientError::Transport(reason::http_initialize(url, token.is_some(), &e).await));
+            }
+        };
+        FusionClient::from_service(service).await
     }
 
     /// Wraps a connected rmcp client (any transport) and reads its `tools/list`.
@@ -235,7 +258,11 @@ impl FusionClient {
 
     /// Closes the connection (and ends a spawned server).
     pub async fn close(self) -> Result<(), FusionClientError> {
-        self.service.cancel().await.map(|_| ()).map_err(|e| FusionClientError::Transport(e.to_string()))
+        self.service
+            .cancel()
+            .await
+            .map(|_| ())
+            .map_err(|e| FusionClientError::Transport(format!("closing the connection failed: {e}")))
     }
 }
 
@@ -253,6 +280,6 @@ fn service_error(error: ServiceError) -> FusionClientError {
         ServiceError::McpError(data) => {
             FusionClientError::Protocol { code: data.code.0, message: data.message.to_string(), data: data.data }
         }
-        other => FusionClientError::Transport(other.to_string()),
+        other => FusionClientError::Transport(reason::service(&other)),
     }
 }

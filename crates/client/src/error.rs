@@ -32,8 +32,10 @@ pub enum FusionClientError {
         /// Its data, if any.
         data: Option<Value>,
     },
-    /// The connection failed or closed.
-    #[error("transport failure: {0}")]
+    /// The connection failed or closed: one sentence of what failed, where, why, and what to
+    /// try (`cannot connect to http://127.0.0.1:1/mcp: connection refused; is the server
+    /// running, …?`).
+    #[error("{0}")]
     Transport(String),
     /// The arguments given are not a JSON object.
     #[error("the arguments of {action} must be a JSON object, not {found}")]

@@ -34,6 +34,7 @@
 mod client;
 mod error;
 mod outcome;
+mod reason;
 mod retry;
 mod routing;
 
@@ -45,3 +46,8 @@ pub use retry::RetryPolicy;
 
 pub use mcp_fusion_contract as contract;
 pub use mcp_fusion_wire as wire;
+
+/// The crate README's examples (its crates.io page), compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct CrateReadme;

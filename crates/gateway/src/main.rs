@@ -13,14 +13,41 @@ use clap::Parser;
 use mcp_fusion::FusionServer;
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
-use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
+use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, shutdown_signal};
 use mcp_fusion_gateway::Config;
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::{FilterExt as _, Targets};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer as _};
+
+/// The log's filter when RUST_LOG is unset. rmcp's HTTP client logs an expected loss of an
+/// upstream at ERROR ("fail to delete session", "worker quit with fatal"); the gateway logs it
+/// once, with what it does next.
+const DEFAULT_LOG_FILTER: &str =
+    "info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off";
+
+/// The target of the line that says where HTTP is served: logged whatever RUST_LOG says, as it
+/// is what scripts wait for (with port 0, the only place the port shows).
+const LISTENING_TARGET: &str = "fusion-gateway";
+
+/// What `--help` ends with: the log, and where the limits are set.
+const AFTER_HELP: &str = "\
+Logging: every log line goes to stderr (stdout carries MCP messages only). RUST_LOG sets what
+is logged, in tracing's EnvFilter syntax (`debug`, `warn`, `info,mcp_fusion::call=debug`);
+when it is unset the filter is
+info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off.
+The start-up line `listening on http://ADDR/mcp` is logged at INFO whatever RUST_LOG says.
+A stdio upstream inherits the gateway's environment, RUST_LOG included, unless its mount's
+`env` sets it.
+
+Limits: each mount's are set in the --config file; a mount that leaves out max_active,
+rate_limit or timeout_ms has no limit on the calls running at once, on how often a caller may
+call, or on how long an action may run.";
 
 /// Put MCP servers behind MCP Fusion: each mounted under a namespace, its calls validated
 /// with healing sentences, guarded, and failing in envelopes.
 #[derive(Debug, Parser)]
-#[command(name = "fusion-gateway", version, about)]
+#[command(name = "fusion-gateway", version, about, after_help = AFTER_HELP)]
 struct Cli {
     /// The gateway file: `[[mount]]` tables with `namespace`, `command`+`args`+`env` or
     /// `url`+`token_env`, and per-mount guards.
@@ -29,10 +56,11 @@ struct Cli {
     /// Send the model an incident id instead of the text of internal errors (the log keeps it).
     #[arg(long)]
     mask_internal_errors: bool,
-    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (ADDR defaults to
-    /// 127.0.0.1:8080; port 0 picks a free one).
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
+    /// IP address or a name (`localhost:8080`, `[::1]:8080`); it defaults to 127.0.0.1:8080, and
+    /// port 0 picks a free one.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
-    http: Option<SocketAddr>,
+    http: Option<ListenAddress>,
     /// HTTP without sessions: every request stands alone, so replicas can share a load balancer.
     #[arg(long, requires = "http")]
     stateless: bool,
@@ -79,15 +107,13 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-            // rmcp's HTTP client logs an expected loss of an upstream at ERROR ("fail to delete
-            // session", "worker quit with fatal"); the gateway logs it once, with what it does next.
-            EnvFilter::new("info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off")
-        }))
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
+    let listening = Targets::new().with_target(LISTENING_TARGET, tracing::Level::INFO);
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_filter(filter.or(listening));
+    tracing_subscriber::registry().with(log).init();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -116,8 +142,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         if cli.wait_for_upstreams {
             running.settled().await;
         }
-        let served = match cli.http {
-            Some(addr) => serve_http(server, cli.http_config(addr)).await,
+        let served = match &cli.http {
+            Some(address) => serve_http(server, cli, address).await,
             None => {
                 if cli.token.is_some() {
                     tracing::info!(
@@ -159,11 +185,14 @@ impl Cli {
     }
 }
 
-async fn serve_http(server: FusionServer, config: HttpConfig) -> anyhow::Result<()> {
-    let addr = config.addr();
-    let http = HttpServer::bind(server, config).await.with_context(|| format!("binding {addr}"))?;
-    // A fixed line scripts can wait for (with port 0 it is the only place the port shows).
-    eprintln!("fusion-gateway: listening on http://{}/mcp", http.local_addr());
+/// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
+async fn serve_http(server: FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
+    let config = cli.http_config(address.addrs()[0]);
+    let http = HttpServer::bind_first(server, config, address).await.with_context(|| format!("--http {address}"))?;
+    // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
+    // whatever RUST_LOG says: `… INFO fusion-gateway: listening on http://ADDR/mcp addr=ADDR`.
+    let addr = http.local_addr();
+    tracing::info!(target: LISTENING_TARGET, %addr, "listening on http://{addr}/mcp");
     http.serve(shutdown_signal()).await.context("serving MCP over HTTP")?;
     tracing::info!("shut down");
     Ok(())

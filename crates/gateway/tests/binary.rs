@@ -173,3 +173,67 @@ async fn mounted_tools_are_locked_checked_and_their_drift_told_to_the_model() {
     let logged = std::fs::read_to_string(&log).unwrap();
     assert!(logged.lines().any(|line| line.contains("contract changed") && line.contains("demo.billing")), "{logged}");
 }
+
+#[test]
+fn http_takes_a_host_name_and_a_wrong_address_is_one_line() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    // An HTTP upstream no one serves: the gateway listens all the same, and starts no child.
+    let config = dir.path().join("gateway.toml");
+    std::fs::write(&config, "[[mount]]\nnamespace = \"away\"\nurl = \"http://127.0.0.1:1/mcp\"\n").unwrap();
+    let config = config.display().to_string();
+
+    let expected = "give HOST:PORT, like 127.0.0.1:8080, localhost:8080 or [::1]:8080 (port 0 picks a free one)";
+    let (code, stderr) = gateway_fails(&["--config", &config, "--http", "127.0.0.1"]);
+    let refused = format!(
+        "error: invalid value '127.0.0.1' for '--http [<ADDR>]': no port; {expected}\n\nFor more information, try '--help'.\n"
+    );
+    assert_eq!((code, stderr), (Some(2), refused));
+    let (code, stderr) = gateway_fails(&["--config", &config, "--http", "nohost.invalid:80"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: invalid value 'nohost.invalid:80' for '--http [<ADDR>]': cannot resolve the host nohost.invalid ("
+        ),
+        "{stderr}"
+    );
+
+    // RUST_LOG=warn: the start-up line, an INFO event with the address as a field, is logged anyway.
+    let mut gateway = Command::new(GATEWAY)
+        .args(["--config", &config, "--http", "localhost:0"])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(gateway.stderr.take().unwrap()).lines();
+    let line = lines
+        .find_map(|line| line.ok().filter(|line| line.contains("listening on")))
+        .expect("the gateway logs where it listens");
+    gateway.kill().unwrap();
+    gateway.wait().unwrap();
+    let (_time, event) = line.split_once(' ').unwrap();
+    let event = event.trim_start();
+    let url = event.strip_prefix("INFO fusion-gateway: listening on ").and_then(|rest| rest.split(' ').next());
+    let addr = url.and_then(|url| url.strip_prefix("http://")?.strip_suffix("/mcp")).expect(&line);
+    let bound: std::net::SocketAddr = addr.parse().expect(&line);
+    assert!(bound.ip().is_loopback() && bound.port() != 0, "{line}");
+    assert!(event.ends_with(&format!(" addr={addr}")), "{line}");
+}
+
+#[test]
+fn help_tells_the_log_filter_and_where_the_limits_are() {
+    let output = Command::new(GATEWAY).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    for sentence in [
+        "RUST_LOG sets what is logged, in tracing's EnvFilter syntax",
+        "when it is unset the filter is info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off.",
+        "The start-up line `listening on http://ADDR/mcp` is logged at INFO whatever RUST_LOG says.",
+        "a mount that leaves out max_active, rate_limit or timeout_ms has no limit",
+        "ADDR is HOST:PORT, the host an IP address or a name",
+    ] {
+        assert!(help.contains(sentence), "expected {sentence:?} in {help}");
+    }
+}

@@ -177,8 +177,9 @@ async fn billing_over_http(db: &std::path::Path, addr: &str, token: &str) -> (to
     let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
     let url = loop {
         let line = lines.next_line().await.unwrap().expect("billing-server exited before listening");
-        if let Some(url) = line.strip_prefix("billing-server: listening on ") {
-            break url.to_owned();
+        // `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`
+        if let Some((_, after)) = line.split_once("billing-server: listening on ") {
+            break after.split_whitespace().next().unwrap_or_default().to_owned();
         }
     };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });

@@ -13,7 +13,8 @@ use clap::Parser;
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
-use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
+use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, shutdown_signal};
+use tracing_subscriber::filter::{FilterExt as _, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer as _};
@@ -71,9 +72,27 @@ fn allocator_for_one_client() {
     }
 }
 
+/// The log's filter when RUST_LOG is unset: `info`, with rmcp's own chatter at `warn`.
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
+/// The target of the line that says where HTTP is served: logged whatever RUST_LOG says, as it
+/// is what scripts wait for (with port 0, the only place the port shows).
+const LISTENING_TARGET: &str = "billing-server";
+
+/// What `--help` ends with: the log, and what the limits left out mean.
+const AFTER_HELP: &str = "\
+Logging: every log line goes to stderr (stdout carries MCP messages only). RUST_LOG sets what
+is logged, in tracing's EnvFilter syntax (`debug`, `warn`, `info,mcp_fusion::call=debug`);
+when it is unset the filter is info,rmcp=warn. The start-up line
+`listening on http://ADDR/mcp` is logged at INFO whatever RUST_LOG says.
+
+Limits: leaving out --max-active means no limit on the calls running at once; leaving out
+--rate-limit means no limit on how often a caller may call; leaving out --timeout-ms means no
+time limit on an action. Each is unlimited unless given.";
+
 /// The MCP Fusion demo: invoices in SQLite, every failure an envelope.
 #[derive(Debug, Parser)]
-#[command(name = "billing-server", version, about)]
+#[command(name = "billing-server", version, about, after_help = AFTER_HELP)]
 struct Cli {
     /// The SQLite file; created, migrated and seeded on first start.
     #[arg(long, value_name = "PATH", default_value = "./billing.db")]
@@ -81,10 +100,11 @@ struct Cli {
     /// Send the model an incident id instead of the text of internal errors (the log keeps it).
     #[arg(long)]
     mask_internal_errors: bool,
-    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (ADDR defaults to
-    /// 127.0.0.1:8080; port 0 picks a free one).
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
+    /// IP address or a name (`localhost:8080`, `[::1]:8080`); it defaults to 127.0.0.1:8080, and
+    /// port 0 picks a free one.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
-    http: Option<SocketAddr>,
+    http: Option<ListenAddress>,
     /// HTTP without sessions: every request stands alone, so replicas can share a load balancer.
     #[arg(long, requires = "http")]
     stateless: bool,
@@ -116,7 +136,8 @@ struct Cli {
     /// caller; only behind a proxy that sets it, as any client can send it.
     #[arg(long, value_name = "HEADER", value_parser = parse_header_name, requires = "http")]
     client_address_header: Option<http::HeaderName>,
-    /// Calls of the billing tool running at once; more wait in line (see --max-queue).
+    /// Calls of the billing tool running at once; more wait in line (see --max-queue). Left
+    /// out: no limit.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_active: Option<u32>,
     /// Calls waiting for a slot when --max-active are running; beyond that they are shed with
@@ -124,10 +145,10 @@ struct Cli {
     #[arg(long, value_name = "N", default_value_t = 0, requires = "max_active")]
     max_queue: u32,
     /// At most N calls per SECS seconds per caller (`10/60`): its token's identity, else its
-    /// session, else its address; more get RATE_LIMITED.
+    /// session, else its address; more get RATE_LIMITED. Left out: no limit.
     #[arg(long, value_name = "N/SECS", value_parser = parse_rate_limit)]
     rate_limit: Option<RateLimit>,
-    /// Fail an action that runs longer than this with TIMEOUT.
+    /// Fail an action that runs longer than this with TIMEOUT. Left out: no time limit.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: Option<u64>,
     /// Require `Authorization: Bearer TOKEN` on every HTTP request (others get 401 before any
@@ -234,10 +255,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // The log's filter is the fmt layer's own, so that the events of a call still reach a client
     // that set a logging level (`mcp_fusion::logging`).
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
+    let listening = Targets::new().with_target(LISTENING_TARGET, tracing::Level::INFO);
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
-        .with_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn")));
+        .with_filter(filter.or(listening));
     tracing_subscriber::registry().with(log).with(mcp_fusion::logging::layer()).init();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -275,8 +298,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if let Some(every) = cli.stats_secs {
         runtime.spawn(log_stats(server.clone(), Duration::from_secs(every)));
     }
-    match cli.http {
-        Some(addr) => runtime.block_on(serve_http(server, cli.http_config(addr))),
+    match &cli.http {
+        Some(address) => runtime.block_on(serve_http(server, cli, address)),
         None => {
             if cli.token.is_some() {
                 tracing::info!("--token / BILLING_TOKEN applies to HTTP only; stdio is local and needs none");
@@ -299,11 +322,14 @@ async fn log_stats(server: mcp_fusion::FusionServer, every: Duration) {
     }
 }
 
-async fn serve_http(server: mcp_fusion::FusionServer, config: HttpConfig) -> anyhow::Result<()> {
-    let addr = config.addr();
-    let http = HttpServer::bind(server, config).await.with_context(|| format!("binding {addr}"))?;
-    // A fixed line scripts can wait for (with port 0 it is the only place the port shows).
-    eprintln!("billing-server: listening on http://{}/mcp", http.local_addr());
+/// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
+async fn serve_http(server: mcp_fusion::FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
+    let config = cli.http_config(address.addrs()[0]);
+    let http = HttpServer::bind_first(server, config, address).await.with_context(|| format!("--http {address}"))?;
+    // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
+    // whatever RUST_LOG says: `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`.
+    let addr = http.local_addr();
+    tracing::info!(target: LISTENING_TARGET, %addr, "listening on http://{addr}/mcp");
     http.serve(shutdown_signal()).await.context("serving MCP over HTTP")?;
     tracing::info!("shut down");
     Ok(())

@@ -42,7 +42,99 @@ fn http_only_flags_need_http() {
     assert!(stderr.contains("--http"), "{stderr}");
     let output = Command::new(support::BIN).args(["--http", "not-an-address"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("invalid value 'not-an-address'"));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.starts_with("error: invalid value 'not-an-address' for '--http [<ADDR>]': no port; give HOST:PORT"),
+        "{said}"
+    );
+}
+
+#[tokio::test]
+async fn http_takes_a_host_name_and_logs_where_it_listens() {
+    let dir = tempfile::tempdir().unwrap();
+    // RUST_LOG=warn (as spawn_http sets it): the start-up line is logged all the same.
+    let mut server = support::spawn_http_on("localhost:0", &dir.path().join("billing.db"), &[], &[]);
+    let url = server.url.clone();
+    let addr = url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).expect("http://ADDR/mcp");
+    let bound: std::net::SocketAddr = addr.parse().expect("an address");
+    assert!(bound.ip().is_loopback() && bound.port() != 0, "{url}");
+    // One log format: a tracing event at INFO, the address as a field, the URL in the message.
+    let line = &server.line;
+    let (time, event) = line.split_once(' ').unwrap();
+    assert!(time.len() > 20 && time.ends_with('Z') && time.contains('T'), "a timestamp: {line}");
+    assert_eq!(event.trim_start(), format!("INFO billing-server: listening on {url} addr={addr}"));
+    let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.expect("initialize over HTTP");
+    assert_eq!(client.list_all_tools().await.unwrap()[0].name, "billing");
+    drop(client);
+    assert!(server.terminate().success());
+}
+
+/// Runs the binary to its end with `args`: exit code and stderr.
+fn run_to_exit(args: &[&str]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(support::BIN)
+        .arg("--db")
+        .arg(dir.path().join("billing.db"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.stdout.is_empty());
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn a_wrong_address_is_refused_in_one_line() {
+    let expected = "give HOST:PORT, like 127.0.0.1:8080, localhost:8080 or [::1]:8080 (port 0 picks a free one)";
+    // clap's own form for a flag's wrong value: the value, the flag, then the sentence.
+    let refused = |addr: &str, why: &str| {
+        format!("error: invalid value '{addr}' for '--http [<ADDR>]': {why}\n\nFor more information, try '--help'.\n")
+    };
+    let cases = [
+        ("127.0.0.1", format!("no port; {expected}")),
+        ("::1", format!("an IPv6 address needs brackets, like [::1]:8080; {expected}")),
+        ("[::1]", format!("no port; {expected}")),
+        ("localhost:99999", format!("the port \"99999\" is not a number from 0 to 65535; {expected}")),
+        (":8080", format!("no host; {expected}")),
+    ];
+    for (addr, why) in cases {
+        assert_eq!(run_to_exit(&["--http", addr]), (Some(2), refused(addr, &why)), "--http {addr}");
+    }
+    // The resolver's own words, in the sentence.
+    let (code, said) = run_to_exit(&["--http", "nohost.invalid:80"]);
+    assert_eq!(code, Some(2), "{said}");
+    let first = said.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(
+            "error: invalid value 'nohost.invalid:80' for '--http [<ADDR>]': cannot resolve the host nohost.invalid ("
+        ),
+        "{said}"
+    );
+    assert!(
+        first.ends_with("); give an IP address or a name this machine resolves, like 127.0.0.1:8080 or localhost:8080"),
+        "{said}"
+    );
+}
+
+#[test]
+fn help_tells_the_log_filter_and_what_the_limits_left_out_mean() {
+    let output = Command::new(support::BIN).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    for sentence in [
+        "RUST_LOG sets what is logged, in tracing's EnvFilter syntax",
+        "when it is unset the filter is info,rmcp=warn.",
+        "The start-up line `listening on http://ADDR/mcp` is logged at INFO whatever RUST_LOG says.",
+        "leaving out --max-active means no limit on the calls running at once;",
+        "leaving out --rate-limit means no limit on how often a caller may call;",
+        "leaving out --timeout-ms means no time limit on an action.",
+        "(see --max-queue). Left out: no limit --max-queue",
+        "more get RATE_LIMITED. Left out: no limit --timeout-ms",
+        "with TIMEOUT. Left out: no time limit --token",
+        "ADDR is HOST:PORT, the host an IP address or a name (`localhost:8080`, `[::1]:8080`)",
+    ] {
+        assert!(help.contains(sentence), "expected {sentence:?} in {help}");
+    }
 }
 
 #[tokio::test]

@@ -15,15 +15,23 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_billing-server");
 pub struct HttpChild {
     pub child: Child,
     pub url: String,
+    /// The line that told the URL.
+    pub line: String,
 }
 
 /// Starts `billing-server --db DB --http 127.0.0.1:0 EXTRA..` with `envs`, and waits for the
-/// line it prints once bound.
+/// line it logs once bound.
 pub fn spawn_http(db: &Path, extra: &[&str], envs: &[(&str, &str)]) -> HttpChild {
+    spawn_http_on("127.0.0.1:0", db, extra, envs)
+}
+
+/// Starts `billing-server --db DB --http ADDR EXTRA..` with `envs` and `RUST_LOG=warn`, and
+/// waits for the line it logs once bound (whatever RUST_LOG says).
+pub fn spawn_http_on(addr: &str, db: &Path, extra: &[&str], envs: &[(&str, &str)]) -> HttpChild {
     let mut child = Command::new(BIN)
         .arg("--db")
         .arg(db)
-        .args(["--http", "127.0.0.1:0"])
+        .args(["--http", addr])
         .args(extra)
         .envs(envs.iter().copied())
         .env("RUST_LOG", "warn")
@@ -33,15 +41,22 @@ pub fn spawn_http(db: &Path, extra: &[&str], envs: &[(&str, &str)]) -> HttpChild
         .spawn()
         .expect("spawn billing-server");
     let mut lines = BufReader::new(child.stderr.take().expect("piped stderr")).lines();
-    let url = loop {
+    let (url, line) = loop {
         let line = lines.next().expect("the server prints its address").expect("readable stderr");
-        if let Some(url) = line.strip_prefix("billing-server: listening on ") {
-            break url.to_owned();
+        if let Some(url) = listening_url(&line) {
+            break (url, line);
         }
     };
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::spawn(move || for _ in lines {});
-    HttpChild { child, url }
+    HttpChild { child, url, line }
+}
+
+/// The URL of the start-up line, `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`.
+pub fn listening_url(line: &str) -> Option<String> {
+    let (_, after) = line.split_once("listening on ")?;
+    let url = after.split_whitespace().next()?;
+    url.starts_with("http://").then(|| url.to_owned())
 }
 
 impl HttpChild {

@@ -18,6 +18,7 @@ mod config;
 mod deadlines;
 mod endpoint;
 mod frames;
+mod listen;
 mod refusal;
 pub(crate) mod request;
 mod serve;
@@ -31,6 +32,7 @@ use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
 pub use config::HttpConfig;
+pub use listen::{ListenAddress, ListenAddressError};
 pub use serve::{HttpServer, shutdown_signal};
 pub use sessions::OwnedSessions;
 

@@ -21,7 +21,7 @@ use tower_service::Service as _;
 use super::deadlines::CoarseTimer;
 use super::endpoint::Endpoint;
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
-use super::{HttpConfig, endpoint, refusal};
+use super::{HttpConfig, ListenAddress, endpoint, refusal};
 use crate::in_flight::InFlight;
 use crate::server::FusionServer;
 
@@ -38,6 +38,25 @@ impl HttpServer {
     pub async fn bind(server: FusionServer, config: HttpConfig) -> std::io::Result<HttpServer> {
         let listener = TcpListener::bind(config.addr).await?;
         Ok(HttpServer { listener, server, config })
+    }
+
+    /// Binds the first of `address`'s addresses that binds, with `config` listening there: a
+    /// name may resolve to an address the machine cannot bind (IPv6 where it has none) before
+    /// one it can. The error names the last address tried.
+    pub async fn bind_first(
+        server: FusionServer,
+        mut config: HttpConfig,
+        address: &ListenAddress,
+    ) -> std::io::Result<HttpServer> {
+        let mut failure = None;
+        for &addr in address.addrs() {
+            config.addr = addr;
+            match TcpListener::bind(addr).await {
+                Ok(listener) => return Ok(HttpServer { listener, server, config }),
+                Err(error) => failure = Some(std::io::Error::new(error.kind(), format!("binding {addr}: {error}"))),
+            }
+        }
+        Err(failure.unwrap_or_else(|| std::io::Error::other(format!("{address} resolves to no address"))))
     }
 
     /// The bound address.
