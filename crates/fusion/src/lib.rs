@@ -84,6 +84,7 @@ mod in_flight;
 pub mod input;
 pub mod logging;
 pub mod middleware;
+pub mod observe;
 mod output;
 pub mod prompt;
 pub mod resource;

@@ -14,6 +14,8 @@ use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, shutdown_signal};
+use mcp_fusion::observe;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use tracing_subscriber::filter::{FilterExt as _, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -176,6 +178,11 @@ struct Cli {
     /// flight (at `info`, on stderr).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     stats_secs: Option<u64>,
+    /// Serve Prometheus metrics at http://ADDR/metrics: calls by action and outcome, their
+    /// latency, calls in flight, the concurrency guard's line. Off by default; like /healthz
+    /// (always served) it needs no token, so listen where only your network reaches.
+    #[arg(long, requires = "http")]
+    metrics: bool,
 }
 
 /// What `--redis-failure` chooses.
@@ -248,6 +255,24 @@ impl Cli {
             config = config.allowed_host(host);
         }
         config
+    }
+
+    /// The Prometheus recorder of `--metrics`, installed, and what renders its text; `None`
+    /// without the flag.
+    fn metrics(&self) -> anyhow::Result<Option<impl Fn() -> String + Send + Sync + 'static>> {
+        if !self.metrics {
+            return Ok(None);
+        }
+        let latency = Matcher::Full(observe::CALL_DURATION_SECONDS.to_owned());
+        let handle = PrometheusBuilder::new()
+            .set_buckets_for_metric(latency, observe::DURATION_BUCKETS)?
+            .install_recorder()
+            .context("installing the metrics recorder")?;
+        Ok(Some(move || {
+            // What a scrape reads is kept current here rather than by a task of its own.
+            handle.run_upkeep();
+            handle.render()
+        }))
     }
 }
 
@@ -324,7 +349,10 @@ async fn log_stats(server: mcp_fusion::FusionServer, every: Duration) {
 
 /// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
 async fn serve_http(server: mcp_fusion::FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
-    let config = cli.http_config(address.addrs()[0]);
+    let mut config = cli.http_config(address.addrs()[0]);
+    if let Some(render) = cli.metrics()? {
+        config = config.metrics(render);
+    }
     let http = HttpServer::bind_first(server, config, address).await.with_context(|| format!("--http {address}"))?;
     // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
     // whatever RUST_LOG says: `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`.

@@ -162,3 +162,74 @@ async fn a_token_guards_every_http_request() {
     }
     assert!(server.terminate().success());
 }
+
+/// One HTTP/1.1 request on its own connection: the status and the body.
+fn http_get(url: &str, method: &str, path: &str) -> (u16, String) {
+    use std::io::{Read as _, Write as _};
+    let addr = url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).expect("http://ADDR/mcp");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(stream, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status line");
+    let body = response.split_once("\r\n\r\n").map(|(_, body)| body.to_owned()).unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test]
+async fn metrics_count_each_outcome_and_time_each_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = support::spawn_http(&dir.path().join("billing.db"), &["--metrics", "--max-active", "4"], &[]);
+    let client = mcp_fusion_client::FusionClient::connect_http(&server.url, None).await.unwrap();
+    let call = |id: &str| client.call("billing.get_invoice", json!({"id": id}));
+    assert!(call("inv_2026_0001").await.is_ok());
+    assert!(call("inv_2026_0002").await.is_ok());
+    assert_eq!(
+        call("INV-1").await.unwrap_err().code().map(|c| c.as_str().to_owned()).as_deref(),
+        Some("VALIDATION_ERROR")
+    );
+    assert_eq!(
+        call("inv_2099_0001").await.unwrap_err().code().map(|c| c.as_str().to_owned()).as_deref(),
+        Some("NOT_FOUND")
+    );
+    // A tool name nothing serves, sent as is: counted, but under no series of its own.
+    let raw = ().serve(StreamableHttpClientTransport::from_uri(server.url.clone())).await.unwrap();
+    let unknown = raw.call_tool(CallToolRequestParams::new("made_up_tool_7")).await.unwrap();
+    assert_eq!(unknown.is_error, Some(true));
+
+    let (status, metrics) = http_get(&server.url, "GET", "/metrics");
+    assert_eq!(status, 200, "{metrics}");
+    for line in [
+        r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="ok"} 2"#,
+        r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="VALIDATION_ERROR"} 1"#,
+        r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="NOT_FOUND"} 1"#,
+        r#"mcp_fusion_calls_total{action="(unknown)",outcome="UNKNOWN_ACTION"} 1"#,
+        "# TYPE mcp_fusion_call_duration_seconds histogram",
+        r#"mcp_fusion_call_duration_seconds_bucket{action="billing.get_invoice",le="+Inf"} 4"#,
+        r#"mcp_fusion_call_duration_seconds_count{action="billing.get_invoice"} 4"#,
+        "mcp_fusion_calls_in_flight 0",
+        r#"mcp_fusion_concurrency_active{guard="billing"} 0"#,
+        r#"mcp_fusion_concurrency_queued{guard="billing"} 0"#,
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "no line {line:?} in:\n{metrics}");
+    }
+    // Names and codes only: no argument's value.
+    assert!(!["inv_2099", "INV-1", "made_up_tool_7"].iter().any(|sent| metrics.contains(sent)), "{metrics}");
+
+    let (status, health) = http_get(&server.url, "GET", "/healthz");
+    assert_eq!((status, health.as_str()), (200, r#"{"status":"ok","in_flight":0}"#));
+    assert_eq!(http_get(&server.url, "POST", "/metrics").0, 405);
+    assert_eq!(http_get(&server.url, "GET", "/elsewhere").0, 404);
+    drop((client, raw));
+    assert!(server.terminate().success());
+
+    // Without --metrics, no /metrics; /healthz all the same.
+    let mut plain = support::spawn_http(&dir.path().join("billing.db"), &[], &[]);
+    assert_eq!(http_get(&plain.url, "GET", "/metrics").0, 404);
+    assert_eq!(http_get(&plain.url, "GET", "/healthz").0, 200);
+    assert!(plain.terminate().success());
+    // --metrics is for HTTP.
+    let (code, said) = run_to_exit(&["--metrics"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("--http"), "{said}");
+}

@@ -43,9 +43,7 @@ impl FusionServer {
                 action.run(arguments, request, &self.inner.settings).await
             }
             Err(error) => {
-                if let Some(record) = CallRecord::start(&request) {
-                    record.finish(tool, Some(&error.code));
-                }
+                CallRecord::start(&request).unrouted(tool, &error.code);
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
                 let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
                 envelope_result(error.to_call_result(), &[], output_schema)
@@ -74,11 +72,12 @@ impl CompiledAction {
         request: RequestInfo,
         settings: &Settings,
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
-        let Some(record) = CallRecord::start(&request) else {
-            return self.caught_outcome(arguments, request, settings).await;
+        let record = CallRecord::start(&request);
+        let run = self.caught_outcome(arguments, request, settings);
+        let (outcome, warnings) = match record.span(&self.qualified) {
+            Some(span) => run.instrument(span).await,
+            None => run.await,
         };
-        let span = record.span(&self.qualified);
-        let (outcome, warnings) = self.caught_outcome(arguments, request, settings).instrument(span).await;
         let validation = ErrorCode::ValidationError;
         let code = match &outcome {
             Ok(_) => None,

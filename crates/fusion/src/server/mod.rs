@@ -267,6 +267,22 @@ impl FusionServer {
         self.remove_group(namespace)
     }
 
+    /// Sets the gauges a scrape reads, through the `metrics` facade: the calls running, and
+    /// each concurrency guard's calls holding a slot and waiting (the server's as `server`, a
+    /// group's by its name). Cheap, and meant to run just before each scrape rather than on
+    /// every call.
+    pub fn record_gauges(&self) {
+        use crate::observe::{CALLS_IN_FLIGHT, CONCURRENCY_ACTIVE, CONCURRENCY_QUEUED};
+        metrics::gauge!(CALLS_IN_FLIGHT).set(self.in_flight() as f64);
+        let catalog = self.inner.catalog.load();
+        let groups = catalog.groups().iter().filter_map(|g| Some((g.name.clone(), g.concurrency.as_ref()?)));
+        let server = self.inner.settings.concurrency.as_ref().map(|guard| ("server".to_owned(), guard));
+        for (name, guard) in server.into_iter().chain(groups) {
+            metrics::gauge!(CONCURRENCY_ACTIVE, "guard" => name.clone()).set(guard.active() as f64);
+            metrics::gauge!(CONCURRENCY_QUEUED, "guard" => name).set(guard.queued() as f64);
+        }
+    }
+
     /// How many calls are running right now.
     pub fn in_flight(&self) -> usize {
         self.inner.in_flight.count()

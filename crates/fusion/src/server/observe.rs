@@ -1,67 +1,93 @@
-//! What an operator sees of each call, through `tracing`: a span the handler's own events
+//! What an operator sees of each call: through `tracing`, a span the handler's own events
 //! inherit (so they carry the action and the session), and one INFO event when the call ends
 //! with the action, its outcome (`ok` or the envelope's code), how long it took, the session
-//! and the caller. Never an argument's value: arguments may hold a customer's data.
+//! and the caller; through `metrics`, the call counted by action and outcome and its duration
+//! recorded. Never an argument's value: arguments may hold a customer's data.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_fusion_wire::ErrorCode;
+use metrics::SharedString;
 use tracing::{Level, Span};
 
 use crate::auth::Caller;
 use crate::transport::RequestInfo;
 
-/// The target of the span and the event, to filter on (`RUST_LOG=mcp_fusion::call=info`).
-pub(crate) const TARGET: &str = "mcp_fusion::call";
+use crate::observe::{CALL_DURATION_SECONDS, CALL_TARGET as TARGET, CALLS_TOTAL};
 
 /// The longest action name an event carries: a tool name nothing serves comes from the
 /// client, and a log line is no place for a megabyte of it.
 const MAX_ACTION_CHARS: usize = 128;
 
-/// One call being watched, from its start; `None` from [`CallRecord::start`] when nothing
-/// listens, so an unwatched call pays one check.
+/// The label of a call whose tool nothing serves: a client cannot mint metric series.
+const UNKNOWN: &str = "(unknown)";
+
+/// One call being watched, from its start.
 pub(crate) struct CallRecord {
     started: Instant,
+    /// What the log needs, when anything listens at INFO: an unlogged call pays one check.
+    logged: Option<Logged>,
+}
+
+struct Logged {
     session: Option<Arc<str>>,
     caller: Option<String>,
 }
 
 impl CallRecord {
-    /// Starts watching the call of `request`, if anything listens at INFO.
-    pub(crate) fn start(request: &RequestInfo) -> Option<CallRecord> {
-        if !tracing::enabled!(target: TARGET, Level::INFO) {
-            return None;
-        }
-        let caller = match &request.caller {
-            Caller::Authenticated(identity) => Some(identity.subject.clone()),
-            Caller::Anonymous | Caller::Refused(_) => None,
-        };
-        Some(CallRecord { started: Instant::now(), session: request.session_id.clone(), caller })
+    /// Starts watching the call of `request`.
+    pub(crate) fn start(request: &RequestInfo) -> CallRecord {
+        let logged = tracing::enabled!(target: TARGET, Level::INFO).then(|| Logged {
+            session: request.session_id.clone(),
+            caller: match &request.caller {
+                Caller::Authenticated(identity) => Some(identity.subject.clone()),
+                Caller::Anonymous | Caller::Refused(_) => None,
+            },
+        });
+        CallRecord { started: Instant::now(), logged }
     }
 
-    /// The span the call runs in.
-    pub(crate) fn span(&self, action: &str) -> Span {
-        tracing::info_span!(
+    /// The span the call runs in, when anything listens.
+    pub(crate) fn span(&self, action: &str) -> Option<Span> {
+        let logged = self.logged.as_ref()?;
+        Some(tracing::info_span!(
             target: TARGET,
             "call",
             action = bounded(action),
-            session = self.session.as_deref(),
-            caller = self.caller.as_deref(),
-        )
+            session = logged.session.as_deref(),
+            caller = logged.caller.as_deref(),
+        ))
     }
 
-    /// The one event of the call: `outcome` is `None` for a success, else the envelope's code.
-    pub(crate) fn finish(self, action: &str, outcome: Option<&ErrorCode>) {
+    /// The end of a call that reached an action (`outcome` `None` for a success, else the
+    /// envelope's code): counted, timed and logged.
+    pub(crate) fn finish(self, action: &Arc<str>, outcome: Option<&ErrorCode>) {
+        self.end(action, Some(action), outcome);
+    }
+
+    /// The end of a call to a tool nothing serves: counted under `(unknown)`, logged with the
+    /// name sent.
+    pub(crate) fn unrouted(self, tool: &str, outcome: &ErrorCode) {
+        self.end(tool, None, Some(outcome));
+    }
+
+    fn end(self, action: &str, label: Option<&Arc<str>>, outcome: Option<&ErrorCode>) {
+        let elapsed = self.started.elapsed();
+        let code = outcome.map_or("ok", ErrorCode::as_str);
+        let label = label.map_or(SharedString::const_str(UNKNOWN), |action| SharedString::from(Arc::clone(action)));
+        metrics::counter!(CALLS_TOTAL, "action" => label.clone(), "outcome" => code.to_owned()).increment(1);
+        metrics::histogram!(CALL_DURATION_SECONDS, "action" => label).record(elapsed.as_secs_f64());
+        let Some(logged) = self.logged else { return };
         // Whole microseconds: exact, and short in a log line.
-        let duration_us = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let duration_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         tracing::info!(
             target: TARGET,
             action = bounded(action),
-            outcome = outcome.map_or("ok", ErrorCode::as_str),
+            outcome = code,
             duration_us,
-            session = self.session.as_deref(),
-            caller = self.caller.as_deref(),
+            session = logged.session.as_deref(),
+            caller = logged.caller.as_deref(),
             "call finished",
         );
     }

@@ -36,7 +36,11 @@ pub struct HttpConfig {
     pub(super) allow_anonymous: bool,
     pub(super) limits: Limits,
     pub(super) client_address_header: Option<http::HeaderName>,
+    pub(super) metrics: Option<RenderMetrics>,
 }
+
+/// What `GET /metrics` answers: the text a scraper reads.
+pub(super) type RenderMetrics = Arc<dyn Fn() -> String + Send + Sync>;
 
 /// The bounds on what clients may hold open: connections, sessions, and how long they may
 /// idle. See [`HttpConfig`]'s setters for each default.
@@ -72,6 +76,7 @@ impl HttpConfig {
                 session_idle_timeout: Duration::from_secs(300),
             },
             client_address_header: None,
+            metrics: None,
         }
     }
 
@@ -167,6 +172,24 @@ impl HttpConfig {
         self
     }
 
+    /// Serves `GET /metrics` (off by default) with what `render` returns, in the Prometheus
+    /// text format: the server sets its gauges
+    /// ([`FusionServer::record_gauges`](crate::FusionServer::record_gauges)) just before. It
+    /// needs no token, as `/healthz` (always served) does not: scrapers and probes come from
+    /// the operator's network, so listen where only that network reaches, or put a proxy in
+    /// front. The counts name actions and outcomes, never arguments.
+    ///
+    /// ```
+    /// # fn exporter() -> String { String::new() }
+    /// use mcp_fusion::http::HttpConfig;
+    ///
+    /// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap()).metrics(exporter);
+    /// ```
+    pub fn metrics(mut self, render: impl Fn() -> String + Send + Sync + 'static) -> HttpConfig {
+        self.metrics = Some(Arc::new(render));
+        self
+    }
+
     /// Takes the client's address from this header (`x-forwarded-for`: its first address)
     /// instead of the connection, for a server behind a proxy that sets it. Off by default:
     /// any client can write the header, so trust it only behind such a proxy.
@@ -220,6 +243,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("path", &self.path)
             .field("stateless", &self.stateless)
             .field("authenticated", &self.authenticator.is_some())
+            .field("metrics", &self.metrics.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -19,6 +19,7 @@ mod deadlines;
 mod endpoint;
 mod frames;
 mod listen;
+mod probes;
 mod refusal;
 pub(crate) mod request;
 mod serve;

@@ -20,6 +20,7 @@ use tower_service::Service as _;
 
 use super::deadlines::CoarseTimer;
 use super::endpoint::Endpoint;
+use super::probes::Probes;
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
 use super::{HttpConfig, ListenAddress, endpoint, refusal};
 use crate::in_flight::InFlight;
@@ -75,6 +76,7 @@ impl HttpServer {
         // client only when its response has left, which in stateful mode is on an SSE stream
         // after the handler returned; standalone GET streams never end by themselves.
         let app = endpoint(server.clone(), &config, sessions.clone(), Some(responding.clone()));
+        let probes = Probes { server: server.clone(), metrics: config.metrics.clone() };
         let grace = config.shutdown_grace;
 
         let drain = {
@@ -95,7 +97,7 @@ impl HttpServer {
         };
 
         let connections = Connections::new(&config);
-        let open = connections.accept_until(listener, (app, config.path.clone()), &stopping).await;
+        let open = connections.accept_until(listener, (app, config.path.clone()), probes, &stopping).await;
         tokio::select! {
             () = open.shutdown() => {}
             () = tokio::time::sleep(grace + Duration::from_secs(2)) => {
@@ -126,8 +128,8 @@ impl Connections {
     }
 
     /// Serves each connection `listener` accepts until `stopping` fires, the endpoint at
-    /// `path` and `404` elsewhere; returns the connections still open, to be shut down
-    /// gracefully.
+    /// `path`, the `probes` beside it and `404` elsewhere; returns the connections still open,
+    /// to be shut down gracefully.
     ///
     /// The endpoint is called directly rather than through an axum `Router`: nesting it at
     /// its path rewrites every request's URI (an allocation and a parse per request), and
@@ -136,6 +138,7 @@ impl Connections {
         &self,
         listener: TcpListener,
         (app, path): (Endpoint, String),
+        probes: Probes,
         stopping: &CancellationToken,
     ) -> GracefulShutdown {
         let path: Arc<str> = path.into();
@@ -168,14 +171,14 @@ impl Connections {
                 tracing::warn!("cannot set TCP_NODELAY: {error}");
             }
             let (tcp, framed_twice) = HeadScanner::new(tcp);
-            let (app, path) = (app.clone(), Arc::clone(&path));
+            let (app, path, probes) = (app.clone(), Arc::clone(&path), probes.clone());
             let service = hyper::service::service_fn(move |mut request: http::Request<hyper::body::Incoming>| {
                 if framed_twice.load(Ordering::Acquire) {
                     tracing::warn!(%peer, "refused an HTTP request: {BOTH_FRAMINGS}");
                     return Either::Left(std::future::ready(Ok(refusal::bad_request(BOTH_FRAMINGS))));
                 }
                 if !at_endpoint(request.uri().path(), &path) {
-                    return Either::Left(std::future::ready(Ok(refusal::not_found())));
+                    return Either::Left(std::future::ready(Ok(probes.answer(request.method(), request.uri().path()))));
                 }
                 request.extensions_mut().insert(ConnectInfo(peer));
                 Either::Right(app.clone().call(request.map(Body::new)))

@@ -1,0 +1,45 @@
+//! What a running server tells its operator: the `tracing` target of its per-call span and
+//! event, and the metrics it records through the [`metrics`](https://docs.rs/metrics) facade.
+//!
+//! Every call — a `tools/call`, a `resources/read`, a `prompts/get` — runs in a span named
+//! `call` and ends with one INFO event, `call finished`, both on the target [`CALL_TARGET`]
+//! with the fields `action`, `outcome` (`ok` or the envelope's code), `duration_us`, `session`
+//! and `caller`; never an argument's value. The same call counts in [`CALLS_TOTAL`] and
+//! [`CALL_DURATION_SECONDS`]. Nothing is recorded anywhere until the application installs a
+//! subscriber or a recorder; [`FusionServer::record_gauges`](crate::FusionServer::record_gauges)
+//! sets the gauges, as a scrape wants them.
+//!
+//! ```
+//! use mcp_fusion::observe;
+//!
+//! // A Prometheus exporter's histogram buckets for the call latency, in seconds.
+//! assert_eq!(observe::CALL_DURATION_SECONDS, "mcp_fusion_call_duration_seconds");
+//! assert!(observe::DURATION_BUCKETS.windows(2).all(|pair| pair[0] < pair[1]));
+//! ```
+
+/// The `tracing` target of the call's span and event (`RUST_LOG=mcp_fusion::call=warn`
+/// silences the per-call lines).
+pub const CALL_TARGET: &str = "mcp_fusion::call";
+
+/// Counter: calls ended, labelled `action` (the qualified action, resource URI or template,
+/// or prompt; `(unknown)` for a tool name nothing serves, so a client cannot make new series)
+/// and `outcome` (`ok` or the envelope's code).
+pub const CALLS_TOTAL: &str = "mcp_fusion_calls_total";
+
+/// Histogram: how long calls took, in seconds, labelled `action`.
+pub const CALL_DURATION_SECONDS: &str = "mcp_fusion_call_duration_seconds";
+
+/// Gauge: calls running now.
+pub const CALLS_IN_FLIGHT: &str = "mcp_fusion_calls_in_flight";
+
+/// Gauge: calls holding a slot of a concurrency guard, labelled `guard` (`server`, or the
+/// group's name).
+pub const CONCURRENCY_ACTIVE: &str = "mcp_fusion_concurrency_active";
+
+/// Gauge: calls waiting in a concurrency guard's line, labelled `guard`.
+pub const CONCURRENCY_QUEUED: &str = "mcp_fusion_concurrency_queued";
+
+/// Buckets for [`CALL_DURATION_SECONDS`], from half a millisecond to ten seconds: a call of
+/// this framework answers in a fraction of a millisecond when its handler is quick.
+pub const DURATION_BUCKETS: &[f64] =
+    &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
