@@ -7,7 +7,8 @@
 //! and `caller`; never an argument's value. The same call counts in [`CALLS_TOTAL`] and
 //! [`CALL_DURATION_SECONDS`]. Nothing is recorded anywhere until the application installs a
 //! subscriber or a recorder; [`FusionServer::record_gauges`](crate::FusionServer::record_gauges)
-//! sets the gauges, as a scrape wants them.
+//! sets the gauges, as a scrape wants them. With the `otlp` feature, [`otlp`] exports the
+//! calls' spans over OpenTelemetry.
 //!
 //! ```
 //! use mcp_fusion::observe;
@@ -16,6 +17,9 @@
 //! assert_eq!(observe::CALL_DURATION_SECONDS, "mcp_fusion_call_duration_seconds");
 //! assert!(observe::DURATION_BUCKETS.windows(2).all(|pair| pair[0] < pair[1]));
 //! ```
+
+#[cfg(feature = "otlp")]
+pub mod otlp;
 
 /// The `tracing` target of the call's span and event (`RUST_LOG=mcp_fusion::call=warn`
 /// silences the per-call lines).

@@ -1,6 +1,6 @@
 //! What an operator sees of each call: one INFO event with the action, the outcome, the
-//! duration, the session and the caller, never an argument's value; and a span the handler's
-//! own events inherit.
+//! duration, the session and the caller, never an argument's value; a span the handler's own
+//! events inherit; and, with the `otlp` feature, that span as OpenTelemetry exports it.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -35,6 +35,7 @@ struct Reminder {
 
 async fn remind(_ctx: Ctx<()>, input: Reminder) -> Result<String, ToolError> {
     tracing::info!(recipients = usize::from(!input.email.is_empty()), "reminder queued");
+    tracing::debug!("below INFO: neither logged here nor exported");
     Ok(format!("reminded about {}", input.id))
 }
 
@@ -200,4 +201,77 @@ async fn nothing_listening_costs_no_event() {
     assert_eq!(result.is_error, Some(false));
     assert!(capture.events.lock().unwrap().is_empty());
     assert!(capture.spans.lock().unwrap().is_empty());
+}
+
+/// The `otlp` feature: a call's span leaves through the OpenTelemetry exporter named `call`,
+/// with the action, the session and the outcome as attributes and the handler's event inside
+/// it, and no argument value anywhere in what is exported.
+#[cfg(feature = "otlp")]
+mod otlp {
+    use opentelemetry::{Key, Value};
+    use opentelemetry_sdk::error::OTelSdkResult;
+    use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+
+    use super::*;
+
+    /// Keeps every span it is given.
+    #[derive(Debug, Clone, Default)]
+    struct Collect(Arc<Mutex<Vec<SpanData>>>);
+
+    impl SpanExporter for Collect {
+        async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+            self.0.lock().unwrap().extend(batch);
+            Ok(())
+        }
+    }
+
+    fn attribute<'a>(attributes: &'a [opentelemetry::KeyValue], key: &str) -> Option<&'a Value> {
+        attributes.iter().find(|kv| kv.key == Key::from(key.to_owned())).map(|kv| &kv.value)
+    }
+
+    #[tokio::test]
+    async fn a_call_is_exported_as_a_span_with_its_action_session_and_the_handlers_event() {
+        let collected = Collect::default();
+        let (otlp, guard) = mcp_fusion::observe::otlp::layer_with_exporter("observed", collected.clone());
+        let subscriber = tracing_subscriber::registry().with(otlp);
+        let _default = tracing::subscriber::set_default(subscriber);
+
+        let server = server();
+        let ana = || Caller::Authenticated(Identity::new("ana"));
+        let result = server.call("billing", arguments("remind", "inv_7"), request(ana())).await;
+        assert_eq!(result.is_error, Some(false));
+        // A refused call: its span goes out too, and the value refused stays out of it.
+        let result = server.call("billing", arguments("remind", "INV-7"), request(ana())).await;
+        assert_eq!(result.is_error, Some(true));
+        // Outside any call: not exported.
+        tracing::info!("not in a call");
+        tracing::info_span!("elsewhere").in_scope(|| tracing::info!("nor here"));
+
+        guard.shutdown().expect("flushed");
+        let spans = collected.0.lock().unwrap().clone();
+        let names: Vec<&str> = spans.iter().map(|span| span.name.as_ref()).collect();
+        assert_eq!(names, ["call", "call"], "{spans:#?}");
+
+        let call = &spans[0];
+        assert_eq!(attribute(&call.attributes, "action"), Some(&Value::from("billing.remind")), "{call:#?}");
+        assert_eq!(attribute(&call.attributes, "session"), Some(&Value::from("session-7")), "{call:#?}");
+        assert_eq!(attribute(&call.attributes, "caller"), Some(&Value::from("ana")), "{call:#?}");
+        assert_eq!(attribute(&call.attributes, "outcome"), Some(&Value::from("ok")), "{call:#?}");
+        assert_eq!(call.instrumentation_scope.name(), "mcp-fusion");
+        // A root span: the transport's spans are not exported, so nothing is its parent.
+        assert_eq!(call.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+        // The handler's INFO event, as a span event; its DEBUG one left out.
+        let events: Vec<&str> = call.events.iter().map(|event| event.name.as_ref()).collect();
+        assert_eq!(events, ["reminder queued"], "{call:#?}");
+        let recipients = attribute(&call.events.events[0].attributes, "recipients").map(Value::as_str);
+        assert_eq!(recipients.as_deref(), Some("1"), "{call:#?}");
+
+        // The refused call never reached the handler: a span with no event.
+        assert_eq!(attribute(&spans[1].attributes, "action"), Some(&Value::from("billing.remind")));
+        assert_eq!(spans[1].events.len(), 0, "{:#?}", spans[1]);
+        assert_eq!(attribute(&spans[1].attributes, "outcome"), Some(&Value::from("VALIDATION_ERROR")));
+
+        let text = format!("{spans:?}");
+        assert!(!text.contains(EMAIL) && !text.contains("INV-7") && !text.contains("inv_7"), "{text}");
+    }
 }

@@ -183,6 +183,11 @@ struct Cli {
     /// (always served) it needs no token, so listen where only your network reaches.
     #[arg(long, requires = "http")]
     metrics: bool,
+    /// Export each call's span over OpenTelemetry (OTLP/HTTP) to OTEL_EXPORTER_OTLP_ENDPOINT,
+    /// http://localhost:4318 by default; the spans not yet sent are flushed on exit.
+    #[cfg(feature = "otlp")]
+    #[arg(long)]
+    otlp: bool,
 }
 
 /// What `--redis-failure` chooses.
@@ -286,8 +291,20 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .with_filter(filter.or(listening));
-    tracing_subscriber::registry().with(log).with(mcp_fusion::logging::layer()).init();
-    match run(&cli) {
+    let subscriber = tracing_subscriber::registry().with(log).with(mcp_fusion::logging::layer());
+    #[cfg(feature = "otlp")]
+    let (subscriber, otlp) = {
+        let (layer, guard) = match cli.otlp.then(|| mcp_fusion::observe::otlp::layer("billing-server")).transpose() {
+            Ok(exporting) => exporting.unzip(),
+            Err(error) => {
+                eprintln!("billing-server: error: --otlp: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        (subscriber.with(layer), guard)
+    };
+    subscriber.init();
+    let code = match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // One line with the whole cause chain: what an operator needs, and no backtrace
@@ -295,7 +312,13 @@ fn main() -> ExitCode {
             eprintln!("billing-server: error: {error:#}");
             ExitCode::FAILURE
         }
+    };
+    // The last spans go out before the process ends; a collector gone by then costs a line.
+    #[cfg(feature = "otlp")]
+    if let Some(Err(error)) = otlp.map(mcp_fusion::observe::otlp::OtlpGuard::shutdown) {
+        eprintln!("billing-server: warning: --otlp: {error}");
     }
+    code
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {

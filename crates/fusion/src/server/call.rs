@@ -72,7 +72,7 @@ impl CompiledAction {
         request: RequestInfo,
         settings: &Settings,
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
-        let record = CallRecord::start(&request);
+        let mut record = CallRecord::start(&request);
         let run = self.caught_outcome(arguments, request, settings);
         let (outcome, warnings) = match record.span(&self.qualified) {
             Some(span) => run.instrument(span).await,

@@ -33,6 +33,8 @@ pub(crate) struct CallRecord {
 struct Logged {
     session: Option<Arc<str>>,
     caller: Option<String>,
+    /// The call's span, kept open until its outcome is written into it.
+    span: Option<Span>,
 }
 
 impl CallRecord {
@@ -44,20 +46,25 @@ impl CallRecord {
                 Caller::Authenticated(identity) => Some(identity.subject.clone()),
                 Caller::Anonymous | Caller::Refused(_) => None,
             },
+            span: None,
         });
         CallRecord { started: Instant::now(), logged }
     }
 
-    /// The span the call runs in, when anything listens.
-    pub(crate) fn span(&self, action: &str) -> Option<Span> {
-        let logged = self.logged.as_ref()?;
-        Some(tracing::info_span!(
+    /// The span the call runs in, when anything listens. Its `outcome` is written when the
+    /// call ends, before the span closes, so an exported span carries it too.
+    pub(crate) fn span(&mut self, action: &str) -> Option<Span> {
+        let logged = self.logged.as_mut()?;
+        let span = tracing::info_span!(
             target: TARGET,
             "call",
             action = bounded(action),
             session = logged.session.as_deref(),
             caller = logged.caller.as_deref(),
-        ))
+            outcome = tracing::field::Empty,
+        );
+        logged.span = Some(span.clone());
+        Some(span)
     }
 
     /// The end of a call that reached an action (`outcome` `None` for a success, else the
@@ -79,6 +86,9 @@ impl CallRecord {
         metrics::counter!(CALLS_TOTAL, "action" => label.clone(), "outcome" => code.to_owned()).increment(1);
         metrics::histogram!(CALL_DURATION_SECONDS, "action" => label).record(elapsed.as_secs_f64());
         let Some(logged) = self.logged else { return };
+        if let Some(span) = &logged.span {
+            span.record("outcome", code);
+        }
         // Whole microseconds: exact, and short in a log line.
         let duration_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX);
         tracing::info!(
