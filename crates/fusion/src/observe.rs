@@ -7,7 +7,7 @@
 //! and `caller`; never an argument's value. The same call counts in [`CALLS_TOTAL`] and
 //! [`CALL_DURATION_SECONDS`]. Nothing is recorded anywhere until the application installs a
 //! subscriber or a recorder; [`FusionServer::record_gauges`](crate::FusionServer::record_gauges)
-//! sets the gauges, as a scrape wants them. With the `otlp` feature, [`otlp`] exports the
+//! sets the gauges, as a scrape wants them. With the `otlp` feature, `observe::otlp` exports the
 //! calls' spans over OpenTelemetry.
 //!
 //! ```
