@@ -76,6 +76,23 @@ impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> ActionInput for T
     }
 }
 
+/// The input of an action that takes no arguments: an empty object.
+///
+/// `#[action]` gives it to the builder for a handler written without an input; with the
+/// builder, take it as the handler's input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct NoInput {}
+
+impl JsonSchema for NoInput {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "NoInput".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({"type": "object", "properties": {}})
+    }
+}
+
 /// Rules of an input type that its JSON Schema cannot express (a date in the future, two
 /// fields that must agree). Take the input as [`Validated<T>`] to have them checked; their
 /// problems are reported like schema problems, in the same `<validation_error>`.

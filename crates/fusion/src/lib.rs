@@ -98,13 +98,37 @@ pub use commit::CommitGate;
 pub use context::{CallInfo, Ctx};
 pub use error::BuildError;
 pub use group::Group;
-pub use input::{FieldIssue, Validate, Validated};
+pub use input::{FieldIssue, NoInput, Validate, Validated};
 pub use middleware::from_fn;
 pub use output::{IntoOutput, Output};
 pub use server::{FusionServer, ServerBuilder};
 #[cfg(feature = "http")]
 pub use transport::http;
 pub use transport::stdio::serve_stdio;
+
+#[cfg(feature = "macros")]
+#[doc = include_str!("docs/action.md")]
+pub use mcp_fusion_macros::action;
+
+/// What `#[action]`'s expansion names; not an API.
+#[cfg(feature = "macros")]
+#[doc(hidden)]
+pub mod __macro {
+    /// The state of a context type, for a handler whose context is written as an alias.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not a context: an action's first argument is its `Ctx<S>`",
+        label = "not a `Ctx<S>`",
+        note = "write `(ctx: Ctx<S>, input: Input)`, or leave the context out: `(input: Input)`"
+    )]
+    pub trait ContextState {
+        /// `S` of `Ctx<S>`.
+        type State;
+    }
+
+    impl<S> ContextState for crate::Ctx<S> {
+        type State = S;
+    }
+}
 
 pub use mcp_fusion_contract as contract;
 pub use mcp_fusion_wire as wire;
