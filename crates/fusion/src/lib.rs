@@ -55,6 +55,7 @@
 //! | you want | look at |
 //! |---|---|
 //! | a server, its groups and actions | [`FusionServer`], [`ServerBuilder`], [`Group`], [`Action`] |
+//! | an action written as an async fn, its doc comment the description | [`action`](macro@action) |
 //! | a handler's context, input and output | [`Ctx`], [`CallInfo`], [`Validated`], [`IntoOutput`], [`input`] |
 //! | the order a call goes through, and your own layers | [`guard`] (auth, rate limits, concurrency, deprecation, timeout, result cap), [`middleware`] |
 //! | resources a client reads by URI, fixed or from a template | [`resource`] |
