@@ -31,6 +31,9 @@ pub struct Annotations {
 /// One action of a group: `billing.get_invoice` is the action `get_invoice` of the group
 /// `billing`.
 ///
+/// Built here step by step, or from an async fn and its doc comment with
+/// [`#[action]`](macro@crate::action), which expands to these same calls.
+///
 /// ```
 /// use mcp_fusion::{Action, Ctx};
 /// use mcp_fusion_wire::ToolError;
