@@ -140,9 +140,10 @@ impl FusionServer {
     ) -> Result<GetPromptResult, ErrorData> {
         let _counted = self.inner.in_flight.enter();
         let prompts = &self.inner.prompts;
-        let Some(compiled) = prompts.by_name.get(name).map(|&index| &prompts.compiled[index]) else {
+        let Some(&index) = prompts.by_name.get(name) else {
             return Err(prompts.unknown(name));
         };
+        let compiled = &prompts.compiled[index];
         let arguments = Value::Object(typed(&compiled.arguments, arguments.unwrap_or_default()));
         let outcome = compiled.action.outcome(arguments, request, &self.inner.settings);
         let (outcome, _warnings) = match compiled.deadline {
@@ -155,7 +156,7 @@ impl FusionServer {
                 }
             },
         };
-        let description = prompts.listed[prompts.by_name[name]].description.clone();
+        let description = prompts.listed[index].description.clone();
         match outcome {
             Ok(output) => {
                 let messages = output.structured.unwrap_or(Value::Array(Vec::new()));
