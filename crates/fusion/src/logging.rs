@@ -2,7 +2,7 @@
 //!
 //! A client that sets a level hears the `tracing` events its own calls emit at that level or
 //! above — the handler's, its middleware's, anything inside the call — as
-//! `notifications/message`. Add [`layer()`] to your subscriber, beside your own output with a
+//! `notifications/message`, in the order they happened and all before the call's result. Add [`layer()`] to your subscriber, beside your own output with a
 //! filter of its own (a filter on the whole subscriber would hide from clients what it hides
 //! from your log):
 //!
@@ -35,6 +35,8 @@ use std::sync::{Mutex, OnceLock};
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::{Peer, RoleServer};
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use tracing::field::{Field, Visit};
 use tracing::span;
 use tracing_subscriber::layer::Context;
@@ -122,10 +124,11 @@ impl Levels {
     }
 }
 
-/// Where the events of one call's span go.
+/// Where the events of one call's span go: into the queue of the task that hands them to the
+/// client one by one, so they reach it in the order they happened.
 struct Listener {
-    peer: Peer<RoleServer>,
     level: LoggingLevel,
+    messages: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
 }
 
 /// The spans of calls whose client listens, by span id.
@@ -134,27 +137,50 @@ fn listening() -> &'static Mutex<HashMap<span::Id, Listener>> {
     LISTENING.get_or_init(Mutex::default)
 }
 
-/// Keeps a call's span listed while the call runs.
-pub(crate) struct Listening(Option<span::Id>);
+/// Keeps a call's span listed while the call runs, and delivers its events.
+pub(crate) struct Listening {
+    id: Option<span::Id>,
+    delivery: Option<JoinHandle<()>>,
+}
 
 impl Listening {
     /// Lists `span` (when a subscriber gave it an id) for `peer`, at `level`.
     pub(crate) fn start(span: &tracing::Span, peer: Peer<RoleServer>, level: LoggingLevel) -> Listening {
-        let id = span.id();
-        if let Some(id) = &id {
-            locked(listening()).insert(id.clone(), Listener { peer, level });
-            LISTED.fetch_add(1, Ordering::Relaxed);
+        let Some(id) = span.id() else { return Listening { id: None, delivery: None } };
+        let (messages, mut queue) = mpsc::unbounded_channel();
+        let delivery = tokio::spawn(async move {
+            while let Some(message) = queue.recv().await {
+                // An event of this delivery's own failure would come back here: it is not logged.
+                let _ = peer.notify_logging_message(message).await;
+            }
+        });
+        locked(listening()).insert(id.clone(), Listener { level, messages });
+        LISTED.fetch_add(1, Ordering::Relaxed);
+        Listening { id: Some(id), delivery: Some(delivery) }
+    }
+
+    /// Unlists the span and waits until its events are handed to the client, so that they
+    /// reach it before the call's result.
+    pub(crate) async fn finish(mut self) {
+        self.unlist();
+        if let Some(delivery) = self.delivery.take() {
+            let _ = delivery.await;
         }
-        Listening(id)
+    }
+
+    /// Unlisting drops the queue's sender: the delivery ends once the queue is empty.
+    fn unlist(&mut self) {
+        if let Some(id) = self.id.take() {
+            locked(listening()).remove(&id);
+            LISTED.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
 impl Drop for Listening {
     fn drop(&mut self) {
-        if let Some(id) = &self.0 {
-            locked(listening()).remove(id);
-            LISTED.fetch_sub(1, Ordering::Relaxed);
-        }
+        // A cancelled call: its queued events are still delivered, by the task left running.
+        self.unlist();
     }
 }
 
@@ -224,20 +250,17 @@ where
             if listening.is_empty() {
                 return;
             }
-            scope.into_iter().find_map(|span| listening.get(&span.id()).map(|l| (l.peer.clone(), l.level)))
+            scope.into_iter().find_map(|span| listening.get(&span.id()).map(|l| (l.messages.clone(), l.level)))
         };
-        let Some((peer, min)) = target else { return };
+        let Some((messages, min)) = target else { return };
         if rank(level) < rank(min) {
             return;
         }
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else { return };
         let mut fields = Fields::default();
         event.record(&mut fields);
-        let param =
+        let message =
             LoggingMessageNotificationParam::new(level, Value::Object(fields.0)).with_logger(event.metadata().target());
-        runtime.spawn(async move {
-            // An event of this delivery's own failure would come back here: it is not logged.
-            let _ = peer.notify_logging_message(param).await;
-        });
+        // Fails only when the call has ended and its delivery with it: the event is late.
+        let _ = messages.send(message);
     }
 }

@@ -128,3 +128,69 @@ async fn a_client_on_2026_07_28_is_told_logging_is_gone() {
         other => panic!("expected method not found, got {other:?}"),
     }
 }
+
+async fn counting(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolError> {
+    for n in 0..40 {
+        tracing::info!(n, "step");
+        // Yield between events, so that whatever delivers them can interleave.
+        tokio::task::yield_now().await;
+    }
+    Ok("counted")
+}
+
+/// The lines a server on the line transport writes after a `tools/call`, up to its answer.
+async fn lines_until_answer(server: FusionServer) -> Vec<serde_json::Value> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (server_in, mut client_out) = tokio::io::duplex(1 << 16);
+    let (server_out, client_in) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        let transport = mcp_fusion::transport::stdio::LineTransport::new(server_in, server_out);
+        if let Ok(running) = server.serve(transport).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let mut lines = tokio::io::BufReader::new(client_in).lines();
+    let frames = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "t", "arguments": {"action": "counting"}}}),
+    ];
+    let mut written = Vec::new();
+    for frame in frames {
+        let id = frame.get("id").cloned();
+        client_out.write_all(format!("{frame}\n").as_bytes()).await.unwrap();
+        // Each request's answer before the next frame, as a client that waits would do.
+        while let Some(id) = &id {
+            let line = lines.next_line().await.unwrap().expect("the server answers");
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let answered = message.get("id") == Some(id);
+            written.push(message);
+            if answered {
+                break;
+            }
+        }
+    }
+    written
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_calls_messages_arrive_in_order_and_before_its_result() {
+    subscriber();
+    let server = FusionServer::builder("logging-test", "1")
+        .group(Group::new("t", "T.").action(Action::new("counting", "Logs forty events.").handler(counting)))
+        .build(())
+        .unwrap();
+    for _ in 0..5 {
+        let written = lines_until_answer(server.clone()).await;
+        let answer = written.iter().position(|m| m["id"] == 2).expect("the call is answered");
+        let heard: Vec<_> = written[..answer]
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| m["params"]["data"]["n"].as_u64().unwrap())
+            .collect();
+        assert_eq!(heard, (0..40).collect::<Vec<_>>(), "every message, in order, before the result");
+    }
+}

@@ -165,8 +165,10 @@ impl CompiledAction {
             None => run.await,
             Some((peer, level)) => {
                 let span = tracing::info_span!("mcp_call", action = %self.qualified);
-                let _listening = Listening::start(&span, peer, level);
-                run.instrument(span).await
+                let listening = Listening::start(&span, peer, level);
+                let outcome = run.instrument(span).await;
+                listening.finish().await;
+                outcome
             }
         };
         outcome.map_err(Refusal::Failed)
