@@ -16,6 +16,7 @@ cargo's defaults for a dev build.
 """
 
 import argparse
+from dataclasses import dataclass
 import os
 import pathlib
 import shutil
@@ -57,108 +58,88 @@ async fn main() {
 }
 '''
 
-GET = "Read one invoice by id."
-LIST = "List the ids of every invoice."
-VOID = "Void an invoice. It cannot be undone."
-GET_BODY = "Ok(Json(Invoice { id: input.id, amount_cents: 1200 }))"
-LIST_BODY = 'Ok(Json(Ids { ids: vec!["inv_2026_0001".into()] }))'
-VOID_BODY = "Ok(Json(Invoice { id: input.id, amount_cents: 0 }))"
 FUSION_USE = "use std::time::Duration;\nuse mcp_fusion::wire::ToolError;\nuse mcp_fusion::{Ctx, Group, Json};\n"
 
 
-def builder(n):
-    fns, actions = [], []
-    for i in range(n):
-        kind = i % 3
-        if kind == 0:
-            fns.append(f"async fn get_invoice_{i}(_ctx: Ctx<()>, input: InvoiceId) -> Result<Json<Invoice>, ToolError> {{\n    {GET_BODY}\n}}\n")
-            actions.append(f'        .action(Action::new("get_invoice_{i}", "{GET}").read_only().handler(get_invoice_{i}))')
-        elif kind == 1:
-            fns.append(f"async fn list_invoices_{i}(_ctx: Ctx<()>, _: NoInput) -> Result<Json<Ids>, ToolError> {{\n    {LIST_BODY}\n}}\n")
-            actions.append(f'        .action(Action::new("list_invoices_{i}", "{LIST}").read_only().handler(list_invoices_{i}))')
-        else:
-            fns.append(f"async fn void_invoice_{i}(_ctx: Ctx<()>, input: InvoiceId) -> Result<Json<Invoice>, ToolError> {{\n    {VOID_BODY}\n}}\n")
-            actions.append(
-                f'        .action(\n            Action::new("void_invoice_{i}", "{VOID}")\n'
-                f'                .destructive()\n                .timeout(Duration::from_secs(5))\n'
-                f'                .scope("billing:write")\n                .handler(void_invoice_{i}),\n        )'
-            )
-    head = FUSION_USE + "use mcp_fusion::{Action, NoInput};\n"
+@dataclass
+class Kind:
+    """One kind of action, and what each form writes for it."""
+
+    name: str
+    description: str
+    input: bool
+    output: str
+    body: str
+    builder: str
+    attribute: str
+    rmcp: str
+
+    def fusion_fn(self, i, input_type, doc=""):
+        """The handler: `input: T` for a kind with input, `_: T` for one without, no second
+        argument when `input_type` is None."""
+        name = "input" if self.input else "_"
+        input = f", {name}: {input_type}" if input_type else ""
+        return f"{doc}async fn {self.name}_{i}(_ctx: Ctx<()>{input}) -> Result<Json<{self.output}>, ToolError> {{\n    {self.body}\n}}\n"
+
+
+KINDS = [
+    Kind("get_invoice", "Read one invoice by id.", True, "Invoice", "Ok(Json(Invoice { id: input.id, amount_cents: 1200 }))",
+         ".read_only()", "read_only", "read_only_hint = true"),
+    Kind("list_invoices", "List the ids of every invoice.", False, "Ids", 'Ok(Json(Ids { ids: vec!["inv_2026_0001".into()] }))',
+         ".read_only()", "read_only", "read_only_hint = true"),
+    Kind("void_invoice", "Void an invoice. It cannot be undone.", True, "Invoice", "Ok(Json(Invoice { id: input.id, amount_cents: 0 }))",
+         '.destructive().timeout(Duration::from_secs(5)).scope("billing:write")',
+         'destructive, timeout = Duration::from_secs(5), scope = "billing:write"', "destructive_hint = true"),
+]
+
+
+def fusion_form(n, uses, write):
+    """A form on MCP Fusion: `write(kind, i)` gives an action's items and its entry in the group."""
+    items, actions = zip(*(write(KINDS[i % 3], i) for i in range(n)))
     group = 'fn group() -> Group<()> {\n    Group::new("billing", "Invoices.")\n' + "\n".join(actions) + "\n}\n"
-    return head, "\n".join(fns) + "\n" + group
+    return FUSION_USE + uses, "\n".join(items) + "\n" + group
+
+
+def builder(n):
+    def write(kind, i):
+        entry = f'        .action(Action::new("{kind.name}_{i}", "{kind.description}"){kind.builder}.handler({kind.name}_{i}))'
+        return kind.fusion_fn(i, "InvoiceId" if kind.input else "NoInput"), entry
+
+    return fusion_form(n, "use mcp_fusion::{Action, NoInput};\n", write)
 
 
 def attribute(n):
-    fns, actions = [], []
-    for i in range(n):
-        kind = i % 3
-        if kind == 0:
-            fns.append(f"/// {GET}\n#[action(read_only)]\nasync fn get_invoice_{i}(_ctx: Ctx<()>, input: InvoiceId) -> Result<Json<Invoice>, ToolError> {{\n    {GET_BODY}\n}}\n")
-            actions.append(f"        .action(get_invoice_{i}())")
-        elif kind == 1:
-            fns.append(f"/// {LIST}\n#[action(read_only)]\nasync fn list_invoices_{i}(_ctx: Ctx<()>) -> Result<Json<Ids>, ToolError> {{\n    {LIST_BODY}\n}}\n")
-            actions.append(f"        .action(list_invoices_{i}())")
-        else:
-            fns.append(
-                f'/// {VOID}\n#[action(destructive, timeout = Duration::from_secs(5), scope = "billing:write")]\n'
-                f"async fn void_invoice_{i}(_ctx: Ctx<()>, input: InvoiceId) -> Result<Json<Invoice>, ToolError> {{\n    {VOID_BODY}\n}}\n"
-            )
-            actions.append(f"        .action(void_invoice_{i}())")
-    head = FUSION_USE + "use mcp_fusion::action;\n"
-    group = 'fn group() -> Group<()> {\n    Group::new("billing", "Invoices.")\n' + "\n".join(actions) + "\n}\n"
-    return head, "\n".join(fns) + "\n" + group
+    def write(kind, i):
+        doc = f"/// {kind.description}\n#[action({kind.attribute})]\n"
+        return kind.fusion_fn(i, "InvoiceId" if kind.input else None, doc), f"        .action({kind.name}_{i}())"
+
+    return fusion_form(n, "use mcp_fusion::action;\n", write)
 
 
 def derive(n):
     # One input type per action: the type carries the action's description and handler.
-    items, actions = [], []
-    for i in range(n):
-        kind = i % 3
-        if kind == 0:
-            items.append(
-                f"/// {GET}\n#[derive(Deserialize, JsonSchema, Action)]\n#[action(handler = get_invoice_{i}, read_only)]\n"
-                f"struct GetInvoice{i} {{\n    /// The invoice id, like `inv_2026_0001`.\n    id: String,\n}}\n\n"
-                f"async fn get_invoice_{i}(_ctx: Ctx<()>, input: GetInvoice{i}) -> Result<Json<Invoice>, ToolError> {{\n    {GET_BODY}\n}}\n"
-            )
-            actions.append(f"        .action(GetInvoice{i}::action())")
-        elif kind == 1:
-            items.append(
-                f"/// {LIST}\n#[derive(Deserialize, JsonSchema, Action)]\n#[action(handler = list_invoices_{i}, read_only)]\n"
-                f"struct ListInvoices{i} {{}}\n\n"
-                f"async fn list_invoices_{i}(_ctx: Ctx<()>, _: ListInvoices{i}) -> Result<Json<Ids>, ToolError> {{\n    {LIST_BODY}\n}}\n"
-            )
-            actions.append(f"        .action(ListInvoices{i}::action())")
-        else:
-            items.append(
-                f'/// {VOID}\n#[derive(Deserialize, JsonSchema, Action)]\n#[action(handler = void_invoice_{i}, destructive, timeout = Duration::from_secs(5), scope = "billing:write")]\n'
-                f"struct VoidInvoice{i} {{\n    /// The invoice id, like `inv_2026_0001`.\n    id: String,\n}}\n\n"
-                f"async fn void_invoice_{i}(_ctx: Ctx<()>, input: VoidInvoice{i}) -> Result<Json<Invoice>, ToolError> {{\n    {VOID_BODY}\n}}\n"
-            )
-            actions.append(f"        .action(VoidInvoice{i}::action())")
-    head = FUSION_USE + "use derive_prototype::Action;\n"
-    group = 'fn group() -> Group<()> {\n    Group::new("billing", "Invoices.")\n' + "\n".join(actions) + "\n}\n"
-    return head, "\n".join(items) + "\n" + group
+    def write(kind, i):
+        input_type = "".join(part.title() for part in kind.name.split("_")) + str(i)
+        fields = "{\n    /// The invoice id, like `inv_2026_0001`.\n    id: String,\n}" if kind.input else "{}"
+        item = (
+            f"/// {kind.description}\n#[derive(Deserialize, JsonSchema, Action)]\n"
+            f"#[action(handler = {kind.name}_{i}, {kind.attribute})]\nstruct {input_type} {fields}\n\n"
+            + kind.fusion_fn(i, input_type)
+        )
+        return item, f"        .action({input_type}::action())"
+
+    return fusion_form(n, "use derive_prototype::Action;\n", write)
 
 
 def rmcp_tool(n):
     fns = []
     for i in range(n):
-        kind = i % 3
-        if kind == 0:
-            fns.append(
-                f"    /// {GET}\n    #[tool(annotations(read_only_hint = true))]\n"
-                f"    async fn get_invoice_{i}(&self, Parameters(input): Parameters<InvoiceId>) -> Result<Json<Invoice>, ErrorData> {{\n        {GET_BODY}\n    }}\n"
-            )
-        elif kind == 1:
-            fns.append(
-                f"    /// {LIST}\n    #[tool(annotations(read_only_hint = true))]\n"
-                f"    async fn list_invoices_{i}(&self) -> Result<Json<Ids>, ErrorData> {{\n        {LIST_BODY}\n    }}\n"
-            )
-        else:
-            fns.append(
-                f"    /// {VOID}\n    #[tool(annotations(destructive_hint = true))]\n"
-                f"    async fn void_invoice_{i}(&self, Parameters(input): Parameters<InvoiceId>) -> Result<Json<Invoice>, ErrorData> {{\n        {VOID_BODY}\n    }}\n"
-            )
+        kind = KINDS[i % 3]
+        input = ", Parameters(input): Parameters<InvoiceId>" if kind.input else ""
+        fns.append(
+            f"    /// {kind.description}\n    #[tool(annotations({kind.rmcp}))]\n"
+            f"    async fn {kind.name}_{i}(&self{input}) -> Result<Json<{kind.output}>, ErrorData> {{\n        {kind.body}\n    }}\n"
+        )
     head = "use rmcp::handler::server::wrapper::{Json, Parameters};\nuse rmcp::{ErrorData, tool, tool_router};\n"
     body = "#[derive(Clone)]\nstruct Billing;\n\n#[tool_router(server_handler)]\nimpl Billing {\n" + "\n".join(fns) + "}\n"
     main = '\nfn main() {\n    println!("{}", Billing::tool_router().list_all().len());\n}\n'
