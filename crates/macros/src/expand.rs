@@ -21,62 +21,26 @@ use crate::options::Options;
 /// The context and the input may each be left out; the handler given to the builder then
 /// takes them and drops them (the input as `NoInput`, an empty object).
 pub fn action(options: Options, function: ItemFn) -> syn::Result<TokenStream> {
-    let signature = &function.sig;
-    if signature.asyncness.is_none() {
-        return Err(syn::Error::new_spanned(
-            signature.fn_token,
-            "#[action] goes on an async fn\n  = help: write `async fn`; a handler that does not wait still returns a future",
-        ));
-    }
-    if let Some(lifetime) = signature.generics.lifetimes().next() {
-        return Err(syn::Error::new_spanned(
-            lifetime,
-            "an action's handler outlives every borrow: it cannot take a lifetime parameter\n  = help: take owned values",
-        ));
-    }
-    if let ReturnType::Default = signature.output {
-        return Err(syn::Error::new(
-            signature.paren_token.span.close(),
-            "an action returns `Result<Output, Error>`, and this fn returns nothing\n  = help: write `-> Result<Json<T>, ToolError>` (or any `IntoOutput` and error)",
-        ));
-    }
+    check_signature(&function)?;
     let parameters = Parameters::of(&function)?;
-
+    let signature = &function.sig;
     let name = match &options.name {
         Some(name) => name.value(),
         None => signature.ident.unraw().to_string(),
     };
-    let description = match (&options.description, description::from_doc(&function.attrs)?) {
-        (Some(description), _) => quote!(#description),
-        (None, Some(description)) => quote!(#description),
-        (None, None) => {
-            return Err(syn::Error::new_spanned(
-                &signature.ident,
-                format!(
-                    "the action `{name}` has no description\n  = help: write a doc comment (`/// What it does.`) on the fn: \
-                     the model reads it to choose the action"
-                ),
-            ));
-        }
-    };
+    let description = describe(&options, &function, &name)?;
 
     let fusion = quote!(::mcp_fusion);
     let ident = &signature.ident;
     let (_, type_generics, where_clause) = signature.generics.split_for_impl();
-    let turbofish = type_generics.as_turbofish();
-    let handler = quote!(#ident #turbofish);
     let state_parameter = format_ident!("__FusionState");
     let state = match &parameters.context {
         Some(context) => state_of(context),
         None => quote!(#state_parameter),
     };
-    let context_type = quote!(#fusion::Ctx<#state>);
-    let no_input = quote!(#fusion::input::NoInput);
-    let handler = match (&parameters.context, &parameters.input) {
-        (Some(_), Some(_)) => handler,
-        (Some(context), None) => quote!(|context: #context, _: #no_input| #handler(context)),
-        (None, Some(input)) => quote!(|_: #context_type, input: #input| #handler(input)),
-        (None, None) => quote!(|_: #context_type, _: #no_input| #handler()),
+    let handler = {
+        let turbofish = type_generics.as_turbofish();
+        parameters.handler(quote!(#ident #turbofish), &state)
     };
 
     // Without a context the action serves any state: its builder fn is generic over it.
@@ -110,6 +74,47 @@ pub fn action(options: Options, function: ItemFn) -> syn::Result<TokenStream> {
     })
 }
 
+/// What a handler's signature cannot be: not async, generic over a lifetime, returning nothing.
+fn check_signature(function: &ItemFn) -> syn::Result<()> {
+    let signature = &function.sig;
+    if signature.asyncness.is_none() {
+        return Err(syn::Error::new_spanned(
+            signature.fn_token,
+            "#[action] goes on an async fn\n  = help: write `async fn`; a handler that does not wait still returns a future",
+        ));
+    }
+    if let Some(lifetime) = signature.generics.lifetimes().next() {
+        return Err(syn::Error::new_spanned(
+            lifetime,
+            "an action's handler outlives every borrow: it cannot take a lifetime parameter\n  = help: take owned values",
+        ));
+    }
+    if let ReturnType::Default = signature.output {
+        return Err(syn::Error::new(
+            signature.paren_token.span.close(),
+            "an action returns `Result<Output, Error>`, and this fn returns nothing\n  = help: write `-> Result<Json<T>, ToolError>` (or any `IntoOutput` and error)",
+        ));
+    }
+    Ok(())
+}
+
+/// The description: `description = ..` if given, else the doc comment, which is required.
+fn describe(options: &Options, function: &ItemFn, name: &str) -> syn::Result<TokenStream> {
+    if let Some(description) = &options.description {
+        return Ok(quote!(#description));
+    }
+    match description::from_doc(&function.attrs)? {
+        Some(description) => Ok(quote!(#description)),
+        None => Err(syn::Error::new_spanned(
+            &function.sig.ident,
+            format!(
+                "the action `{name}` has no description\n  = help: write a doc comment (`/// What it does.`) on the fn: \
+                 the model reads it to choose the action"
+            ),
+        )),
+    }
+}
+
 /// The handler's context and input types, each of which may be left out.
 struct Parameters {
     context: Option<Type>,
@@ -130,12 +135,6 @@ impl Parameters {
                 }
             }
         }
-        let too_many = |extra: &Type| {
-            syn::Error::new(
-                extra.span(),
-                "an action takes at most two arguments, its context `Ctx<S>` and then its input\n  = help: gather the input's fields in one struct",
-            )
-        };
         match types.as_slice() {
             [] => Ok(Parameters { context: None, input: None }),
             [only] if is_context(only) => Ok(Parameters { context: Some(only.clone()), input: None }),
@@ -146,7 +145,23 @@ impl Parameters {
             // Of two, the first is the context whatever its type is called (an alias); the
             // compiler says so if it is not one.
             [context, input] => Ok(Parameters { context: Some(context.clone()), input: Some(input.clone()) }),
-            [_, _, extra, ..] => Err(too_many(extra)),
+            [_, _, extra, ..] => Err(syn::Error::new(
+                extra.span(),
+                "an action takes at most two arguments, its context `Ctx<S>` and then its input\n  = help: gather the input's fields in one struct",
+            )),
+        }
+    }
+
+    /// What the builder is given: the handler itself when it takes both, else a closure that
+    /// takes both and passes on what it takes.
+    fn handler(&self, handler: TokenStream, state: &TokenStream) -> TokenStream {
+        let context_type = quote!(::mcp_fusion::Ctx<#state>);
+        let no_input = quote!(::mcp_fusion::input::NoInput);
+        match (&self.context, &self.input) {
+            (Some(_), Some(_)) => handler,
+            (Some(context), None) => quote!(|context: #context, _: #no_input| #handler(context)),
+            (None, Some(input)) => quote!(|_: #context_type, input: #input| #handler(input)),
+            (None, None) => quote!(|_: #context_type, _: #no_input| #handler()),
         }
     }
 }
