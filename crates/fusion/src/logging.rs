@@ -2,9 +2,9 @@
 //!
 //! A client that sets a level hears the `tracing` events its own calls emit at that level or
 //! above — the handler's, its middleware's, anything inside the call — as
-//! `notifications/message`, in the order they happened and all before the call's result. Add [`layer()`] to your subscriber, beside your own output with a
-//! filter of its own (a filter on the whole subscriber would hide from clients what it hides
-//! from your log):
+//! `notifications/message`, in the order they happened and all before the call's result. Add
+//! [`layer()`] to your subscriber, beside your own output with a filter of its own (a filter on
+//! the whole subscriber would hide from clients what it hides from your log):
 //!
 //! ```
 //! use tracing_subscriber::Layer as _;

@@ -23,6 +23,9 @@ const MAX_ACTION_CHARS: usize = 128;
 /// The label of a call whose tool nothing serves: a client cannot mint metric series.
 const UNKNOWN: &str = "(unknown)";
 
+/// The outcome of a call that succeeded.
+const OK: &str = "ok";
+
 /// One call being watched, from its start.
 pub(crate) struct CallRecord {
     started: Instant,
@@ -81,11 +84,11 @@ impl CallRecord {
 
     fn end(self, action: &str, label: Option<&Arc<str>>, outcome: Option<&ErrorCode>) {
         let elapsed = self.started.elapsed();
-        let code = outcome.map_or("ok", ErrorCode::as_str);
+        let code = outcome.map_or(OK, ErrorCode::as_str);
         let label = label.map_or(SharedString::const_str(UNKNOWN), |action| SharedString::from(Arc::clone(action)));
         // A call that succeeds, the common case, labels its outcome without allocating.
         let outcome_label = match outcome {
-            None => SharedString::const_str("ok"),
+            None => SharedString::const_str(OK),
             Some(code) => SharedString::from(code.as_str().to_owned()),
         };
         metrics::counter!(CALLS_TOTAL, "action" => label.clone(), "outcome" => outcome_label).increment(1);
