@@ -14,8 +14,11 @@ enum Takes {
     Nothing,
     /// One value: `timeout = ..` or `timeout(..)`.
     Value,
-    /// Nothing or one value: `open_world` or `open_world = false`.
-    NothingOrValue,
+    /// A flag that may be turned off: `open_world` (true) or `open_world = false`.
+    Switch,
+    /// Nothing, or the replacement of what is deprecated: `deprecated` (`None`) or
+    /// `deprecated = "billing.list_invoices"` (`Some(..)`).
+    Replacement,
     /// A field and, optionally, its replacement: `deprecated_field("old", "new")`.
     FieldAndReplacement,
     /// Two values: `middleware_before(Stage::RateLimit, layer)`.
@@ -30,7 +33,7 @@ const ARGUMENTS: &[(&str, Takes, &str)] = &[
     ("read_only", Takes::Nothing, "read_only"),
     ("destructive", Takes::Nothing, "destructive"),
     ("idempotent", Takes::Nothing, "idempotent"),
-    ("open_world", Takes::NothingOrValue, "open_world"),
+    ("open_world", Takes::Switch, "open_world"),
     ("annotations", Takes::Value, "annotations = Annotations { read_only: Some(true), ..Default::default() }"),
     ("timeout", Takes::Value, "timeout = Duration::from_secs(2)"),
     ("requires_identity", Takes::Nothing, "requires_identity"),
@@ -39,7 +42,7 @@ const ARGUMENTS: &[(&str, Takes, &str)] = &[
     ("idempotent_by_key", Takes::Nothing, "idempotent_by_key"),
     ("check_with", Takes::Value, "check_with = \"get_invoice\""),
     ("sensitive", Takes::Value, "sensitive = \"card.number\""),
-    ("deprecated", Takes::NothingOrValue, "deprecated = \"billing.list_invoices\""),
+    ("deprecated", Takes::Replacement, "deprecated = \"billing.list_invoices\""),
     ("deprecated_field", Takes::FieldAndReplacement, "deprecated_field(\"customer\", \"customer_id\")"),
     ("allow_unknown_fields", Takes::Nothing, "allow_unknown_fields"),
     ("middleware", Takes::Value, "middleware = from_fn(audit)"),
@@ -103,11 +106,11 @@ impl Options {
             (Takes::Value, [value]) => quote_spanned!(span=> .#key(#value)),
             (Takes::Value, []) => return Err(wrong("needs a value")),
             (Takes::Value, _) => return Err(wrong("takes one value")),
-            (Takes::NothingOrValue, []) if key_text == "open_world" => quote_spanned!(span=> .#key(true)),
-            (Takes::NothingOrValue, []) => quote_spanned!(span=> .#key(::core::option::Option::None)),
-            (Takes::NothingOrValue, [value]) if key_text == "open_world" => quote_spanned!(span=> .#key(#value)),
-            (Takes::NothingOrValue, [value]) => quote_spanned!(span=> .#key(::core::option::Option::Some(#value))),
-            (Takes::NothingOrValue, _) => return Err(wrong("takes at most one value")),
+            (Takes::Switch, []) => quote_spanned!(span=> .#key(true)),
+            (Takes::Switch, [value]) => quote_spanned!(span=> .#key(#value)),
+            (Takes::Replacement, []) => quote_spanned!(span=> .#key(::core::option::Option::None)),
+            (Takes::Replacement, [value]) => quote_spanned!(span=> .#key(::core::option::Option::Some(#value))),
+            (Takes::Switch | Takes::Replacement, _) => return Err(wrong("takes at most one value")),
             (Takes::FieldAndReplacement, [field]) => quote_spanned!(span=> .#key(#field, ::core::option::Option::None)),
             (Takes::FieldAndReplacement, [field, replacement]) => {
                 quote_spanned!(span=> .#key(#field, ::core::option::Option::Some(#replacement)))
