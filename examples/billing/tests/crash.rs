@@ -16,8 +16,9 @@ use serde_json::{Value, json};
 const ROUNDS: usize = 12;
 const CREATES_PER_ROUND: usize = 300;
 
-/// `billing-server` on stdio over `db`, initialized; its answers arrive on the receiver as
-/// `(request id, invoice id)` for each created invoice.
+/// `billing-server` on stdio over `db`, initialized — its answer to `initialize` read, so its
+/// database is open and migrated; its answers arrive on the receiver as `(request id, invoice
+/// id)` for each created invoice.
 fn start(db: &Path) -> (Child, ChildStdin, mpsc::Receiver<(u64, String)>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_billing-server"))
         .arg("--db")
@@ -31,10 +32,15 @@ fn start(db: &Path) -> (Child, ChildStdin, mpsc::Receiver<(u64, String)>) {
     let mut stdin = child.stdin.take().unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let (tx, rx) = mpsc::channel();
+    let (ready, initialized) = mpsc::channel();
     thread::spawn(move || {
         for line in stdout.lines() {
             let Ok(line) = line else { return };
             let Ok(message) = serde_json::from_str::<Value>(&line) else { continue };
+            if message["id"] == 0 {
+                let _ = ready.send(());
+                continue;
+            }
             let (Some(id), Some(invoice)) =
                 (message["id"].as_u64(), message["result"]["structuredContent"]["id"].as_str())
             else {
@@ -48,6 +54,9 @@ fn start(db: &Path) -> (Child, ChildStdin, mpsc::Receiver<(u64, String)>) {
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "crash", "version": "0"}}});
     writeln!(stdin, "{initialize}").unwrap();
+    // The server answers `initialize` only once its store is open: a kill from now on meets
+    // a database with its schema.
+    initialized.recv_timeout(Duration::from_secs(60)).expect("billing-server answers initialize");
     writeln!(stdin, r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#).unwrap();
     (child, stdin, rx)
 }
