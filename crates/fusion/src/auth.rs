@@ -7,6 +7,8 @@
 //! refuses what the action does not allow.
 
 use std::collections::BTreeSet;
+use std::fmt;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use subtle::ConstantTimeEq as _;
@@ -105,6 +107,69 @@ pub enum Caller {
     Refused(AuthError),
 }
 
+/// Who a call counts as, for every per-caller key (rate limits, idempotency scopes): the
+/// verified identity; else the session the transport issued and still holds; else the
+/// client's address; else (stdio, in-process) the one local client. Never a value the client
+/// merely sends: a session header on a request outside a live session is not a session.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CallerKey {
+    /// An authenticated identity, by its subject.
+    Identity(String),
+    /// A session the transport issued.
+    Session(Arc<str>),
+    /// The client's network address.
+    Address(IpAddr),
+    /// The one client of a stdio server, or a call made in process.
+    Local,
+}
+
+/// Longest subject written into a key as it is; longer ones are written as their digest, so
+/// a key stays short whatever the identity provider puts in a subject.
+const MAX_KEY_SUBJECT: usize = 64;
+
+impl CallerKey {
+    /// The key of a call from `identity`, in `session`, from `address`, in that order of
+    /// precedence.
+    pub fn of(identity: Option<&Identity>, session: Option<&Arc<str>>, address: Option<IpAddr>) -> CallerKey {
+        match (identity, session, address) {
+            (Some(identity), _, _) => CallerKey::Identity(identity.subject.clone()),
+            (None, Some(session), _) => CallerKey::Session(Arc::clone(session)),
+            (None, None, Some(address)) => CallerKey::Address(address),
+            (None, None, None) => CallerKey::Local,
+        }
+    }
+
+    /// Whether the key is an authenticated identity.
+    pub fn is_identity(&self) -> bool {
+        matches!(self, CallerKey::Identity(_))
+    }
+}
+
+impl fmt::Display for CallerKey {
+    /// `identity:alice`, `session:…`, `address:127.0.0.1`, `local`; a subject longer than 64
+    /// bytes or holding anything but `A-Z a-z 0-9 _ - . @ |` is written as `identity#` and its
+    /// SHA-256 digest.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallerKey::Identity(subject) if plain_subject(subject) => write!(f, "identity:{subject}"),
+            CallerKey::Identity(subject) => {
+                use sha2::Digest as _;
+                let digest = sha2::Sha256::digest(subject.as_bytes());
+                f.write_str("identity#")?;
+                digest.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
+            }
+            CallerKey::Session(session) => write!(f, "session:{session}"),
+            CallerKey::Address(address) => write!(f, "address:{address}"),
+            CallerKey::Local => f.write_str("local"),
+        }
+    }
+}
+
+fn plain_subject(subject: &str) -> bool {
+    subject.len() <= MAX_KEY_SUBJECT
+        && subject.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'@' | b'|'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +186,21 @@ mod tests {
         assert_eq!(tokens.authenticate("s3crets").await, Err(AuthError::Invalid));
         assert_eq!(tokens.authenticate("").await, Err(AuthError::Invalid));
         assert_eq!(tokens.authenticate("other").await.unwrap().subject, "bob");
+    }
+
+    #[test]
+    fn a_caller_key_prefers_the_identity_then_the_session_then_the_address() {
+        let alice = Identity::new("alice");
+        let session: Arc<str> = Arc::from("3f2a");
+        let address: IpAddr = "192.0.2.7".parse().unwrap();
+        assert_eq!(CallerKey::of(Some(&alice), Some(&session), Some(address)).to_string(), "identity:alice");
+        assert_eq!(CallerKey::of(None, Some(&session), Some(address)).to_string(), "session:3f2a");
+        assert_eq!(CallerKey::of(None, None, Some(address)).to_string(), "address:192.0.2.7");
+        assert_eq!(CallerKey::of(None, None, None).to_string(), "local");
+        let odd = CallerKey::of(Some(&Identity::new("a:b\nforged")), None, None).to_string();
+        let long = CallerKey::of(Some(&Identity::new("x".repeat(16_384))), None, None).to_string();
+        for key in [odd, long] {
+            assert!(key.starts_with("identity#") && key.len() == "identity#".len() + 64, "{key}");
+        }
     }
 }

@@ -8,9 +8,10 @@ use rmcp::model::{Extensions, Implementation, ProgressNotificationParam, Progres
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{Caller, Identity};
+use crate::auth::{Caller, CallerKey, Identity};
 use crate::commit::CommitGate;
 use crate::failure::Failure;
+use crate::guard::IdempotencyKey;
 use crate::middleware::BoxError;
 use crate::server::Subscriptions;
 use crate::transport::RequestInfo;
@@ -35,7 +36,7 @@ pub struct CallInfo {
     /// The `fusion/idempotency_key` of the request's `_meta`, as sent.
     pub(crate) meta_idempotency_key: Option<serde_json::Value>,
     /// The idempotency key the call runs under, once the idempotency guard claimed it.
-    pub(crate) idempotency_key: OnceLock<Arc<str>>,
+    pub(crate) idempotency: OnceLock<IdempotencyKey>,
     mask_internal_errors: bool,
     /// Whether the tool called declares an output schema, so a success must carry
     /// structured content.
@@ -66,7 +67,7 @@ impl CallInfo {
             warnings: Mutex::new(Vec::new()),
             commit: CommitGate::new(),
             meta_idempotency_key: request.idempotency_key,
-            idempotency_key: OnceLock::new(),
+            idempotency: OnceLock::new(),
             mask_internal_errors,
             output_schema,
             subscriptions,
@@ -78,9 +79,17 @@ impl CallInfo {
         &self.action
     }
 
-    /// The session, when the transport has one (the `mcp-session-id` of stateful HTTP).
+    /// The session, when the transport issued one and still holds it (a live session of
+    /// stateful HTTP); never a session header the request merely carries.
     pub fn session_id(&self) -> Option<&str> {
         self.session_id.as_deref()
+    }
+
+    /// Who the call counts as for per-caller keys: the identity, else the session the
+    /// transport issued, else the client's address, else the local client (see
+    /// [`CallerKey`]).
+    pub fn caller_key(&self) -> CallerKey {
+        CallerKey::of(self.identity(), self.session_id.as_ref(), self.client_address)
     }
 
     /// The client's network address, when the transport knows it (HTTP: the connection's
@@ -109,7 +118,13 @@ impl CallInfo {
     /// The idempotency key the call runs under, for an action declared
     /// [`idempotent_by_key`](crate::Action::idempotent_by_key) called with one.
     pub fn idempotency_key(&self) -> Option<&str> {
-        self.idempotency_key.get().map(|key| &**key)
+        self.idempotency.get().map(IdempotencyKey::key)
+    }
+
+    /// The idempotency key the call runs under and what it is bound to (its caller and its
+    /// arguments), to keep with a write and check a repeat against (see [`IdempotencyKey`]).
+    pub fn idempotency(&self) -> Option<&IdempotencyKey> {
+        self.idempotency.get()
     }
 
     /// What the transport attached to the request (over HTTP: `http::request::Parts`).

@@ -85,11 +85,11 @@ async fn reordered_rate_limits_keep_their_counters() {
     assert_eq!(
         keys,
         [
-            "*:2/60s:session:local",
+            "*:2/60s:local",
             "*:hourly:global",
-            "billing.pay:2/60s:session:local",
+            "billing.pay:2/60s:local",
             "billing.pay:hourly:global",
-            "billing:2/60s:session:local",
+            "billing:2/60s:local",
             "billing:hourly:global",
         ]
     );

@@ -93,15 +93,39 @@ async fn a_repeat_gets_the_first_result_with_its_warnings_and_other_arguments_a_
 }
 
 #[tokio::test]
-async fn keys_belong_to_their_caller() {
+async fn a_key_belongs_to_its_first_caller_and_another_gets_conflict_never_its_answer() {
     let runs = Arc::new(AtomicUsize::new(0));
     let server = server(Idempotency::new(), &runs);
     let as_who =
         |subject: &str| RequestInfo { caller: Caller::Authenticated(Identity::new(subject)), ..RequestInfo::default() };
     let ana = call(&server, send("x", "same"), as_who("ana")).await;
-    let bruno = call(&server, send("x", "same"), as_who("bruno")).await;
-    assert_ne!(texts(&ana), texts(&bruno), "another caller's key is not shared");
+    assert_eq!(texts(&ana)[0], "sent to x (run 1)");
+    // The same key and the same arguments from another caller: neither ana's answer nor a run.
+    for (to, who) in [("x", "bruno"), ("y", "bruno")] {
+        let refused = parse(&error_text(&call(&server, send(to, "same"), as_who(who)).await)).error;
+        assert_eq!(refused.code, ErrorCode::Conflict, "{refused:?}");
+        assert!(refused.message.contains("bound to another caller's call of mail.send"), "{refused:?}");
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // The refusal bound nothing to bruno: ana's repeat still gets ana's answer.
+    assert_eq!(call(&server, send("x", "same"), as_who("ana")).await, ana);
+
+    // Anonymous callers are told apart by the session the transport issued.
+    let in_session = |id: &str| RequestInfo { session_id: Some(Arc::from(id)), ..RequestInfo::default() };
+    call(&server, send("z", "anon"), in_session("s1")).await;
+    let refused = parse(&error_text(&call(&server, send("z", "anon"), in_session("s2")).await)).error;
+    assert_eq!(refused.code, ErrorCode::Conflict, "{refused:?}");
     assert_eq!(runs.load(Ordering::SeqCst), 2);
+
+    // Unless the operator says every anonymous caller is one.
+    let shared = server_sharing(&runs);
+    let first = call(&shared, send("z", "anon"), in_session("s1")).await;
+    assert_eq!(call(&shared, send("z", "anon"), in_session("s2")).await, first);
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
+
+fn server_sharing(runs: &Arc<AtomicUsize>) -> FusionServer {
+    server(Idempotency::new().anonymous_callers_share_keys(true), runs)
 }
 
 #[tokio::test]

@@ -655,6 +655,13 @@ async fn two_replicas_retrying_one_key_at_once_run_the_handler_once() {
     assert_eq!(conflict.code, ErrorCode::Conflict);
     assert!(conflict.message.contains("'order-7' was already used with other arguments"), "{}", conflict.message);
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The same key and arguments from another caller: a conflict too, never the first answer.
+    let bruno = RequestInfo { caller: Caller::Authenticated(Identity::new("bruno")), ..RequestInfo::default() };
+    let stranger = replicas[1].call("payments", arguments.as_object().cloned(), bruno).await;
+    let stranger = envelope(&stranger);
+    assert_eq!(stranger.code, ErrorCode::Conflict);
+    assert!(stranger.message.contains("bound to another caller's call of payments.charge"), "{}", stranger.message);
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
     // A new key runs.
     let fresh = json!({"action": "charge", "amount_cents": 500, "idempotency_key": "order-8"});
     let fresh = replicas[0].call("payments", fresh.as_object().cloned(), RequestInfo::default()).await;

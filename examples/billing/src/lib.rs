@@ -14,7 +14,7 @@ pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError, To
 use std::time::Duration;
 
 use mcp_fusion::contract::Lockfile;
-use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, RateLimit, RedisStore};
+use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, RateLimit, RedisStore};
 use mcp_fusion::prompt::Prompt;
 use mcp_fusion::resource::{Resource, ResourceTemplate};
 use mcp_fusion::{Action, BuildError, FusionServer, Group};
@@ -39,6 +39,9 @@ pub struct Options {
     pub rate_limit_failure: Option<(FailurePolicy, Duration)>,
     /// The known-good contracts: changes since are told to the model in validation errors.
     pub lockfile: Option<Lockfile>,
+    /// How many idempotency keys memory keeps without Redis (0: the framework's default).
+    /// The database keeps every write's key too, so memory is only a cache in front of it.
+    pub idempotency_keys: usize,
 }
 
 /// Builds the `billing` server over `store`.
@@ -92,9 +95,15 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
     }
-    if let Some(store) = &options.redis {
-        builder = builder.rate_limit_store(store.clone()).idempotency(Idempotency::new().store(store.clone()));
-    }
+    builder = match &options.redis {
+        Some(store) => builder.rate_limit_store(store.clone()).idempotency(Idempotency::new().store(store.clone())),
+        // Every write keeps its key and binding in its own transaction (see `Store`), so a key
+        // memory forgets is still refused or replayed from the database.
+        None => {
+            let capacity = if options.idempotency_keys == 0 { 100_000 } else { options.idempotency_keys };
+            builder.idempotency(Idempotency::new().store(MemoryKeys::new(capacity).evict_when_full()))
+        }
+    };
     if let Some((policy, timeout)) = options.rate_limit_failure {
         builder = builder.rate_limit_failure(policy, timeout);
     }

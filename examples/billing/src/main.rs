@@ -164,6 +164,11 @@ struct Cli {
     /// for the rate limit, and a write with a key is answered SERVER_BUSY.
     #[arg(long, env = "BILLING_REDIS_URL", value_name = "URL", hide_env_values = true)]
     redis: Option<String>,
+    /// How many idempotency keys this process keeps in memory (without --redis). Each write
+    /// also keeps its key in the database, bound to its caller and arguments: a key memory
+    /// forgot (a restart, more keys than this) is still answered from there.
+    #[arg(long, value_name = "N", default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    idempotency_keys: u64,
     /// The known-good contracts (`fusion lock`): what changed since is logged at start-up and
     /// told to the model in the validation errors of the changed actions.
     #[arg(long, value_name = "PATH")]
@@ -225,6 +230,7 @@ impl Cli {
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),
             require_identity: self.token.is_some() && self.http.is_some(),
+            idempotency_keys: usize::try_from(self.idempotency_keys).unwrap_or(usize::MAX),
             // The store is connected and the lockfile read in `run`.
             redis: None,
             lockfile: None,

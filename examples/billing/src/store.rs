@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use chrono::{Datelike as _, NaiveDate, SecondsFormat, Utc};
 use mcp_fusion::CommitGate;
+use mcp_fusion::guard::{IdempotencyKey, KeyBinding};
 use rusqlite::{
     Connection, ErrorCode, OpenFlags, OptionalExtension as _, Row, Transaction, TransactionBehavior, params,
 };
@@ -37,6 +38,11 @@ const MIGRATIONS: &[&str] = &[
         invoice_id TEXT NOT NULL,
         PRIMARY KEY (action, key)
     ) WITHOUT ROWID;",
+    // What each key is bound to: the digests of the caller's scope and of the arguments, so a
+    // key sent again by another caller, or with other arguments, is refused instead of
+    // answered with this write. Keys kept before have neither, and are refused to everyone.
+    "ALTER TABLE idempotency_keys ADD COLUMN scope TEXT;
+    ALTER TABLE idempotency_keys ADD COLUMN arguments TEXT;",
 ];
 
 /// How many times a query SQLite answered "busy" or "locked" runs again, each after a longer
@@ -86,6 +92,11 @@ pub enum StoreError {
     /// write was rolled back.
     #[error("the call was answered before its write committed; the write was rolled back")]
     Abandoned,
+    /// The call's idempotency key was kept with an earlier write of another caller or other
+    /// arguments; nothing was written. The envelope travels as the error's source, so the
+    /// model gets it unchanged.
+    #[error("the idempotency key is bound to another request")]
+    KeyConflict(#[source] mcp_fusion::wire::ToolError),
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -196,14 +207,16 @@ pub struct NewInvoice {
 pub struct Write {
     /// Commits only if the call was not answered (timed out, cancelled) first.
     pub gate: CommitGate,
-    /// The call's idempotency key: a write already made under it is not made again.
-    pub key: Option<String>,
+    /// The call's idempotency key and what it is bound to: a write already made under it by
+    /// the same caller with the same arguments is not made again, and one made by another
+    /// caller or with other arguments refuses the call.
+    pub key: Option<IdempotencyKey>,
 }
 
 impl Write {
     /// The gate and the key of `call`.
     pub fn of(call: &mcp_fusion::CallInfo) -> Write {
-        Write { gate: call.commit_gate(), key: call.idempotency_key().map(str::to_owned) }
+        Write { gate: call.commit_gate(), key: call.idempotency().cloned() }
     }
 }
 
@@ -404,7 +417,7 @@ impl Store {
     pub async fn create(&self, new: NewInvoice, call: Write) -> Result<Invoice, StoreError> {
         self.run(move |conn| {
             let tx = write(conn, &call.gate)?;
-            if let Some(made) = keyed(&tx, "create_invoice", call.key.as_deref())? {
+            if let Some(made) = keyed(&tx, "create_invoice", call.key.as_ref())? {
                 return Ok(made);
             }
             let now = Utc::now();
@@ -426,7 +439,7 @@ impl Store {
                 },
             )?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished after insert")))?;
-            remember(&tx, "create_invoice", call.key.as_deref(), &id)?;
+            remember(&tx, "create_invoice", call.key.as_ref(), &id)?;
             commit(tx, &call.gate)?;
             Ok(invoice)
         })
@@ -438,7 +451,7 @@ impl Store {
     pub async fn pay(&self, id: String, amount_cents: i64, call: Write) -> Result<Change, StoreError> {
         self.run(move |conn| {
             let tx = write(conn, &call.gate)?;
-            if let Some(paid) = keyed(&tx, "pay_invoice", call.key.as_deref())? {
+            if let Some(paid) = keyed(&tx, "pay_invoice", call.key.as_ref())? {
                 return Ok(Change::Applied(paid));
             }
             let Some(invoice) = find(&tx, &id)? else { return Ok(Change::NotFound) };
@@ -455,7 +468,7 @@ impl Store {
                 params![id, amount_cents],
             )?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished on payment")))?;
-            remember(&tx, "pay_invoice", call.key.as_deref(), &id)?;
+            remember(&tx, "pay_invoice", call.key.as_ref(), &id)?;
             commit(tx, &call.gate)?;
             Ok(Change::Applied(invoice))
         })
@@ -466,7 +479,7 @@ impl Store {
     pub async fn void(&self, id: String, reason: String, call: Write) -> Result<Change, StoreError> {
         self.run(move |conn| {
             let tx = write(conn, &call.gate)?;
-            if let Some(voided) = keyed(&tx, "void_invoice", call.key.as_deref())? {
+            if let Some(voided) = keyed(&tx, "void_invoice", call.key.as_ref())? {
                 return Ok(Change::Applied(voided));
             }
             let Some(invoice) = find(&tx, &id)? else { return Ok(Change::NotFound) };
@@ -475,7 +488,7 @@ impl Store {
             }
             tx.execute("UPDATE invoices SET status = 'void', void_reason = ?2 WHERE id = ?1", params![id, reason])?;
             let invoice = find(&tx, &id)?.ok_or_else(|| StoreError::Corrupt(format!("{id} vanished on void")))?;
-            remember(&tx, "void_invoice", call.key.as_deref(), &id)?;
+            remember(&tx, "void_invoice", call.key.as_ref(), &id)?;
             commit(tx, &call.gate)?;
             Ok(Change::Applied(invoice))
         })
@@ -483,30 +496,37 @@ impl Store {
     }
 }
 
-/// The invoice an earlier write of `action` under `key` made or changed, if there was one.
-fn keyed(tx: &Transaction<'_>, action: &str, key: Option<&str>) -> Result<Option<Invoice>, StoreError> {
+/// The invoice an earlier write of `action` under `key` made or changed, if there was one
+/// and it was this same request (the same caller, the same arguments); a refusal if it was
+/// another.
+fn keyed(tx: &Transaction<'_>, action: &str, key: Option<&IdempotencyKey>) -> Result<Option<Invoice>, StoreError> {
     let Some(key) = key else { return Ok(None) };
-    let id: Option<String> = tx
+    let kept: Option<(String, Option<String>, Option<String>)> = tx
         .query_row(
-            "SELECT invoice_id FROM idempotency_keys WHERE action = ?1 AND key = ?2",
-            params![action, key],
-            |row| row.get(0),
+            "SELECT invoice_id, scope, arguments FROM idempotency_keys WHERE action = ?1 AND key = ?2",
+            params![action, key.key()],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
         )
         .optional()?;
-    match id {
-        Some(id) => {
-            find(tx, &id)?.map(Some).ok_or_else(|| StoreError::Corrupt(format!("{id} vanished after {action}")))
-        }
-        None => Ok(None),
-    }
+    let Some((id, scope, arguments)) = kept else { return Ok(None) };
+    let stored = KeyBinding { scope: scope.unwrap_or_default(), arguments: arguments.unwrap_or_default() };
+    key.check(&stored).map_err(StoreError::KeyConflict)?;
+    find(tx, &id)?.map(Some).ok_or_else(|| StoreError::Corrupt(format!("{id} vanished after {action}")))
 }
 
-/// Remembers, in the write's own transaction, that `action` under `key` touched `invoice_id`.
-fn remember(tx: &Transaction<'_>, action: &str, key: Option<&str>, invoice_id: &str) -> Result<(), StoreError> {
+/// Remembers, in the write's own transaction, that `action` under `key`, bound to its caller
+/// and arguments, touched `invoice_id`.
+fn remember(
+    tx: &Transaction<'_>,
+    action: &str,
+    key: Option<&IdempotencyKey>,
+    invoice_id: &str,
+) -> Result<(), StoreError> {
     if let Some(key) = key {
+        let binding = key.binding();
         tx.execute(
-            "INSERT INTO idempotency_keys (action, key, invoice_id) VALUES (?1, ?2, ?3)",
-            params![action, key, invoice_id],
+            "INSERT INTO idempotency_keys (action, key, invoice_id, scope, arguments) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![action, key.key(), invoice_id, binding.scope, binding.arguments],
         )?;
     }
     Ok(())

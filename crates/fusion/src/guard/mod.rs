@@ -28,8 +28,8 @@ pub use concurrency::{Concurrency, ConcurrencyGuard};
 pub(crate) use deprecation::Deprecation;
 pub(crate) use idempotency::IdempotencyGuard;
 pub use idempotency::{
-    Claim, IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, Idempotency, IdempotencyStore, MAX_IDEMPOTENCY_KEY_CHARS,
-    MemoryKeys,
+    Claim, IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, Idempotency, IdempotencyKey, IdempotencyStore, KeyBinding,
+    MAX_IDEMPOTENCY_KEY_CHARS, MemoryKeys,
 };
 #[cfg(feature = "redis")]
 pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};

@@ -346,7 +346,9 @@ pub(super) fn guards(
     let require_identity = settings.require_identity || action.require_identity;
     guards.add(Stage::Auth, RequireCaller::new(Arc::clone(qualified), require_identity, action.scopes.to_vec()));
     if action.by_key {
-        guards.add(Stage::Idempotency, IdempotencyGuard::new(Arc::clone(qualified), settings.idempotency.clone()));
+        let check = action.check_with.map(|check| qualify(group.name, check));
+        guards
+            .add(Stage::Idempotency, IdempotencyGuard::new(Arc::clone(qualified), settings.idempotency.clone(), check));
     }
     // Each limit counts under its scope and its name, never its position among the others.
     let scopes = [

@@ -52,6 +52,35 @@ pub fn spawn_http_on(addr: &str, db: &Path, extra: &[&str], envs: &[(&str, &str)
     HttpChild { child, url, line }
 }
 
+/// Starts `billing-server --db DB --http 127.0.0.1:0 EXTRA..` with `RUST_LOG=info`, its
+/// stderr written to `log`, and waits for the start-up line there.
+pub fn spawn_http_logging(db: &Path, extra: &[&str], log: &Path) -> HttpChild {
+    let file = std::fs::File::create(log).expect("create the log file");
+    let child = Command::new(BIN)
+        .arg("--db")
+        .arg(db)
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(file)
+        .spawn()
+        .expect("spawn billing-server");
+    let mut server = HttpChild { child, url: String::new(), line: String::new() };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some((url, line)) = text.lines().find_map(|line| Some((listening_url(line)?, line.to_owned()))) {
+            (server.url, server.line) = (url, line);
+            return server;
+        }
+        assert!(server.child.try_wait().unwrap().is_none(), "billing-server exited before listening:\n{text}");
+        assert!(std::time::Instant::now() < deadline, "billing-server did not listen within 60 s:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// The URL of the start-up line, `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`.
 pub fn listening_url(line: &str) -> Option<String> {
     let (_, after) = line.split_once("listening on ")?;

@@ -6,18 +6,23 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 
-use super::store::{Claim, IdempotencyStore};
+use super::store::{Claim, IdempotencyStore, KeyBinding};
 use crate::guard::StoreError;
 
 /// Idempotency keys in memory, for one process: at most `capacity` keys, each kept for its
 /// time to live. Replicas need a shared store ([`RedisStore`](crate::guard::RedisStore)).
 ///
-/// When full, expired keys go first, then the finished keys closest to their end; a store
-/// full of running calls refuses new keys (the call is answered `SERVER_BUSY`).
+/// When full, expired keys go first. A finished key is never forgotten before its time to
+/// live, since a forgotten key would run again: a store full of keys within their time to live
+/// refuses new ones (the call is answered `SERVER_BUSY`, and nothing runs). Size it for the
+/// keys of a time to live, or, where each write records its key durably with its binding (in
+/// its own database, as `billing-server` does), let memory be a cache in front of that record
+/// with [`evict_when_full`](MemoryKeys::evict_when_full).
 #[derive(Debug)]
 pub struct MemoryKeys {
     entries: Mutex<Entries>,
     capacity: usize,
+    evict: bool,
 }
 
 #[derive(Debug, Default)]
@@ -28,7 +33,7 @@ struct Entries {
 
 #[derive(Debug)]
 struct Entry {
-    fingerprint: String,
+    binding: KeyBinding,
     state: State,
     until: Instant,
 }
@@ -42,7 +47,17 @@ enum State {
 impl MemoryKeys {
     /// Keeps at most `capacity` keys (at least one).
     pub fn new(capacity: usize) -> MemoryKeys {
-        MemoryKeys { entries: Mutex::new(Entries::default()), capacity: capacity.max(1) }
+        MemoryKeys { entries: Mutex::new(Entries::default()), capacity: capacity.max(1), evict: false }
+    }
+
+    /// When full, forgets the finished keys closest to their end (an eighth of the store at
+    /// once) instead of refusing new keys. Only for servers whose actions keep their own
+    /// durable record of each write's key and [`KeyBinding`] and answer a repeat from it
+    /// (see [`IdempotencyKey::check`](super::IdempotencyKey::check)): memory is then a cache,
+    /// and the record what holds.
+    pub fn evict_when_full(mut self) -> MemoryKeys {
+        self.evict = true;
+        self
     }
 
     /// How many keys are held now, expired ones included until they are swept.
@@ -68,6 +83,12 @@ impl MemoryKeys {
         if entries.by_key.len() < self.capacity {
             return Ok(());
         }
+        if !self.evict {
+            return Err(StoreError(format!(
+                "all {} idempotency keys are within their time to live; none is forgotten early",
+                self.capacity
+            )));
+        }
         // Sweep an eighth at once, so a full store does not sort on every claim.
         let mut done: Vec<(Instant, String)> = entries
             .by_key
@@ -87,28 +108,27 @@ impl MemoryKeys {
 }
 
 impl Default for MemoryKeys {
-    /// Up to 100,000 keys.
+    /// Up to 100,000 keys, none forgotten before its time to live.
     fn default() -> MemoryKeys {
         MemoryKeys::new(100_000)
     }
 }
 
 impl IdempotencyStore for MemoryKeys {
-    fn claim(&self, key: &str, fingerprint: &str, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>> {
+    fn claim(&self, key: &str, binding: &KeyBinding, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>> {
         let now = Instant::now();
         let mut entries = self.lock();
         let answer = match entries.by_key.get(key).filter(|entry| entry.until > now) {
-            Some(Entry { fingerprint, state: State::Running { .. }, .. }) => {
-                Ok(Claim::Running { fingerprint: fingerprint.clone() })
+            Some(Entry { binding, state: State::Running { .. }, .. }) => {
+                Ok(Claim::Running { binding: binding.clone() })
             }
-            Some(Entry { fingerprint, state: State::Done { record }, .. }) => {
-                Ok(Claim::Done { fingerprint: fingerprint.clone(), record: record.clone() })
+            Some(Entry { binding, state: State::Done { record }, .. }) => {
+                Ok(Claim::Done { binding: binding.clone(), record: record.clone() })
             }
             None => self.make_room(&mut entries, now).map(|()| {
                 entries.next_claim += 1;
                 let claim = entries.next_claim;
-                let entry =
-                    Entry { fingerprint: fingerprint.to_owned(), state: State::Running { claim }, until: now + lease };
+                let entry = Entry { binding: binding.clone(), state: State::Running { claim }, until: now + lease };
                 entries.by_key.insert(key.to_owned(), entry);
                 Claim::Claimed(claim.to_string())
             }),
@@ -150,18 +170,22 @@ mod tests {
 
     const LEASE: Duration = Duration::from_secs(60);
 
-    async fn claim(store: &MemoryKeys, key: &str, fingerprint: &str) -> Claim {
-        store.claim(key, fingerprint, LEASE).await.unwrap()
+    fn bound(arguments: &str) -> KeyBinding {
+        KeyBinding { scope: "s".into(), arguments: arguments.into() }
+    }
+
+    async fn claim(store: &MemoryKeys, key: &str, arguments: &str) -> Claim {
+        store.claim(key, &bound(arguments), LEASE).await.unwrap()
     }
 
     #[tokio::test]
     async fn a_key_is_claimed_once_then_replayed() {
         let store = MemoryKeys::new(10);
         let Claim::Claimed(token) = claim(&store, "k", "f1").await else { panic!("not claimed") };
-        assert_eq!(claim(&store, "k", "f2").await, Claim::Running { fingerprint: "f1".into() });
+        assert_eq!(claim(&store, "k", "f2").await, Claim::Running { binding: bound("f1") });
         store.complete("k", "not-the-token", "forged".into(), LEASE).await.unwrap();
         store.complete("k", &token, "result".into(), LEASE).await.unwrap();
-        assert_eq!(claim(&store, "k", "f1").await, Claim::Done { fingerprint: "f1".into(), record: "result".into() });
+        assert_eq!(claim(&store, "k", "f1").await, Claim::Done { binding: bound("f1"), record: "result".into() });
     }
 
     #[tokio::test]
@@ -171,23 +195,34 @@ mod tests {
         store.release("k", &token).await.unwrap();
         assert!(matches!(claim(&store, "k", "f").await, Claim::Claimed(_)));
 
-        let Claim::Claimed(_) = store.claim("short", "f", Duration::ZERO).await.unwrap() else { panic!() };
+        let Claim::Claimed(_) = store.claim("short", &bound("f"), Duration::ZERO).await.unwrap() else { panic!() };
         assert!(matches!(claim(&store, "short", "f").await, Claim::Claimed(_)), "a lapsed lease frees the key");
     }
 
     #[tokio::test]
-    async fn a_full_store_drops_finished_keys_first_and_refuses_when_all_run() {
+    async fn a_full_store_forgets_no_finished_key_before_its_end() {
         let store = MemoryKeys::new(2);
+        let Claim::Claimed(token) = claim(&store, "done", "f").await else { panic!() };
+        store.complete("done", &token, "r".into(), LEASE).await.unwrap();
+        let Claim::Claimed(_) = claim(&store, "running", "f").await else { panic!() };
+        let refused = store.claim("new", &bound("f"), LEASE).await.unwrap_err();
+        assert!(refused.to_string().contains("within their time to live"), "{refused}");
+        assert!(matches!(claim(&store, "done", "f").await, Claim::Done { .. }), "the finished key is still known");
+    }
+
+    #[tokio::test]
+    async fn a_cache_drops_finished_keys_first_and_refuses_when_all_run() {
+        let store = MemoryKeys::new(2).evict_when_full();
         let Claim::Claimed(token) = claim(&store, "done", "f").await else { panic!() };
         store.complete("done", &token, "r".into(), LEASE).await.unwrap();
         let Claim::Claimed(_) = claim(&store, "running", "f").await else { panic!() };
         assert!(matches!(claim(&store, "new", "f").await, Claim::Claimed(_)));
         assert_eq!(store.len(), 2);
-        let refused = store.claim("done", "f", LEASE).await;
+        let refused = store.claim("done", &bound("f"), LEASE).await;
         assert!(refused.is_err(), "the finished key made room, and both keys left belong to running calls");
-        let full = MemoryKeys::new(1);
+        let full = MemoryKeys::new(1).evict_when_full();
         let Claim::Claimed(_) = claim(&full, "a", "f").await else { panic!() };
-        let refused = full.claim("b", "f", LEASE).await.unwrap_err();
+        let refused = full.claim("b", &bound("f"), LEASE).await.unwrap_err();
         assert!(refused.to_string().contains("still running"), "{refused}");
     }
 }

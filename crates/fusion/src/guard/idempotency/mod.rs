@@ -3,17 +3,27 @@
 //!
 //! An action opts in with [`Action::idempotent_by_key`](crate::Action::idempotent_by_key).
 //! The client sends the key as the argument `idempotency_key` (the action's input declares
-//! it) or in the request's `_meta` as `fusion/idempotency_key`. Per action and caller:
+//! it) or in the request's `_meta` as `fusion/idempotency_key`. A key is bound, for its whole
+//! time to live, to the caller that first sent it (its identity, else its session, else its
+//! address: see [`CallerKey`](crate::auth::CallerKey)) and to the digest of that call's
+//! arguments ([`KeyBinding`]). Per action:
 //!
 //! - the first call with a key runs, and its result (success or envelope) is kept;
-//! - a call with the same key and the same arguments gets that result, without running;
-//! - the same key with other arguments gets a `CONFLICT` envelope;
+//! - the same caller with the same key and the same arguments gets that result, without
+//!   running;
+//! - the same key with other arguments, or from another caller, gets a `CONFLICT` envelope —
+//!   never another call's result;
 //! - while the first call runs, a second one waits for its result (up to
 //!   [`Idempotency::wait`]), then answers `SERVER_BUSY` with a `retry_after`.
 //!
 //! Outcomes worth retrying are not kept: `TIMEOUT`, `SERVER_BUSY`, `RATE_LIMITED`, a
 //! cancellation, an `INTERNAL_ERROR`, an upstream that is down, or any envelope with a
-//! `retry_after`. The key is free again then, and the retry runs.
+//! `retry_after`; nor is a `CONFLICT` (it wrote nothing, and binding the key to its caller
+//! would lock the key's owner out). The key is free again then, and the retry runs.
+//!
+//! A store forgets keys (a restart empties [`MemoryKeys`]); a handler that writes can keep
+//! the key with its write, durably, and check a repeat against it with
+//! [`IdempotencyKey::check`], reached through [`CallInfo::idempotency`].
 
 mod memory;
 #[cfg(feature = "redis")]
@@ -29,7 +39,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
 pub use memory::MemoryKeys;
-pub use store::{Claim, IdempotencyStore};
+pub use store::{Claim, IdempotencyStore, KeyBinding};
 
 use crate::context::CallInfo;
 use crate::middleware::{Call, Middleware, Next, Outcome};
@@ -63,6 +73,7 @@ pub struct Idempotency {
     pub(crate) ttl: Duration,
     pub(crate) lease: Duration,
     pub(crate) wait: Duration,
+    pub(crate) anonymous_share: bool,
 }
 
 impl std::fmt::Debug for Idempotency {
@@ -71,6 +82,7 @@ impl std::fmt::Debug for Idempotency {
             .field("ttl", &self.ttl)
             .field("lease", &self.lease)
             .field("wait", &self.wait)
+            .field("anonymous_share", &self.anonymous_share)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +102,7 @@ impl Idempotency {
             ttl: Duration::from_secs(24 * 3600),
             lease: Duration::from_secs(600),
             wait: Duration::from_secs(30),
+            anonymous_share: false,
         }
     }
 
@@ -120,68 +133,135 @@ impl Idempotency {
         self.wait = wait;
         self
     }
+
+    /// Whether callers without an identity share one scope (default: no). Off, an anonymous
+    /// caller's keys are bound to its session (stateful HTTP), else its address (stateless
+    /// HTTP), else the local client (stdio): another anonymous caller sending the same key
+    /// gets `CONFLICT`, and a retry from a new session does too. On, every anonymous caller
+    /// counts as one, so a retry from anywhere replays — and so does a stranger's request
+    /// with the same key and arguments. Turn it on only where every anonymous caller is one
+    /// trusted client.
+    pub fn anonymous_callers_share_keys(mut self, share: bool) -> Idempotency {
+        self.anonymous_share = share;
+        self
+    }
+
+    /// The scope a call's key is bound to.
+    fn scope_of(&self, info: &CallInfo) -> String {
+        let caller = info.caller_key();
+        let scope =
+            if self.anonymous_share && !caller.is_identity() { "anonymous".to_owned() } else { caller.to_string() };
+        hex(&Sha256::digest(scope.as_bytes()))
+    }
+}
+
+/// The idempotency key a call runs under, and what it is bound to; a handler that writes
+/// keeps both with its write, so a repeat can be answered from its own record after the store
+/// forgot the key (a restart, an eviction).
+///
+/// ```
+/// # use mcp_fusion::guard::{IdempotencyKey, KeyBinding};
+/// # fn kept(call: &IdempotencyKey, stored: KeyBinding) -> Result<(), mcp_fusion::wire::ToolError> {
+/// // In the write's transaction: a record under `call.key()` exists, bound to `stored`.
+/// call.check(&stored)?; // CONFLICT unless it is this caller with these arguments
+/// // … answer with what that write made, without writing again.
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct IdempotencyKey {
+    key: Arc<str>,
+    binding: KeyBinding,
+    action: Arc<str>,
+    check_with: Option<Arc<str>>,
+}
+
+impl IdempotencyKey {
+    /// The key as the client sent it (1 to 255 characters).
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The caller and the arguments the key is bound to by this call.
+    pub fn binding(&self) -> &KeyBinding {
+        &self.binding
+    }
+
+    /// Whether a record kept under this key, bound to `stored`, is this same request: `Ok`
+    /// then (answer with what it did), else the `CONFLICT` envelope to answer with.
+    pub fn check(&self, stored: &KeyBinding) -> Result<(), ToolError> {
+        if stored.scope != self.binding.scope {
+            return Err(other_caller(&self.action, &self.key, self.check_with.as_deref()));
+        }
+        if stored.arguments != self.binding.arguments {
+            return Err(conflict(&self.action, &self.key));
+        }
+        Ok(())
+    }
 }
 
 /// The guard of an action declared idempotent by key.
 pub(crate) struct IdempotencyGuard {
     action: Arc<str>,
     keys: Idempotency,
+    /// The read-only action that shows whether a write took effect, named to a caller that
+    /// may have sent it before.
+    check_with: Option<Arc<str>>,
 }
 
 impl IdempotencyGuard {
-    pub(crate) fn new(action: Arc<str>, keys: Idempotency) -> IdempotencyGuard {
-        IdempotencyGuard { action, keys }
+    pub(crate) fn new(action: Arc<str>, keys: Idempotency, check_with: Option<String>) -> IdempotencyGuard {
+        IdempotencyGuard { action, keys, check_with: check_with.map(Arc::from) }
+    }
+
+    /// The key the call sent, bound to its caller and arguments; none when it sent no key.
+    fn bind(&self, call: &Call) -> Result<Option<IdempotencyKey>, ToolError> {
+        let Some(key) = sent_key(call)? else { return Ok(None) };
+        let binding = KeyBinding { scope: self.keys.scope_of(&call.info), arguments: fingerprint(call.arguments()) };
+        let action = Arc::clone(&self.action);
+        Ok(Some(IdempotencyKey { key: Arc::from(key), binding, action, check_with: self.check_with.clone() }))
     }
 }
 
 impl Middleware for IdempotencyGuard {
     fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
-        let action = Arc::clone(&self.action);
+        let bound = self.bind(&call);
         let keys = self.keys.clone();
         Box::pin(async move {
-            let key = match sent_key(&call) {
-                Ok(Some(key)) => key,
-                Ok(None) => return next.run(call).await,
-                Err(refusal) => return Err(refusal),
-            };
+            let Some(sent) = bound? else { return next.run(call).await };
+            let action = Arc::clone(&sent.action);
             let info = Arc::clone(&call.info);
-            let stored_key = store_key(&action, &info, &key);
-            let fingerprint = fingerprint(call.arguments());
+            let stored_key = store_key(&action, &sent.key);
             let started = tokio::time::Instant::now();
             let mut pause = Duration::from_millis(10);
             loop {
-                let claim = keys.store.claim(&stored_key, &fingerprint, keys.lease).await.map_err(|error| {
+                let claim = keys.store.claim(&stored_key, &sent.binding, keys.lease).await.map_err(|error| {
                     tracing::warn!(action = %action, "idempotency store: {error}");
                     unavailable(&action)
                 })?;
-                match claim {
+                let held = match claim {
                     Claim::Claimed(token) => {
-                        let _ = info.idempotency_key.set(Arc::from(key.as_str()));
+                        let _ = info.idempotency.set(sent);
                         let mut held = Held { keys: keys.clone(), key: stored_key, token, open: true };
                         let outcome = next.run(call).await;
                         held.finish(&outcome, &info).await;
                         return outcome;
                     }
-                    Claim::Done { fingerprint: first, .. } | Claim::Running { fingerprint: first }
-                        if first != fingerprint =>
-                    {
-                        return Err(conflict(&action, &key));
-                    }
-                    Claim::Done { record, .. } => {
+                    Claim::Done { binding, record } => {
+                        sent.check(&binding)?;
                         return replay(&record, &info).ok_or_else(|| {
                             tracing::warn!(action = %action, "idempotency store: a record that does not decode");
                             unavailable(&action)
                         })?;
                     }
-                    Claim::Running { .. } => {
-                        let waited = started.elapsed();
-                        if waited >= keys.wait {
-                            return Err(busy(&action, keys.lease));
-                        }
-                        tokio::time::sleep(pause.min(keys.wait - waited)).await;
-                        pause = (pause * 2).min(Duration::from_millis(250));
-                    }
+                    Claim::Running { binding } => binding,
+                };
+                sent.check(&held)?;
+                let waited = started.elapsed();
+                if waited >= keys.wait {
+                    return Err(busy(&action, keys.lease));
                 }
+                tokio::time::sleep(pause.min(keys.wait - waited)).await;
+                pause = (pause * 2).min(Duration::from_millis(250));
             }
         })
     }
@@ -246,15 +326,10 @@ fn sent_key(call: &Call) -> Result<Option<String>, ToolError> {
     }
 }
 
-/// Where the key is stored: per action and caller (anonymous callers share one space), hashed
-/// so any key makes a short, safe store key.
-fn store_key(action: &str, info: &CallInfo, key: &str) -> String {
-    let caller = info.identity().map_or("", |identity| identity.subject.as_str());
-    let mut hash = Sha256::new();
-    hash.update(caller.len().to_le_bytes());
-    hash.update(caller.as_bytes());
-    hash.update(key.as_bytes());
-    format!("{action}:{}", hex(&hash.finalize()))
+/// Where the key is stored: per action, whoever sends it (its binding tells callers apart),
+/// hashed so any key makes a short, safe store key.
+fn store_key(action: &str, key: &str) -> String {
+    format!("{action}:{}", hex(&Sha256::digest(key.as_bytes())))
 }
 
 /// The arguments without the key, as canonical JSON (object keys sorted), hashed.
@@ -305,7 +380,7 @@ fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
     let warnings: Vec<String> = info.warnings_snapshot().iter().map(ToolError::render).collect();
     let kept = match outcome {
         Ok(output) => json!({ "ok": output.to_record().ok()?, "warnings": warnings }),
-        Err(error) if worth_retrying(error) => return None,
+        Err(error) if worth_retrying(error) || error.code == ErrorCode::Conflict => return None,
         Err(error) => json!({ "error": error.render(), "warnings": warnings }),
     };
     Some(kept.to_string())
@@ -321,6 +396,21 @@ fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
         return Some(Err(parse(error.as_str()?).error));
     }
     Some(Ok(Output::from_record(record.get_mut("ok")?.take()).ok()?))
+}
+
+/// The key was first sent by another caller (or this one, on an earlier session).
+fn other_caller(action: &str, key: &str, check_with: Option<&str>) -> ToolError {
+    let echoed = Sent::text(key);
+    let check = match check_with {
+        Some(check) => format!("call {check} to see whether it took effect before sending it again"),
+        None => "check whether it took effect before sending it again".to_owned(),
+    };
+    ToolError::conflict(format!("The idempotency_key {echoed} is bound to another caller's call of {action}."))
+        .suggest(format!(
+            "Send a new, unique idempotency_key (a UUID) for this operation. If you sent it yourself before reconnecting, it may have run: {check}."
+        ))
+        .actions(check_with)
+        .detail("idempotency_key", echoed.as_str())
 }
 
 fn conflict(action: &str, key: &str) -> ToolError {

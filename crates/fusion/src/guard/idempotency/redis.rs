@@ -6,21 +6,24 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use redis::Script;
 
-use super::store::{Claim, IdempotencyStore};
+use super::store::{Claim, IdempotencyStore, KeyBinding};
 use crate::guard::{RedisStore, StoreError};
 
-/// Claims `KEYS[1]` for the claim token `ARGV[1]` and the fingerprint `ARGV[2]`, for `ARGV[3]`
-/// milliseconds; or returns what holds it: `{'r', fingerprint}` (running) or
-/// `{'d', fingerprint, record}` (done). The key is a hash: `s` state, `c` claim, `f`
-/// fingerprint, `v` record.
+/// Claims `KEYS[1]` for the claim token `ARGV[1]`, bound to the caller scope `ARGV[2]` and
+/// the arguments `ARGV[3]`, for `ARGV[4]` milliseconds; or returns what holds it:
+/// `{'r', scope, arguments}` (running) or `{'d', scope, arguments, record}` (done). The key is
+/// a hash: `s` state, `c` claim, `o` scope, `f` arguments, `v` record. A record written before
+/// keys were bound to their caller has no `o`: it answers with an empty scope, which no caller
+/// has, so the key refuses every call (`CONFLICT`) rather than answer one.
 const CLAIM_SCRIPT: &str = r"
 local state = redis.call('HGET', KEYS[1], 's')
 if not state then
-  redis.call('HSET', KEYS[1], 's', 'r', 'c', ARGV[1], 'f', ARGV[2])
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('HSET', KEYS[1], 's', 'r', 'c', ARGV[1], 'o', ARGV[2], 'f', ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
   return {'claimed'}
 end
-return {state, redis.call('HGET', KEYS[1], 'f') or '', redis.call('HGET', KEYS[1], 'v') or ''}
+local held = redis.call('HMGET', KEYS[1], 'o', 'f', 'v')
+return {state, held[1] or '', held[2] or '', held[3] or ''}
 ";
 
 /// Keeps the record `ARGV[2]` under `KEYS[1]` for `ARGV[3]` milliseconds, if the claim
@@ -81,19 +84,25 @@ impl RedisStore {
 }
 
 impl IdempotencyStore for RedisStore {
-    fn claim(&self, key: &str, fingerprint: &str, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>> {
+    fn claim(&self, key: &str, binding: &KeyBinding, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>> {
         let store = self.clone();
         let key = self.idempotency_key(key);
         let token = uuid::Uuid::new_v4().to_string();
-        let args = vec![token.clone(), fingerprint.to_owned(), millis(lease).to_string()];
+        let args = vec![token.clone(), binding.scope.clone(), binding.arguments.clone(), millis(lease).to_string()];
         Box::pin(async move {
             let reply: Vec<String> = store.run_key_script(0, key, args).await?;
             let mut reply = reply.into_iter();
-            match (reply.next().as_deref(), reply.next(), reply.next()) {
-                (Some("claimed"), ..) => Ok(Claim::Claimed(token)),
-                (Some("r"), Some(fingerprint), _) => Ok(Claim::Running { fingerprint }),
-                (Some("d"), Some(fingerprint), Some(record)) => Ok(Claim::Done { fingerprint, record }),
-                (state, ..) => Err(StoreError(format!(
+            let state = reply.next();
+            let (scope, arguments, record) = (reply.next(), reply.next(), reply.next());
+            let binding = |scope: Option<String>, arguments: Option<String>| KeyBinding {
+                scope: scope.unwrap_or_default(),
+                arguments: arguments.unwrap_or_default(),
+            };
+            match (state.as_deref(), record) {
+                (Some("claimed"), _) => Ok(Claim::Claimed(token)),
+                (Some("r"), _) => Ok(Claim::Running { binding: binding(scope, arguments) }),
+                (Some("d"), Some(record)) => Ok(Claim::Done { binding: binding(scope, arguments), record }),
+                (state, _) => Err(StoreError(format!(
                     "Redis at {}: an idempotency key in an unknown state {state:?}",
                     store.inner.target
                 ))),

@@ -6,34 +6,51 @@ use futures_util::future::BoxFuture;
 
 use crate::guard::StoreError;
 
+/// What a key is bound to by the call that claimed it: who called, and with what arguments,
+/// each as a SHA-256 digest in hex. Only the same caller with the same arguments gets the
+/// result kept under the key; anything else gets `CONFLICT`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeyBinding {
+    /// The digest of the caller's scope: its identity, else its session, else its address
+    /// (see [`CallerKey`](crate::auth::CallerKey)).
+    pub scope: String,
+    /// The digest of the call's arguments as canonical JSON (object keys sorted), the key
+    /// itself left out.
+    pub arguments: String,
+}
+
 /// What a store says of a key when a call asks to claim it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Claim {
     /// The key was free and is now this call's, under this claim token (for
     /// [`complete`](IdempotencyStore::complete) and [`release`](IdempotencyStore::release)).
     Claimed(String),
-    /// Another call runs under the key, with the arguments of this fingerprint.
+    /// Another call runs under the key, bound to this.
     Running {
-        /// The fingerprint of the running call's arguments.
-        fingerprint: String,
+        /// The caller and arguments of the running call.
+        binding: KeyBinding,
     },
-    /// A call finished under the key with the arguments of this fingerprint; its result.
+    /// A call bound to this finished under the key; its result.
     Done {
-        /// The fingerprint of the finished call's arguments.
-        fingerprint: String,
+        /// The caller and arguments of the finished call.
+        binding: KeyBinding,
         /// The finished call's result, as the guard recorded it.
         record: String,
     },
 }
 
-/// Where idempotency keys live. `key` is unique per action, caller and idempotency key.
+/// Where idempotency keys live. `key` is unique per action and idempotency key, whoever
+/// calls: a key another caller sent is found, and refused by its [`KeyBinding`].
 ///
 /// Every operation is atomic: two calls claiming one key at once, on one replica or on two
-/// sharing the store, get one [`Claim::Claimed`] between them.
+/// sharing the store, get one [`Claim::Claimed`] between them. A store must not forget a
+/// finished key before its time to live unless something durable stands behind it (see
+/// [`MemoryKeys::evict_when_full`](super::MemoryKeys::evict_when_full)): a forgotten key
+/// runs again.
 pub trait IdempotencyStore: Send + Sync + 'static {
-    /// Claims `key` for a call whose arguments have `fingerprint`, for at most `lease` (a
-    /// claim whose holder died frees the key then); or says what holds it.
-    fn claim(&self, key: &str, fingerprint: &str, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>>;
+    /// Claims `key` for a call bound to `binding`, for at most `lease` (a claim whose holder
+    /// died frees the key then); or says what holds it.
+    fn claim(&self, key: &str, binding: &KeyBinding, lease: Duration) -> BoxFuture<'static, Result<Claim, StoreError>>;
 
     /// Keeps `record` under `key` for `ttl`, if `claim` still holds the key.
     fn complete(

@@ -37,6 +37,7 @@ pub use memory::MemoryStore;
 use store::whole_seconds;
 pub use store::{Decision, RateLimitStore, StoreError};
 
+use crate::auth::CallerKey;
 use crate::context::CallInfo;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
@@ -88,8 +89,9 @@ impl RateLimit {
         self
     }
 
-    /// Counts per session (stdio is one session): a caller opening new sessions gets a new
-    /// budget with each, so prefer [`RateLimit::per_caller`] where callers are not trusted.
+    /// Counts per session (stdio is one session; a request outside a session counts as its
+    /// caller): a caller opening new sessions gets a new budget with each, so prefer
+    /// [`RateLimit::per_caller`] where callers are not trusted.
     pub fn per_session(mut self) -> RateLimit {
         self.key = RateLimitKey::Session;
         self
@@ -137,24 +139,35 @@ impl RateLimit {
         self.window / self.calls.get()
     }
 
-    /// The counted key of a call.
+    /// The counted key of a call. Every part comes from the verified identity, a session the
+    /// transport issued, the client's address or the limit's own name: none is a value the
+    /// client merely sends.
     fn key_of(&self, call: &CallInfo) -> String {
         match &self.key {
-            RateLimitKey::Caller => match (call.identity(), call.session_id(), call.client_address()) {
-                (Some(identity), _, _) => format!("identity:{}", identity.subject),
-                (None, Some(session), _) => format!("session:{session}"),
-                (None, None, Some(address)) => format!("address:{address}"),
-                (None, None, None) => "session:local".to_owned(),
+            RateLimitKey::Caller => call.caller_key().to_string(),
+            RateLimitKey::Session => match call.session_id {
+                Some(ref session) => CallerKey::Session(Arc::clone(session)).to_string(),
+                // No session (stateless HTTP): the caller, so callers do not share one count.
+                None => call.caller_key().to_string(),
             },
-            RateLimitKey::Session => format!("session:{}", call.session_id().unwrap_or("local")),
             RateLimitKey::Identity => match call.identity() {
-                Some(identity) => format!("identity:{}", identity.subject),
+                Some(identity) => CallerKey::Identity(identity.subject.clone()).to_string(),
                 None => "identity:anonymous".to_owned(),
             },
             RateLimitKey::Global => "global".to_owned(),
-            RateLimitKey::Custom(key) => format!("custom:{}", key(call)),
+            RateLimitKey::Custom(key) => format!("custom:{}", bounded(key(call))),
         }
     }
+}
+
+/// A custom key as it is when short, else its digest: a key function that puts a long
+/// argument into its key must not make every counter that long.
+fn bounded(key: String) -> String {
+    use sha2::Digest as _;
+    if key.len() <= 128 {
+        return key;
+    }
+    sha2::Sha256::digest(key.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 fn describe_window(window: Duration) -> String {

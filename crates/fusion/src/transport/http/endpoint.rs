@@ -80,7 +80,7 @@ impl Checks {
             return refused;
         }
         let opening = match &self.registry {
-            Some(registry) => match sessions::admit(registry, &request) {
+            Some(registry) => match sessions::admit(registry, &mut request) {
                 Ok(opening) => opening,
                 Err(refused) => return refused,
             },

@@ -47,7 +47,9 @@ pub type McpService = StreamableHttpService<FusionServer, OwnedSessions>;
 /// The MCP endpoint for `server`, to mount in your own axum app at a path of your choice.
 /// Cancelling `sessions` ends every session and open stream. Authentication, session owners
 /// and caps, and the strict reading of requests are layers of [`router`]: mount that unless
-/// you bring your own.
+/// you bring your own. Behind this service alone, calls see no session (nothing checks that a
+/// request's session header names a live session, so none counts), and so no
+/// [`peer`](crate::CallInfo::peer).
 pub fn service(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpService {
     service_with(server, config, sessions, Registry::new(config.limits))
 }

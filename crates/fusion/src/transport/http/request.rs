@@ -6,6 +6,7 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, Request};
 use rmcp::model::Extensions;
 
+use super::sessions::IssuedSession;
 use crate::auth::Caller;
 
 /// The address of the client that sent a request: the connection's peer, or what the
@@ -15,7 +16,7 @@ pub(crate) struct ClientAddress(pub IpAddr);
 
 /// The facts of an HTTP request that reach a call.
 pub(crate) struct HttpRequest {
-    /// The `mcp-session-id` header, when the request belongs to a session.
+    /// The session the request belongs to, when the transport issued it and holds it.
     pub session_id: Option<Arc<str>>,
     /// The verdict of the authenticator, left in the request's extensions; anonymous when
     /// none is configured.
@@ -29,7 +30,9 @@ impl HttpRequest {
     /// request did not come over HTTP).
     pub(crate) fn read(extensions: &Extensions) -> Option<HttpRequest> {
         let parts = extensions.get::<http::request::Parts>()?;
-        let session_id = parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(Arc::from);
+        // The session the endpoint found live, never the header as sent: on a request outside
+        // a session (stateless, or 2026-07-28's session-less requests) any client can write it.
+        let session_id = parts.extensions.get::<IssuedSession>().map(|session| Arc::clone(&session.0));
         let caller = parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::Anonymous);
         let client_address = parts.extensions.get::<ClientAddress>().map(|address| address.0);
         Some(HttpRequest { session_id, caller, client_address })

@@ -56,6 +56,11 @@ impl Owner {
     }
 }
 
+/// A session the transport issued and holds, named by the request: what a call sees as its
+/// session.
+#[derive(Debug, Clone)]
+pub(crate) struct IssuedSession(pub Arc<str>);
+
 /// The live sessions, their owners, and the slots reserved by `initialize` requests in flight.
 #[derive(Debug)]
 pub(super) struct Registry {
@@ -183,16 +188,23 @@ impl Drop for Opening {
 /// the server is full, `429` when the caller is); an admitted `initialize` holds an
 /// [`Opening`].
 #[expect(clippy::result_large_err, reason = "a refusal is the rare path, and answered at once")]
-pub(super) fn admit(registry: &Arc<Registry>, request: &Request) -> Result<Option<Opening>, Response> {
+///
+/// A request that names a live session it may use carries it on as an [`IssuedSession`]: the
+/// only session a call counts as (a header naming no live session is no session).
+pub(super) fn admit(registry: &Arc<Registry>, request: &mut Request) -> Result<Option<Opening>, Response> {
     let caller = Owner::of(request);
     if let Some(id) = request.headers().get(SESSION_HEADER) {
-        let known = id.to_str().ok().and_then(|id| registry.owner(id));
-        if let Some(Some(owner)) = known
+        let Some((id, known)) = id.to_str().ok().and_then(|id| Some((id, registry.owner(id)?))) else {
+            return Ok(None);
+        };
+        if let Some(owner) = known
             && !owner.admits(&caller)
         {
             tracing::warn!(?caller, "refused a request naming another caller's session");
             return Err(refusal::session_not_found());
         }
+        let issued = IssuedSession(Arc::from(id));
+        request.extensions_mut().insert(issued);
         return Ok(None);
     }
     // Only a POST without a session can open one (`initialize`); anything else rmcp refuses.
