@@ -165,10 +165,17 @@ async fn a_token_guards_every_http_request() {
 
 /// One HTTP/1.1 request on its own connection: the status and the body.
 fn http_get(url: &str, method: &str, path: &str) -> (u16, String) {
+    let addr = url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).expect("http://ADDR/mcp");
+    http_request(url, method, path, &format!("Host: {addr}"))
+}
+
+/// One HTTP/1.1 request on its own connection with these header lines: the status and the
+/// body.
+fn http_request(url: &str, method: &str, path: &str, headers: &str) -> (u16, String) {
     use std::io::{Read as _, Write as _};
     let addr = url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).expect("http://ADDR/mcp");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    write!(stream, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "{method} {path} HTTP/1.1\r\n{headers}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let status = response.split(' ').nth(1).and_then(|code| code.parse().ok()).expect("a status line");
@@ -232,4 +239,27 @@ async fn metrics_count_each_outcome_and_time_each_call() {
     let (code, said) = run_to_exit(&["--metrics"]);
     assert_eq!(code, Some(2), "{said}");
     assert!(said.contains("--http"), "{said}");
+}
+
+#[tokio::test]
+async fn probes_obey_the_host_and_origin_rules_of_the_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = support::spawn_http(&dir.path().join("billing.db"), &["--metrics"], &[]);
+    let addr = server.url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).unwrap().to_owned();
+    for path in ["/healthz", "/metrics"] {
+        assert_eq!(http_get(&server.url, "GET", path).0, 200, "{path}");
+        let from_page = format!("Host: {addr}\r\nOrigin: http://localhost:3000");
+        assert_eq!(http_request(&server.url, "GET", path, &from_page).0, 200, "{path}: a loopback page");
+        // A name rebound to the loopback, and a page of another site: what /mcp refuses.
+        for headers in ["Host: evil.example".to_owned(), format!("Host: {addr}\r\nOrigin: https://evil.example")] {
+            let (status, body) = http_request(&server.url, "GET", path, &headers);
+            assert_eq!(status, 403, "{path} with {headers:?}: {body}");
+            assert!(!body.contains("in_flight") && !body.contains("fusion_calls"), "{body}");
+            assert_eq!(http_request(&server.url, "POST", "/mcp", &headers).0, 403, "/mcp with {headers:?}");
+        }
+    }
+    // Where the operator allows a host, the probes answer it too.
+    let public = support::spawn_http(&dir.path().join("other.db"), &["--allowed-host", "billing.example"], &[]);
+    assert_eq!(http_request(&public.url, "GET", "/healthz", "Host: billing.example").0, 200);
+    assert_eq!(http_request(&public.url, "GET", "/healthz", "Host: evil.example").0, 403);
 }

@@ -219,6 +219,11 @@ impl HttpConfig {
         self.allowed_hosts.clone().unwrap_or_else(|| LOOPBACK_HOSTS.map(String::from).to_vec())
     }
 
+    /// The browser origins a request may come from.
+    pub(super) fn origins(&self) -> &[String] {
+        &self.allowed_origins
+    }
+
     pub(super) fn rmcp_config(&self, sessions: CancellationToken) -> StreamableHttpServerConfig {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(!self.stateless)

@@ -20,6 +20,7 @@ mod endpoint;
 mod frames;
 mod listen;
 mod probes;
+mod rebinding;
 mod refusal;
 pub(crate) mod request;
 mod serve;

@@ -76,7 +76,12 @@ impl HttpServer {
         // client only when its response has left, which in stateful mode is on an SSE stream
         // after the handler returned; standalone GET streams never end by themselves.
         let app = endpoint(server.clone(), &config, sessions.clone(), Some(responding.clone()));
-        let probes = Probes { server: server.clone(), metrics: config.metrics.clone() };
+        let probes = Probes {
+            server: server.clone(),
+            metrics: config.metrics.clone(),
+            hosts: config.hosts().into(),
+            origins: config.origins().into(),
+        };
         let grace = config.shutdown_grace;
 
         let drain = {
@@ -178,7 +183,7 @@ impl Connections {
                     return Either::Left(std::future::ready(Ok(refusal::bad_request(BOTH_FRAMINGS))));
                 }
                 if !at_endpoint(request.uri().path(), &path) {
-                    return Either::Left(std::future::ready(Ok(probes.answer(request.method(), request.uri().path()))));
+                    return Either::Left(std::future::ready(Ok(probes.answer(&request))));
                 }
                 request.extensions_mut().insert(ConnectInfo(peer));
                 Either::Right(app.clone().call(request.map(Body::new)))

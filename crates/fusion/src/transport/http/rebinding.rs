@@ -1,0 +1,148 @@
+//! The `Host` and `Origin` rules against DNS rebinding, for every path the server answers:
+//! the MCP endpoint (where rmcp applies the same lists) and the probes beside it, so a page
+//! that rebinds a name to the loopback reads neither calls nor `/healthz` and `/metrics`.
+//!
+//! A `Host` must be one of the allowed hosts (`name`, or `name:port` for that port only; an
+//! empty list accepts any). An `Origin`, when present, must be one of the allowed origins
+//! (`scheme://host`, any port; `scheme://host:port`, that port, the scheme's default when the
+//! origin names none; `scheme://host:*`, any port; `null`). Requests without `Origin` are not
+//! browsers', and pass.
+
+use axum::body::Body;
+use axum::response::Response;
+
+use super::strict::host_allowed;
+
+/// Why a request is refused with `403`, if it is.
+pub(super) fn refusal(
+    headers: &http::HeaderMap,
+    uri: &http::Uri,
+    hosts: &[String],
+    origins: &[String],
+) -> Option<Response> {
+    if !host_ok(headers, uri, hosts) {
+        return Some(forbidden("Forbidden: Host header is not allowed"));
+    }
+    let origin = headers.get(http::header::ORIGIN)?;
+    let allowed = origin.to_str().ok().and_then(Origin::parse).is_some_and(|origin| origin.allowed(origins));
+    (!allowed).then(|| forbidden("Forbidden: Origin header is not allowed"))
+}
+
+fn host_ok(headers: &http::HeaderMap, uri: &http::Uri, hosts: &[String]) -> bool {
+    if hosts.is_empty() {
+        return true;
+    }
+    let authority = match headers.get(http::header::HOST) {
+        Some(host) => host.to_str().ok().and_then(|host| host.parse::<http::uri::Authority>().ok()),
+        None => uri.authority().cloned(),
+    };
+    authority.is_some_and(|authority| host_allowed(hosts, authority.host(), authority.port_u16()))
+}
+
+fn forbidden(message: &'static str) -> Response {
+    let mut response = Response::new(Body::from(message));
+    *response.status_mut() = http::StatusCode::FORBIDDEN;
+    response
+}
+
+/// A browser origin, or an allowed-origin entry.
+#[derive(Debug, PartialEq, Eq)]
+enum Origin {
+    Null,
+    Site { scheme: String, host: String, port: Port },
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Port {
+    /// No port written: the scheme's default for an origin, any port for an entry.
+    Unwritten,
+    /// `:*`, in an entry: any port.
+    Any,
+    Exact(u16),
+}
+
+impl Origin {
+    fn parse(text: &str) -> Option<Origin> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("null") {
+            return Some(Origin::Null);
+        }
+        let (text, any_port) = match text.strip_suffix(":*") {
+            Some(base) => (base, true),
+            None => (text, false),
+        };
+        let uri: http::Uri = text.parse().ok()?;
+        let authority = uri.authority()?;
+        let port = match (any_port, authority.port_u16()) {
+            (true, None) => Port::Any,
+            (true, Some(_)) => return None,
+            (false, Some(port)) => Port::Exact(port),
+            (false, None) => Port::Unwritten,
+        };
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase();
+        Some(Origin::Site { scheme: uri.scheme_str()?.to_ascii_lowercase(), host, port })
+    }
+
+    /// Whether this origin (as a browser sent it) is one of `allowed`.
+    fn allowed(&self, allowed: &[String]) -> bool {
+        allowed.iter().filter_map(|entry| Origin::parse(entry)).any(|entry| entry.admits(self))
+    }
+
+    fn admits(&self, origin: &Origin) -> bool {
+        match (self, origin) {
+            (Origin::Null, Origin::Null) => true,
+            (Origin::Site { scheme, host, port }, Origin::Site { scheme: s, host: h, port: p }) => {
+                scheme == s
+                    && host == h
+                    && match port {
+                        Port::Any | Port::Unwritten => true,
+                        Port::Exact(port) => effective(s, *p) == Some(*port),
+                    }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The port an origin means: the one written, else the scheme's default.
+fn effective(scheme: &str, port: Port) -> Option<u16> {
+    match (port, scheme) {
+        (Port::Exact(port), _) => Some(port),
+        (_, "http") => Some(80),
+        (_, "https") => Some(443),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(host: &str, origin: Option<&str>) -> Option<u16> {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(http::header::HOST, host.parse().unwrap());
+        if let Some(origin) = origin {
+            headers.insert(http::header::ORIGIN, origin.parse().unwrap());
+        }
+        let hosts = ["localhost", "127.0.0.1", "::1", "api.example.com:8443"].map(String::from);
+        let origins = ["http://localhost:*", "https://app.example.com", "https://pinned.example.com:9000", "null"]
+            .map(String::from);
+        refusal(&headers, &"/healthz".parse().unwrap(), &hosts, &origins).map(|r| r.status().as_u16())
+    }
+
+    #[test]
+    fn hosts_and_origins_follow_the_lists() {
+        assert_eq!(check("127.0.0.1:8080", None), None);
+        assert_eq!(check("[::1]:8080", None), None);
+        assert_eq!(check("LOCALHOST", Some("http://localhost:3000")), None);
+        assert_eq!(check("api.example.com:8443", Some("https://app.example.com:4430")), None);
+        assert_eq!(check("localhost", Some("https://pinned.example.com:9000")), None);
+        assert_eq!(check("localhost", Some("null")), None);
+        assert_eq!(check("evil.example", None), Some(403));
+        assert_eq!(check("api.example.com:8080", None), Some(403));
+        assert_eq!(check("localhost", Some("http://evil.example")), Some(403));
+        assert_eq!(check("localhost", Some("https://localhost:3000")), Some(403), "another scheme");
+        assert_eq!(check("localhost", Some("https://pinned.example.com")), Some(403), "443 is not 9000");
+        assert_eq!(check("localhost", Some("not an origin")), Some(403));
+    }
+}
