@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use mcp_fusion_wire::ToolError;
 
 use crate::middleware::BoxError;
+use crate::observe::INCIDENT_TARGET;
 
 /// How a call failed, before it is written as an envelope.
 #[derive(Debug)]
@@ -75,7 +76,9 @@ impl Failure {
         if mask {
             let incident = uuid::Uuid::new_v4().simple().to_string();
             let incident = &incident[..12];
-            tracing::error!(action, incident, error = %chain, "call failed");
+            // On a target of its own: a client listening to the call's events hears the
+            // incident, never the chain (`logging`).
+            tracing::error!(target: INCIDENT_TARGET, action, incident, error = %chain, "call failed");
             ToolError::internal(format!("[{action}] Internal error (incident {incident})."))
         } else {
             tracing::error!(action, error = %chain, "call failed");

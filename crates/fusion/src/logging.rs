@@ -19,6 +19,16 @@
 //! Until a client sets a level, the layer sees nothing; after, it looks only at events inside
 //! the calls of a client that listens.
 //!
+//! With `mask_internal_errors`, a call's events are the operator's, not the client's: they may
+//! hold what masking keeps from clients (a store's error, a query, a path). The client then
+//! hears only what is addressed to it: for an internal error, the ERROR event on
+//! [`INCIDENT_TARGET`](crate::observe::INCIDENT_TARGET) with its `action` and `incident` (the id
+//! its envelope names), never the error; and the events a handler sends on [`CLIENT_TARGET`]:
+//!
+//! ```
+//! tracing::info!(target: mcp_fusion::logging::CLIENT_TARGET, invoices = 3, "counted the invoices");
+//! ```
+//!
 //! MCP 2026-07-28 removed logging (SEP-2577): the server offers it to clients on earlier
 //! versions only, and a client on 2026-07-28 that asks gets "method not found".
 
@@ -42,7 +52,15 @@ use tracing::span;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+use crate::observe::INCIDENT_TARGET;
 use crate::server::{locked, same_session};
+
+/// The target of events meant for the client whose call emits them: forwarded also when
+/// internal errors are masked, when a call's other events are not.
+pub const CLIENT_TARGET: &str = "mcp_fusion::client";
+
+/// What a client hears of an incident: the action and the id its envelope names.
+const INCIDENT_FIELDS: &[&str] = &["message", "action", "incident"];
 
 /// Forwards the `tracing` events of a call to the client that made it, when that client set a
 /// logging level and the event is at or above it. Use it through [`layer()`], which filters
@@ -128,6 +146,8 @@ impl Levels {
 /// client one by one, so they reach it in the order they happened.
 struct Listener {
     level: LoggingLevel,
+    /// Internal errors are masked: only what is addressed to the client goes.
+    masked: bool,
     messages: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
 }
 
@@ -144,8 +164,9 @@ pub(crate) struct Listening {
 }
 
 impl Listening {
-    /// Lists `span` (when a subscriber gave it an id) for `peer`, at `level`.
-    pub(crate) fn start(span: &tracing::Span, peer: Peer<RoleServer>, level: LoggingLevel) -> Listening {
+    /// Lists `span` (when a subscriber gave it an id) for `peer`, at `level`; `masked` when
+    /// internal errors are.
+    pub(crate) fn start(span: &tracing::Span, peer: Peer<RoleServer>, level: LoggingLevel, masked: bool) -> Listening {
         let Some(id) = span.id() else { return Listening { id: None, delivery: None } };
         let (messages, mut queue) = mpsc::unbounded_channel();
         let delivery = tokio::spawn(async move {
@@ -154,7 +175,7 @@ impl Listening {
                 let _ = peer.notify_logging_message(message).await;
             }
         });
-        locked(listening()).insert(id.clone(), Listener { level, messages });
+        locked(listening()).insert(id.clone(), Listener { level, masked, messages });
         LISTED.fetch_add(1, Ordering::Relaxed);
         Listening { id: Some(id), delivery: Some(delivery) }
     }
@@ -207,31 +228,64 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
-/// An event's fields as JSON: `message`, then the rest by name.
+/// The fields of an event its client hears: all of them, some, or none.
+enum Heard {
+    All,
+    Only(&'static [&'static str]),
+    Nothing,
+}
+
+impl Heard {
+    /// Without masking, every event whole; with it, those addressed to the client whole, an
+    /// incident without its error, nothing else.
+    fn of(target: &str, masked: bool) -> Heard {
+        match target {
+            _ if !masked => Heard::All,
+            CLIENT_TARGET => Heard::All,
+            INCIDENT_TARGET => Heard::Only(INCIDENT_FIELDS),
+            _ => Heard::Nothing,
+        }
+    }
+}
+
+/// An event's fields as JSON: `message`, then the rest by name; `only` those when set.
 #[derive(Default)]
-struct Fields(Map<String, Value>);
+struct Fields {
+    map: Map<String, Value>,
+    only: Option<&'static [&'static str]>,
+}
+
+impl Fields {
+    fn insert(&mut self, field: &Field, value: impl FnOnce() -> Value) {
+        if self.only.is_none_or(|only| only.contains(&field.name())) {
+            self.map.insert(field.name().to_owned(), value());
+        }
+    }
+}
 
 impl Visit for Fields {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        let mut text = String::new();
-        let _ = write!(text, "{value:?}");
-        self.0.insert(field.name().to_owned(), Value::String(text));
+        self.insert(field, || {
+            let mut text = String::new();
+            let _ = write!(text, "{value:?}");
+            Value::String(text)
+        });
     }
 
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), Value::String(value.to_owned()));
+        self.insert(field, || Value::String(value.to_owned()));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.insert(field.name().to_owned(), Value::from(value));
+        self.insert(field, || Value::from(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().to_owned(), Value::from(value));
+        self.insert(field, || Value::from(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.0.insert(field.name().to_owned(), Value::Bool(value));
+        self.insert(field, || Value::Bool(value));
     }
 }
 
@@ -250,16 +304,23 @@ where
             if listening.is_empty() {
                 return;
             }
-            scope.into_iter().find_map(|span| listening.get(&span.id()).map(|l| (l.messages.clone(), l.level)))
+            scope
+                .into_iter()
+                .find_map(|span| listening.get(&span.id()).map(|l| (l.messages.clone(), l.level, l.masked)))
         };
-        let Some((messages, min)) = target else { return };
+        let Some((messages, min, masked)) = target else { return };
         if rank(level) < rank(min) {
             return;
         }
-        let mut fields = Fields::default();
+        let only = match Heard::of(event.metadata().target(), masked) {
+            Heard::All => None,
+            Heard::Only(fields) => Some(fields),
+            Heard::Nothing => return,
+        };
+        let mut fields = Fields { map: Map::new(), only };
         event.record(&mut fields);
-        let message =
-            LoggingMessageNotificationParam::new(level, Value::Object(fields.0)).with_logger(event.metadata().target());
+        let message = LoggingMessageNotificationParam::new(level, Value::Object(fields.map))
+            .with_logger(event.metadata().target());
         // Fails only when the call has ended and its delivery with it: the event is late.
         let _ = messages.send(message);
     }

@@ -1,5 +1,6 @@
 //! What a running server tells its operator: the `tracing` target of its per-call span and
-//! event, and the metrics it records through the [`metrics`](https://docs.rs/metrics) facade.
+//! event, the field formatter that keeps its log lines data, and the metrics it records through
+//! the [`metrics`](https://docs.rs/metrics) facade.
 //!
 //! Every call — a `tools/call`, a `resources/read`, a `prompts/get` — runs in a span named
 //! `call` and ends with one INFO event, `call finished`, both on the target [`CALL_TARGET`]
@@ -17,13 +18,40 @@
 //! assert_eq!(observe::CALL_DURATION_SECONDS, "mcp_fusion_call_duration_seconds");
 //! assert!(observe::DURATION_BUCKETS.windows(2).all(|pair| pair[0] < pair[1]));
 //! ```
+//!
+//! A log line holds what clients and upstreams sent: JSON-RPC ids, tool names, URIs, their
+//! error texts. The framework's own events echo them escaped and cut
+//! ([`echo`](mcp_fusion_wire::echo)), but rmcp's do not (it logs a request's id raw). Format the
+//! log with [`EscapedFields`] and no value of any event can start a line, send the terminal an
+//! escape, reorder the text or fill the log:
+//!
+//! ```
+//! use tracing_subscriber::layer::SubscriberExt as _;
+//!
+//! let log = tracing_subscriber::fmt::layer()
+//!     .with_writer(std::io::stderr)
+//!     .fmt_fields(mcp_fusion::observe::EscapedFields::new());
+//! let subscriber = tracing_subscriber::registry().with(log);
+//! # let _ = subscriber;
+//! ```
+//!
+//! With `mask_internal_errors`, an internal error is logged once at ERROR on
+//! [`INCIDENT_TARGET`], with the incident id the client was given and the whole cause chain.
 
+mod escaped_fields;
 #[cfg(feature = "otlp")]
 pub mod otlp;
+
+pub use escaped_fields::{EscapedFields, EscapedVisitor, MAX_LOG_VALUE_CHARS};
 
 /// The `tracing` target of the call's span and event (`RUST_LOG=mcp_fusion::call=warn`
 /// silences the per-call lines).
 pub const CALL_TARGET: &str = "mcp_fusion::call";
+
+/// The `tracing` target of the ERROR event of an internal error under `mask_internal_errors`:
+/// fields `action`, `incident` (the id in the envelope) and `error` (the cause chain). A client
+/// listening to the call's events (`logging`) hears it with `action` and `incident` only.
+pub const INCIDENT_TARGET: &str = "mcp_fusion::incident";
 
 /// Counter: calls ended, labelled `action` (the qualified action, resource URI or template,
 /// or prompt; `(unknown)` for a tool name nothing serves, so a client cannot make new series)

@@ -73,7 +73,7 @@ fn drift_is_logged_as_one_summary_line() {
     assert!(
         lines[0].contains(
             "contract changed since the lockfile: 8 tool(s) changed, 3 removed, 4 added (max severity BREAKING): \
-             g0, g1, g10, g11, g2, …; `fusion diff` shows each change"
+             'g0', 'g1', 'g10', 'g11', 'g2', …; `fusion diff` shows each change"
         ),
         "{log}"
     );

@@ -138,8 +138,9 @@ async fn counting(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolEr
     Ok("counted")
 }
 
-/// The lines a server on the line transport writes after a `tools/call`, up to its answer.
-async fn lines_until_answer(server: FusionServer) -> Vec<serde_json::Value> {
+/// The lines a server on the line transport writes after a `tools/call` of `action` by a
+/// client listening at `debug`, up to its answer.
+async fn lines_until_answer(server: FusionServer, action: &str) -> Vec<serde_json::Value> {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     let (server_in, mut client_out) = tokio::io::duplex(1 << 16);
     let (server_out, client_in) = tokio::io::duplex(1 << 20);
@@ -154,9 +155,9 @@ async fn lines_until_answer(server: FusionServer) -> Vec<serde_json::Value> {
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-            "params": {"name": "t", "arguments": {"action": "counting"}}}),
+            "params": {"name": "t", "arguments": {"action": action}}}),
     ];
     let mut written = Vec::new();
     for frame in frames {
@@ -184,7 +185,7 @@ async fn a_calls_messages_arrive_in_order_and_before_its_result() {
         .build(())
         .unwrap();
     for _ in 0..5 {
-        let written = lines_until_answer(server.clone()).await;
+        let written = lines_until_answer(server.clone(), "counting").await;
         let answer = written.iter().position(|m| m["id"] == 2).expect("the call is answered");
         let heard: Vec<_> = written[..answer]
             .iter()
@@ -193,4 +194,49 @@ async fn a_calls_messages_arrive_in_order_and_before_its_result() {
             .collect();
         assert_eq!(heard, (0..40).collect::<Vec<_>>(), "every message, in order, before the result");
     }
+}
+
+async fn failing(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, std::io::Error> {
+    tracing::debug!(rows = 7, "query: SELECT * FROM secret_table");
+    tracing::info!(target: mcp_fusion::logging::CLIENT_TARGET, invoices = 3, "counted the invoices");
+    tracing::warn!("the store said: SECRET-DETAIL");
+    Err(std::io::Error::other("connection to db-7.internal refused: SECRET-DETAIL"))
+}
+
+#[tokio::test]
+async fn with_masking_a_client_hears_only_what_is_addressed_to_it() {
+    subscriber();
+    let server = |mask| {
+        FusionServer::builder("logging-test", "1")
+            .mask_internal_errors(mask)
+            .group(Group::new("t", "T.").action(Action::new("failing", "Fails.").handler(failing)))
+            .build(())
+            .unwrap()
+    };
+    let heard = |written: &[serde_json::Value]| -> Vec<serde_json::Value> {
+        let answer = written.iter().position(|m| m["id"] == 2).expect("the call is answered");
+        written[..answer]
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| m["params"].clone())
+            .collect()
+    };
+    let written = lines_until_answer(server(true), "failing").await;
+    let answer = written.last().unwrap().to_string();
+    assert!(!answer.contains("SECRET"), "{answer}");
+    let incident = answer.split_once("(incident ").map(|(_, after)| after[..12].to_owned()).expect("an incident");
+    assert_eq!(
+        heard(&written),
+        [
+            json!({"level": "info", "logger": "mcp_fusion::client",
+                "data": {"message": "counted the invoices", "invoices": 3}}),
+            json!({"level": "error", "logger": "mcp_fusion::incident",
+                "data": {"message": "call failed", "action": "t.failing", "incident": incident}}),
+        ]
+    );
+    // Unmasked, the client hears every event of its call, as before.
+    let written = lines_until_answer(server(false), "failing").await;
+    let heard = heard(&written);
+    assert_eq!(heard.len(), 4, "{heard:?}");
+    assert_eq!(heard[3]["data"]["error"], "connection to db-7.internal refused: SECRET-DETAIL");
 }

@@ -109,9 +109,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let listening = Targets::new().with_target(LISTENING_TARGET, tracing::Level::INFO);
+    // Every value escaped and cut: a client's JSON-RPC id or tool name is data in the log,
+    // never a line of its own or a terminal escape.
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        .fmt_fields(mcp_fusion::observe::EscapedFields::new())
         .with_filter(filter.or(listening));
     tracing_subscriber::registry().with(log).init();
     match run(&cli) {

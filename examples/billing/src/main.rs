@@ -293,9 +293,12 @@ fn main() -> ExitCode {
     // that set a logging level (`mcp_fusion::logging`).
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let listening = Targets::new().with_target(LISTENING_TARGET, tracing::Level::INFO);
+    // Every value escaped and cut: a client's JSON-RPC id or tool name is data in the log,
+    // never a line of its own or a terminal escape.
     let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
+        .fmt_fields(mcp_fusion::observe::EscapedFields::new())
         .with_filter(filter.or(listening));
     let subscriber = tracing_subscriber::registry().with(log).with(mcp_fusion::logging::layer());
     #[cfg(feature = "otlp")]

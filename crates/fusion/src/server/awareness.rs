@@ -4,7 +4,7 @@
 //! in the same turn its old-style call was rejected.
 
 use mcp_fusion_contract::{ContractDiff, Contracts, Lockfile, contracts_of, diff_contracts};
-use mcp_fusion_wire::{ChangeSeverity, ContractAwareness};
+use mcp_fusion_wire::{ChangeSeverity, ContractAwareness, echo};
 use rmcp::model::Tool;
 
 use crate::catalog::{Exposition, GroupSpec};
@@ -27,9 +27,10 @@ fn log_summary(locked: &Contracts, current: &Contracts) {
             _ => changed += 1,
         }
     }
-    let mut names: Vec<&str> = diff.tools.iter().take(NAMED_IN_SUMMARY).map(|tool| tool.tool.as_str()).collect();
+    // A mounted upstream names its own tools: echoed.
+    let mut names: Vec<String> = diff.tools.iter().take(NAMED_IN_SUMMARY).map(|tool| echo(&tool.tool)).collect();
     if diff.tools.len() > NAMED_IN_SUMMARY {
-        names.push("…");
+        names.push("…".to_owned());
     }
     tracing::warn!(
         changed,

@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
-use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError};
+use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError, echo};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 use tracing::Instrument as _;
@@ -143,7 +143,7 @@ impl CompiledAction {
             }
             Err(error) => {
                 // The decoder's words may quote the value: for the log, not for the model.
-                tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", error.message());
+                tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", echo(error.message()));
                 let problems = checker.map(|checker| checker.decode_problem(&error, &arguments)).unwrap_or_default();
                 return Err(self.invalid(problems));
             }
@@ -165,7 +165,7 @@ impl CompiledAction {
             None => run.await,
             Some((peer, level)) => {
                 let span = tracing::info_span!("mcp_call", action = %self.qualified);
-                let listening = Listening::start(&span, peer, level);
+                let listening = Listening::start(&span, peer, level, self.mask_internal_errors);
                 let outcome = run.instrument(span).await;
                 listening.finish().await;
                 outcome

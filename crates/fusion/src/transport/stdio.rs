@@ -32,6 +32,7 @@ use std::ops::Range;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use mcp_fusion_wire::echo;
 use rmcp::RoleServer;
 use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
@@ -243,7 +244,7 @@ where
                     let id = String::from_utf8_lossy(&id);
                     let message =
                         format!("Invalid request: id {id} is already in use by a request in flight; use a new id");
-                    tracing::warn!(%id, "refusing a request: its id is in flight");
+                    tracing::warn!(id = %echo(&id), "refusing a request: its id is in flight");
                     self.reply(Some(id.as_bytes()), INVALID_REQUEST, &message);
                     return None;
                 }
@@ -269,12 +270,12 @@ where
 
     fn refuse_undecodable(&mut self, object: &[u8], head: &jsonrpc::Head, error: &serde_json::Error) {
         let Some(id) = head.id.echo().filter(|_| !head.is_response()) else {
-            tracing::warn!("ignoring an undecodable message that carries no request id: {error}");
+            tracing::warn!("ignoring an undecodable message that carries no request id: {}", echo(&error.to_string()));
             return;
         };
         let (code, message) = jsonrpc::refusal(error);
         let id = &object[id];
-        tracing::warn!(id = %String::from_utf8_lossy(id), "answering an undecodable request: {message}");
+        tracing::warn!(id = %echo(&String::from_utf8_lossy(id)), "answering an undecodable request: {}", echo(&message));
         self.reply(Some(id), code, &message);
     }
 
@@ -323,7 +324,7 @@ where
             Id::Null | Id::Invalid => None,
             Id::Number(range) | Id::String(range) => Some(&object[range.clone()]),
         };
-        tracing::warn!(id = %id.map_or(Cow::Borrowed("null"), String::from_utf8_lossy), "refusing a request: {message}");
+        tracing::warn!(id = %echo(&id.map_or(Cow::Borrowed("null"), String::from_utf8_lossy)), "refusing a request: {message}");
         self.reply(id, code, message);
         true
     }

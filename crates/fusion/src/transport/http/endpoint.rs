@@ -14,6 +14,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
 use futures_util::future::BoxFuture;
+use mcp_fusion_wire::echo;
 
 use super::auth::Gate;
 use super::frames::{Frames, Release};
@@ -70,7 +71,11 @@ impl Checks {
             _ => None,
         };
         if let Some(reason) = strict::ambiguity(&request, &self.hosts) {
-            tracing::warn!(method = %request.method(), uri = %request.uri(), "refused an HTTP request: {reason}");
+            tracing::warn!(
+                method = %echo(request.method().as_str()),
+                uri = %echo(&request.uri().to_string()),
+                "refused an HTTP request: {reason}"
+            );
             return refusal::bad_request(reason);
         }
         request::resolve_client_address(self.client_address_header.as_ref(), &mut request);

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
+use mcp_fusion_wire::echo;
 use rmcp::model::{ClientJsonRpcMessage, RequestId};
 use serde::de::IgnoredAny;
 
@@ -126,7 +127,7 @@ fn refuse(bytes: &[u8], error: &serde_json::Error) -> Response {
         ),
         _ => jsonrpc::refusal(error),
     };
-    tracing::warn!("refused an HTTP body that is not a JSON-RPC message: {message}");
+    tracing::warn!("refused an HTTP body that is not a JSON-RPC message: {}", echo(&message));
     json_error(jsonrpc::error_reply(id.echo().map(|range| &bytes[range]), code, &message))
 }
 
