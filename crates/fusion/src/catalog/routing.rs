@@ -1,6 +1,8 @@
 //! From a tool name and its arguments to one action, or to the routing error that says how to
 //! get there: `MISSING_DISCRIMINATOR` when a grouped tool is called without naming an action,
-//! `UNKNOWN_ACTION` with a did-you-mean when the tool or the action does not exist.
+//! `UNKNOWN_ACTION` with a did-you-mean when the tool or the action does not exist, and every
+//! tool that serves a name sent without its namespace or group when more than one does (so no
+//! mount can take another's unqualified calls by listing its names first).
 
 use std::sync::Arc;
 
