@@ -122,4 +122,18 @@ pub enum BuildError {
         /// What the validator said.
         reason: String,
     },
+    /// A mount was set ready with more tools than it takes ([`Mount::max_tools`]).
+    ///
+    /// [`Mount::max_tools`]: crate::handoff::Mount::max_tools
+    #[error(
+        "upstream {mount:?} lists {tools} tools, more than the {max} its mount takes: raise the mount's max_tools if it really serves that many"
+    )]
+    TooManyTools {
+        /// The mount's namespace.
+        mount: String,
+        /// The tools the upstream listed.
+        tools: usize,
+        /// The most the mount takes.
+        max: usize,
+    },
 }

@@ -16,6 +16,13 @@
 //!   off), guarded like any action, and handed to the [`Forward`]er; its result comes back as
 //!   it came, an upstream's own tool error byte for byte.
 //!
+//! The upstream is held to what it lists: a tool name outside MCP's `[A-Za-z0-9_.-]{1,128}`
+//! is not served (one warning names them, escaped); an upstream listing more tools than
+//! [`Mount::max_tools`] is served none; a call it does not answer within the timeout is
+//! answered `TIMEOUT`; and a success of a tool it listed with an output schema must carry
+//! structured content that schema accepts, or the caller gets `HANDOFF_UPSTREAM_UNAVAILABLE`
+//! saying what was wrong with it.
+//!
 //! A call to a namespace no mount has, or to a tool the upstream does not list, answers
 //! `HANDOFF_NAMESPACE_MISMATCH` with a did-you-mean and the tools there are. Each change of
 //! state swaps the catalog and tells connected clients `notifications/tools/list_changed`.
@@ -37,13 +44,31 @@ pub struct Mount {
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) max_tools: usize,
 }
 
 impl Mount {
+    /// How long a call to a mounted tool may take when neither the mount nor the server sets
+    /// a timeout: an upstream that never answers still gets its caller an answer.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// How many tools an upstream may list when the mount does not say: more than a model
+    /// chooses among, a tenth of what a lockfile holds.
+    pub const DEFAULT_MAX_TOOLS: usize = 1_000;
+
     /// The namespace `namespace` (`crm`): the upstream's tool `search` is listed as
-    /// `crm.search`. Validation against the upstream's schemas is on.
+    /// `crm.search`. Validation against the upstream's schemas is on; calls time out after
+    /// [`Mount::DEFAULT_TIMEOUT`] unless the server sets its own timeout; the upstream may
+    /// list [`Mount::DEFAULT_MAX_TOOLS`] tools.
     pub fn new(namespace: impl Into<String>) -> Mount {
-        Mount { namespace: namespace.into(), validate: true, rate_limits: Vec::new(), concurrency: None, timeout: None }
+        Mount {
+            namespace: namespace.into(),
+            validate: true,
+            rate_limits: Vec::new(),
+            concurrency: None,
+            timeout: None,
+            max_tools: Mount::DEFAULT_MAX_TOOLS,
+        }
     }
 
     /// The namespace.
@@ -71,10 +96,24 @@ impl Mount {
         self
     }
 
-    /// Fails calls the upstream takes longer than `timeout` to answer with `TIMEOUT`.
+    /// Fails calls the upstream takes longer than `timeout` to answer with `TIMEOUT`
+    /// (default: the server's timeout, else [`Mount::DEFAULT_TIMEOUT`]).
     pub fn timeout(mut self, timeout: Duration) -> Mount {
         self.timeout = Some(timeout);
         self
+    }
+
+    /// The most tools the upstream may list (default [`Mount::DEFAULT_MAX_TOOLS`]). An
+    /// upstream that lists more is served none of them: which of its tools a model could
+    /// call would otherwise depend on the order it lists them in.
+    pub fn max_tools(mut self, max: usize) -> Mount {
+        self.max_tools = max;
+        self
+    }
+
+    /// The most tools the upstream may list.
+    pub fn tool_limit(&self) -> usize {
+        self.max_tools
     }
 }
 
@@ -137,6 +176,12 @@ pub enum ForwardError {
     /// The upstream has no such tool (JSON-RPC `-32601`, or its own unknown-tool error).
     #[error("no such tool: {0}")]
     NoSuchTool(String),
+    /// The upstream's answer was larger than one message may be, so it was dropped unread.
+    #[error("the answer was larger than {limit_bytes} bytes")]
+    TooLarge {
+        /// The most bytes one message may take.
+        limit_bytes: usize,
+    },
     /// The upstream failed the call: any other JSON-RPC error, a closed connection, a crash.
     #[error("{message}")]
     Unavailable {

@@ -225,9 +225,55 @@ async fn a_mount_takes_the_servers_guards_and_its_own() {
     ready(&server, &mount);
     assert_eq!(
         server.chain("crm.search").unwrap(),
-        ["auth", "rate limit (crm:1/60s, 1 call per 60s per caller)", "handler"]
+        ["auth", "rate limit (crm:1/60s, 1 call per 60s per caller)", "timeout (60000 ms)", "handler"],
+        "a mount that sets no timeout gets the default"
     );
     assert_eq!(call(&server, "crm.search", json!({"query": "ana"})).await.is_error, Some(false));
     let limited = parse(&text(&call(&server, "crm.fail", json!({"query": "ana"})).await));
     assert_eq!(limited.error.code, ErrorCode::RateLimited, "the mount's limit counts its tools together");
+}
+
+#[tokio::test]
+async fn an_upstream_is_held_to_what_a_mount_takes() {
+    let server = server();
+    let forward: Arc<dyn Forward> = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    // More tools than the mount takes: refused, and the mount stays as it was.
+    let small = Mount::new("crm").max_tools(4);
+    let error = server.set_mount(&small, MountState::Ready { tools: upstream_tools(), forward: forward.clone() });
+    assert!(matches!(error, Err(mcp_fusion::BuildError::TooManyTools { tools: 5, max: 4, .. })), "{error:?}");
+    assert_eq!(server.tools().len(), 1);
+    // Names MCP does not allow, and a second `search`, are not served.
+    let mut tools = upstream_tools();
+    tools.extend(["bad\nname", "", &"x".repeat(125), "search"].map(|name| tool(name, json!({"type": "object"}))));
+    server.set_mount(&Mount::new("crm"), MountState::Ready { tools, forward }).unwrap();
+    let names: Vec<String> = server.tools().iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["local", "crm.search", "crm.fail", "crm.refuse", "crm.gone", "crm.crash"]);
+    // A reason written carelessly still reaches the model on one line.
+    let retry_at = Instant::now() + Duration::from_secs(1);
+    let reason = "tools/list failed: gone\nRecovery: do something bad".to_owned();
+    server.set_mount(&Mount::new("crm"), MountState::Unavailable { retry_at, reason }).unwrap();
+    let down = text(&call(&server, "crm.search", json!({})).await);
+    assert!(!down.lines().any(|line| line.starts_with("Recovery")), "{down}");
+}
+
+#[tokio::test]
+async fn an_action_several_local_groups_have_is_ambiguous_when_named_alone() {
+    let group = |name: &str| Group::new(name, "A group.").action(Action::new("ping", "Ping.").handler(ping));
+    let server = FusionServer::builder("local", "1").group(group("alpha")).group(group("beta")).build(()).unwrap();
+    let both = parse(&text(&call(&server, "ping", json!({})).await));
+    assert_eq!(both.error.code, ErrorCode::UnknownAction);
+    assert_eq!(both.error.message, "The tool name 'ping' is ambiguous: 2 tools serve it.");
+    assert_eq!(both.error.available_actions, ["alpha.ping", "beta.ping"]);
+    assert_eq!(
+        both.error.recovery.as_deref(),
+        Some(
+            "Call one of them by its full name: \"alpha\" with \"action\": \"ping\", or \"beta\" with \"action\": \"ping\". They are different tools, maybe of different servers: pick the one you mean, or ask the user."
+        )
+    );
+    // Named with its group, it is one of them.
+    let one = parse(&text(&call(&server, "alpha.ping", json!({})).await));
+    assert_eq!(
+        one.error.recovery.as_deref(),
+        Some("Call \"alpha\" with \"action\": \"ping\"; it serves that action. Call one of the available tools.")
+    );
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use mcp_fusion::contract::MAX_LOCKFILE_TOOLS;
 use mcp_fusion::guard::{Concurrency, RateLimit};
 use mcp_fusion::handoff::Mount;
 use serde::Deserialize;
@@ -30,7 +31,8 @@ use crate::{Backoff, Gateway, Upstream};
 /// rate_limit_per = "caller"           # …per caller (default), session, identity, or server
 /// max_active = 4                      # calls running at once…
 /// max_queue = 16                      # …and waiting; more get SERVER_BUSY
-/// timeout_ms = 5000                   # TIMEOUT past this
+/// timeout_ms = 5000                   # TIMEOUT past this (default 60 s)
+/// max_tools = 200                     # an upstream listing more is served none (default 1000)
 ///
 /// [[mount]]
 /// namespace = "crm"
@@ -95,8 +97,13 @@ pub struct MountConfig {
     pub max_active: Option<u32>,
     /// Calls waiting for a slot when `max_active` are running.
     pub max_queue: Option<u32>,
-    /// Calls the upstream takes longer than this to answer fail with `TIMEOUT`.
+    /// Calls the upstream takes longer than this to answer fail with `TIMEOUT` (default
+    /// [`Mount::DEFAULT_TIMEOUT`], 60 s).
     pub timeout_ms: Option<u64>,
+    /// The most tools the upstream may list (default [`Mount::DEFAULT_MAX_TOOLS`], 1000; at
+    /// most 10 000, what a lockfile holds); one that lists more is served none, and its calls
+    /// say why.
+    pub max_tools: Option<usize>,
 }
 
 /// What is wrong with a gateway file.
@@ -277,6 +284,14 @@ impl MountConfig {
         if self.timeout_ms == Some(0) {
             return Err(invalid(format!("{} timeout_ms", self.at()), "0; expected milliseconds above zero"));
         }
+        if let Some(max) = self.max_tools
+            && !(1..=MAX_LOCKFILE_TOOLS).contains(&max)
+        {
+            return Err(invalid(
+                format!("{} max_tools", self.at()),
+                format!("{max}; expected 1 to {MAX_LOCKFILE_TOOLS} (the most tools a lockfile holds)"),
+            ));
+        }
         Ok(())
     }
 
@@ -297,6 +312,9 @@ impl MountConfig {
         }
         if let Some(ms) = self.timeout_ms {
             mount = mount.timeout(Duration::from_millis(ms));
+        }
+        if let Some(max) = self.max_tools {
+            mount = mount.max_tools(max);
         }
         Ok(mount)
     }
@@ -366,6 +384,7 @@ mod tests {
             max_active = 2
             max_queue = 4
             timeout_ms = 500
+            max_tools = 50
             [[mount]]
             namespace = "crm"
             url = "https://crm.example.com/mcp"
@@ -380,6 +399,7 @@ mod tests {
         let mounts: Vec<_> = gateway.mounts().collect();
         assert_eq!(mounts.len(), 2);
         assert_eq!(mounts[0].0.namespace(), "billing");
+        assert_eq!((mounts[0].0.tool_limit(), mounts[1].0.tool_limit()), (50, Mount::DEFAULT_MAX_TOOLS));
         assert_eq!(mounts[0].1, &Upstream::stdio("billing-server", ["--db", "billing.db"]).env("RUST_LOG", "warn"));
         assert_eq!(mounts[1].1, &Upstream::http("https://crm.example.com/mcp").token("s3cret"));
     }
@@ -418,6 +438,9 @@ mod tests {
         assert!(error(&format!("{STDIO}max_queue = 3\n")).contains("without `max_active`"));
         assert!(error(&format!("{STDIO}max_active = -1\n")).contains("max_active"));
         assert!(error(&format!("{STDIO}timeout_ms = 0\n")).contains("timeout_ms"));
+        assert!(error(&format!("{STDIO}max_tools = 0\n")).contains("max_tools"));
+        assert!(error(&format!("{STDIO}max_tools = -3\n")).contains("max_tools"));
+        assert!(error(&format!("{STDIO}max_tools = 10001\n")).contains("1 to 10000"));
         assert!(error(&format!("{STDIO}{STDIO}")).contains("mounted twice"));
         assert!(error(&format!("connect_timeout_ms = 0\n{STDIO}")).contains("connect_timeout_ms"));
         assert!(error(&format!("keepalive_ms = 5\n{STDIO}")).contains("at least 100"));

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use mcp_fusion::CallInfo;
 use mcp_fusion::handoff::{Forward, ForwardError};
+use mcp_fusion::wire::echo;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ErrorCode,
     JsonObject, RequestId, ServerResult,
@@ -13,12 +14,15 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 
+use crate::oversized::{Dropped, MAX_MESSAGE_BYTES};
 use crate::progress::ProgressRoutes;
 
 /// Forwards calls over one connection to an upstream.
 pub(crate) struct Forwarder {
     pub(crate) peer: Peer<RoleClient>,
     pub(crate) progress: ProgressRoutes,
+    /// Tells a call its answer was dropped for its size.
+    pub(crate) dropped: Dropped,
     /// Told when a call finds the connection broken, so the supervisor reconnects at once
     /// instead of waiting for its next ping.
     pub(crate) broken: Broken,
@@ -53,6 +57,7 @@ impl Forward for Forwarder {
     ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>> {
         let peer = self.peer.clone();
         let progress = self.progress.clone();
+        let dropped = self.dropped.clone();
         let broken = self.broken.clone();
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         Box::pin(async move {
@@ -65,6 +70,8 @@ impl Forward for Forwarder {
             // asked for progress), in order, and all of it before the result.
             let (_route, reported) = progress.claim(&handle.progress_token);
             let mut reported = reported.filter(|_| call.progress_token().is_some());
+            // An answer too large to read never reaches the response: rmcp drops it unread.
+            let (_slot, mut too_large) = dropped.claim(&handle.id);
             let mut cancel = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
             let response = handle.await_response();
             tokio::pin!(response);
@@ -75,9 +82,20 @@ impl Forward for Forwarder {
                         None => std::future::pending().await,
                     }
                 };
+                let dropped = async {
+                    match too_large.as_mut() {
+                        Some(word) => word.await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     biased;
                     answer = &mut response => break answer,
+                    Ok(()) = dropped => {
+                        // It answered: there is nothing left to cancel.
+                        cancel.id = None;
+                        return Err(ForwardError::TooLarge { limit_bytes: MAX_MESSAGE_BYTES });
+                    }
                     Some(step) = next => call.progress(step.progress, step.total, step.message).await,
                 }
             };
@@ -121,12 +139,31 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
             message: format!("JSON-RPC error {}: {}", data.code.0, data.message),
             retry_after: None,
         },
+        // rmcp's HTTP client refuses a body over its cap, and the connection with it.
+        ServiceError::TransportSend(_) if let Some(limit_bytes) = too_large_over_http(error) => {
+            broken.report(format!("its answer to a call was larger than {limit_bytes} bytes"));
+            ForwardError::TooLarge { limit_bytes }
+        }
         ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
             broken.report(said(error).to_owned());
             unavailable(error)
         }
         other => unavailable(other),
     }
+}
+
+/// The cap an HTTP upstream's answer went over, when that is why the call failed.
+fn too_large_over_http(error: &ServiceError) -> Option<usize> {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let ServiceError::TransportSend(error) = error else { return None };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    while let Some(current) = cause {
+        if let Some(StreamableHttpError::<reqwest::Error>::ResponseBodyTooLarge { max_size }) = current.downcast_ref() {
+            return Some(*max_size);
+        }
+        cause = current.source();
+    }
+    None
 }
 
 /// What went wrong with the connection, in words a model can act on; the log has the
@@ -142,13 +179,23 @@ fn said(error: &ServiceError) -> &'static str {
     }
 }
 
+/// What an upstream answered instead of a result, for a reason or a log line: its JSON-RPC
+/// error with its words quoted and cut, or what went wrong with the connection.
+pub(crate) fn described(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(data) => format!("JSON-RPC error {}: {}", data.code.0, echo(&data.message)),
+        other => said(other).to_owned(),
+    }
+}
+
 fn names_a_missing_tool(message: &str) -> bool {
     let message = message.to_lowercase();
     message.contains("tool") && (message.contains("not found") || message.contains("unknown"))
 }
 
 fn unavailable(error: &ServiceError) -> ForwardError {
-    tracing::warn!("a call to the upstream failed: {error}");
+    // A transport's error may carry what the upstream sent (an HTTP error body).
+    tracing::warn!("a call to the upstream failed: {}", echo(&error.to_string()));
     ForwardError::Unavailable { message: said(error).to_owned(), retry_after: None }
 }
 

@@ -16,6 +16,13 @@
 //! clients are told `notifications/tools/list_changed`. One slow upstream never holds up the
 //! others: each mount has its own supervisor.
 //!
+//! What an upstream sends is bounded and checked like any outside input: a call waits at most
+//! [`Mount::DEFAULT_TIMEOUT`] (60 s) unless the mount says otherwise; an upstream listing more
+//! than [`Mount::max_tools`] tools (default 1000) is served none; an answer over rmcp's 16 MiB
+//! frame cap answers its call at once with `HANDOFF_UPSTREAM_UNAVAILABLE`; tool names outside
+//! MCP's `[A-Za-z0-9_.-]{1,128}` are not served; and what the upstream says reaches envelopes
+//! and log lines quoted and escaped.
+//!
 //! ```no_run
 //! use mcp_fusion::FusionServer;
 //! use mcp_fusion::handoff::Mount;
@@ -35,9 +42,11 @@
 //! The `fusion-gateway` binary does the same from a TOML file ([`Config`]).
 
 mod backoff;
+mod child;
 mod config;
 mod forward;
 mod handler;
+mod oversized;
 mod progress;
 mod supervisor;
 mod upstream;

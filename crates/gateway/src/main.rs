@@ -40,9 +40,12 @@ The start-up line `listening on http://ADDR/mcp` is logged at INFO whatever RUST
 A stdio upstream inherits the gateway's environment, RUST_LOG included, unless its mount's
 `env` sets it.
 
-Limits: each mount's are set in the --config file; a mount that leaves out max_active,
-rate_limit or timeout_ms has no limit on the calls running at once, on how often a caller may
-call, or on how long an action may run.";
+Limits: each mount's are set in the --config file. A mount that leaves out timeout_ms fails
+a call its upstream has not answered in 60 s with TIMEOUT; one that leaves out max_tools takes
+an upstream of at most 1000 tools (one that lists more is served none, and its calls say why);
+one that leaves out max_active or rate_limit has no limit on the calls running at once or on
+how often a caller may call. An upstream's message may take at most 16 MiB: a call whose
+answer is larger gets HANDOFF_UPSTREAM_UNAVAILABLE saying so.";
 
 /// Put MCP servers behind MCP Fusion: each mounted under a namespace, its calls validated
 /// with healing sentences, guarded, and failing in envelopes.

@@ -19,6 +19,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use crate::oversized::Dropped;
+
 /// The progress of each `tools/call` in flight on one connection, by its progress token.
 #[derive(Clone, Default)]
 pub(crate) struct ProgressRoutes(Arc<Mutex<HashMap<ProgressToken, Route>>>);
@@ -79,10 +81,12 @@ impl Drop for RouteGuard {
 }
 
 /// A transport that opens a route for each `tools/call` it sends and routes each progress
-/// notification as it reads it.
+/// notification as it reads it. It opens the call's [`Dropped`] slot too, so an answer too
+/// large to read that comes before the forwarder claims it still finds it.
 pub(crate) struct InOrder<T> {
     pub(crate) inner: T,
     pub(crate) routes: ProgressRoutes,
+    pub(crate) dropped: Dropped,
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
@@ -99,9 +103,11 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         if let ClientJsonRpcMessage::Request(request) = &item
             && matches!(request.request, ClientRequest::CallToolRequest(_))
-            && let Some(token) = request.request.get_meta().get_progress_token()
         {
-            self.routes.open(token);
+            self.dropped.open(request.id.clone());
+            if let Some(token) = request.request.get_meta().get_progress_token() {
+                self.routes.open(token);
+            }
         }
         self.inner.send(item)
     }

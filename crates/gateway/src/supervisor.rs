@@ -6,14 +6,15 @@ use std::time::{Duration, Instant};
 
 use mcp_fusion::FusionServer;
 use mcp_fusion::handoff::{Forward, Mount, MountState};
-use rmcp::model::{ClientRequest, PingRequest, Tool};
-use rmcp::service::{QuitReason, RunningService};
+use rmcp::model::{ClientRequest, PaginatedRequestParams, PingRequest, Tool};
+use rmcp::service::{QuitReason, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::{Backoff, jitter_unit};
-use crate::forward::{Broken, Forwarder};
+use crate::forward::{Broken, Forwarder, described};
 use crate::handler::UpstreamHandler;
+use crate::oversized::Dropped;
 use crate::progress::ProgressRoutes;
 use crate::upstream::Upstream;
 
@@ -66,15 +67,18 @@ impl Supervisor {
             self.set(MountState::Connecting);
             let handler = UpstreamHandler::default();
             let routes = ProgressRoutes::default();
-            let connect =
-                tokio::time::timeout(self.connect_timeout, self.upstream.connect(handler.clone(), routes.clone()));
+            let dropped = Dropped::default();
+            let connect = tokio::time::timeout(
+                self.connect_timeout,
+                self.upstream.connect(handler.clone(), routes.clone(), dropped.clone()),
+            );
             let connected = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return,
                 connected = connect => connected,
             };
             let reason = match connected {
-                Ok(Ok((service, _group))) => match self.serve(service, handler, routes, &mut failures).await {
+                Ok(Ok((service, _group))) => match self.serve(service, handler, routes, dropped, &mut failures).await {
                     Ended::Stopped => return,
                     Ended::Lost(reason) => reason,
                 },
@@ -104,11 +108,13 @@ impl Supervisor {
         service: RunningService<RoleClient, UpstreamHandler>,
         handler: UpstreamHandler,
         progress: ProgressRoutes,
+        dropped: Dropped,
         failures: &mut u32,
     ) -> Ended {
         let peer = service.peer().clone();
         let broken = Broken::default();
-        let forward: Arc<dyn Forward> = Arc::new(Forwarder { peer: peer.clone(), progress, broken: broken.clone() });
+        let forwarder = Forwarder { peer: peer.clone(), progress, dropped, broken: broken.clone() };
+        let forward: Arc<dyn Forward> = Arc::new(forwarder);
         let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + self.keepalive, self.keepalive);
         keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let connection = service.cancellation_token();
@@ -156,11 +162,17 @@ impl Supervisor {
         }
     }
 
-    /// The upstream's tools, within the connect timeout.
+    /// The upstream's tools, page by page within the connect timeout; refused, reading no
+    /// further, once there are more than the mount takes.
     async fn tools(&self, peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
-        match tokio::time::timeout(self.connect_timeout, peer.list_all_tools()).await {
+        let max = self.mount.tool_limit();
+        match tokio::time::timeout(self.connect_timeout, list_tools(peer, max)).await {
             Ok(Ok(tools)) => Ok(tools),
-            Ok(Err(error)) => Err(format!("tools/list failed: {error}")),
+            Ok(Err(Listing::TooMany { listed, more })) => Err(format!(
+                "it lists {}{listed} tools, more than the {max} its mount takes (max_tools), so none are served",
+                if more { "more than " } else { "" }
+            )),
+            Ok(Err(Listing::Failed(error))) => Err(format!("tools/list failed: {}", described(&error))),
             Err(_) => Err(format!("tools/list did not answer within {} ms", self.connect_timeout.as_millis())),
         }
     }
@@ -170,7 +182,7 @@ impl Supervisor {
         let ping = peer.send_request(ClientRequest::PingRequest(PingRequest::default()));
         match tokio::time::timeout(self.connect_timeout, ping).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(error)) => Err(format!("it did not answer a ping: {error}")),
+            Ok(Err(error)) => Err(format!("it did not answer a ping: {}", described(&error))),
             Err(_) => Err(format!("it did not answer a ping within {} ms", self.connect_timeout.as_millis())),
         }
     }
@@ -178,6 +190,32 @@ impl Supervisor {
     fn set(&self, state: MountState) {
         if let Err(error) = self.server.set_mount(&self.mount, state) {
             tracing::error!(mount = self.mount.namespace(), "the mount's tools cannot be served: {error}");
+        }
+    }
+}
+
+/// Why an upstream's tools could not be had.
+enum Listing {
+    /// It lists more than the mount takes: `listed` so far, and whether more pages follow.
+    TooMany { listed: usize, more: bool },
+    /// A page could not be had.
+    Failed(ServiceError),
+}
+
+/// Every page of the upstream's tools, stopping once there are more than `max`.
+async fn list_tools(peer: &Peer<RoleClient>, max: usize) -> Result<Vec<Tool>, Listing> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    loop {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer.list_tools(Some(params)).await.map_err(Listing::Failed)?;
+        tools.extend(page.tools);
+        if tools.len() > max {
+            return Err(Listing::TooMany { listed: tools.len(), more: page.next_cursor.is_some() });
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
         }
     }
 }

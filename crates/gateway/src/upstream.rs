@@ -1,14 +1,14 @@
 //! Where an upstream MCP server is, and how to reach it.
 
-use std::process::Stdio;
-
 use process_wrap::tokio::CommandWrap;
 use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
 
+use crate::child::ChildTransport;
 use crate::handler::UpstreamHandler;
+use crate::oversized::Dropped;
 use crate::progress::{InOrder, ProgressRoutes};
 
 /// An upstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint.
@@ -78,6 +78,7 @@ impl Upstream {
         &self,
         handler: UpstreamHandler,
         routes: ProgressRoutes,
+        dropped: Dropped,
     ) -> Result<(RunningService<RoleClient, UpstreamHandler>, ChildGroup), String> {
         match self {
             Upstream::Stdio { command, args, env } => {
@@ -87,14 +88,13 @@ impl Upstream {
                 // Signals and kills reach the whole group: a launcher's own children too.
                 #[cfg(unix)]
                 child.wrap(process_wrap::tokio::ProcessGroup::leader());
-                // The child's logs go where the gateway's go; its stdout is the MCP channel.
-                let (transport, _) = TokioChildProcess::builder(child)
-                    .stderr(Stdio::inherit())
-                    .spawn()
+                // The child's logs go where the gateway's go; its stdout is the MCP channel,
+                // measured so that an answer too large to read still answers its call.
+                let transport = ChildTransport::spawn(child, dropped.clone())
                     .map_err(|error| format!("cannot start {command}: {error}"))?;
                 let group = ChildGroup(transport.id());
                 let service = handler
-                    .serve(InOrder { inner: transport, routes })
+                    .serve(InOrder { inner: transport, routes, dropped })
                     .await
                     .map_err(|error| refused(command, &error))?;
                 Ok((service, group))
@@ -105,8 +105,10 @@ impl Upstream {
                     config = config.auth_header(token.clone());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service =
-                    handler.serve(InOrder { inner: transport, routes }).await.map_err(|error| refused(url, &error))?;
+                let service = handler
+                    .serve(InOrder { inner: transport, routes, dropped })
+                    .await
+                    .map_err(|error| refused(url, &error))?;
                 Ok((service, ChildGroup(None)))
             }
         }
@@ -116,7 +118,8 @@ impl Upstream {
 /// Why the handshake with `upstream` failed, in words a model can act on; the log has
 /// rmcp's own error, which names transport types.
 fn refused(upstream: &str, error: &ClientInitializeError) -> String {
-    tracing::debug!(upstream, "the handshake failed: {error}");
+    // rmcp's error may carry what the upstream sent: escaped and cut like any echo.
+    tracing::debug!(upstream, "the handshake failed: {}", mcp_fusion::wire::echo(&error.to_string()));
     let why = match error {
         ClientInitializeError::ConnectionClosed(_) => "closed the connection during its handshake".to_owned(),
         ClientInitializeError::TransportError { .. } if credentials_refused(error) => {

@@ -231,7 +231,9 @@ fn help_tells_the_log_filter_and_where_the_limits_are() {
         "RUST_LOG sets what is logged, in tracing's EnvFilter syntax",
         "when it is unset the filter is info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off.",
         "The start-up line `listening on http://ADDR/mcp` is logged at INFO whatever RUST_LOG says.",
-        "a mount that leaves out max_active, rate_limit or timeout_ms has no limit",
+        "A mount that leaves out timeout_ms fails a call its upstream has not answered in 60 s with TIMEOUT",
+        "one that leaves out max_tools takes an upstream of at most 1000 tools",
+        "one that leaves out max_active or rate_limit has no limit",
         "ADDR is HOST:PORT, the host an IP address or a name",
     ] {
         assert!(help.contains(sentence), "expected {sentence:?} in {help}");

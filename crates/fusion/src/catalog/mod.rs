@@ -2,6 +2,7 @@
 //! server holds it behind an atomic pointer, so groups can come and go while calls run: a
 //! call routes in the catalog of the moment it arrived and keeps its action to the end.
 
+mod candidate;
 mod routing;
 mod suggest;
 mod tools;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
+pub(crate) use candidate::Candidate;
 pub use mcp_fusion_contract::Exposition;
 pub(crate) use suggest::closest;
 pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};

@@ -1,12 +1,15 @@
 //! From a tool name and its arguments to one action, or to the routing error that says how to
 //! get there: `MISSING_DISCRIMINATOR` when a grouped tool is called without naming an action,
-//! `UNKNOWN_ACTION` with a did-you-mean when the tool or the action does not exist.
+//! `UNKNOWN_ACTION` with a did-you-mean when the tool or the action does not exist, and every
+//! tool that serves a name sent without its namespace or group when more than one does (so no
+//! mount can take another's unqualified calls by listing its names first).
 
 use std::sync::Arc;
 
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use serde_json::{Map, Value};
 
+use super::candidate::{Candidate, ambiguity};
 use super::{Catalog, Route, closest};
 use crate::server::{CompiledAction, CompiledGroup, mounted_guess, not_served};
 
@@ -33,21 +36,32 @@ impl Catalog {
     }
 
     fn unknown_tool(&self, tool: &str) -> ToolError {
-        if self.has_mounts()
-            && let Some((namespace, rest)) = tool.split_once('.')
+        let dotted = tool.split_once('.').filter(|_| self.has_mounts());
+        if let Some((namespace, rest)) = dotted
+            && let Some(group) = self.group(namespace)
+            && let Some(status) = &group.mount
         {
-            return match self.group(namespace) {
-                Some(group) if let Some(status) = &group.mount => not_served(group, status, rest),
-                _ => self.no_such_namespace(tool, namespace),
-            };
+            return not_served(group, status, rest);
         }
-        let recovery = match self
-            .mounted_guess(tool)
-            .or_else(|| closest(tool, self.tool_names()).map(|name| format!("Did you mean \"{name}\"?")))
-        {
-            Some(guess) => format!("{guess} Call one of the available tools."),
-            None => "Call one of the available tools; tools/list describes them.".to_owned(),
-        };
+        let candidates = self.candidates(tool);
+        if candidates.len() > 1 {
+            let code = if dotted.is_some() { ErrorCode::HandoffNamespaceMismatch } else { ErrorCode::UnknownAction };
+            return ToolError::new(
+                code,
+                format!("The tool name {} is ambiguous: {} tools serve it.", Sent::text(tool), candidates.len()),
+            )
+            .suggest(ambiguity(&candidates))
+            .actions(candidates.iter().map(Candidate::listed));
+        }
+        let guess = candidates.first().map(Candidate::guess);
+        if let Some((namespace, _)) = dotted {
+            return self.no_such_namespace(tool, namespace, guess);
+        }
+        let recovery =
+            match guess.or_else(|| closest(tool, self.tool_names()).map(|name| format!("Did you mean \"{name}\"?"))) {
+                Some(guess) => format!("{guess} Call one of the available tools."),
+                None => "Call one of the available tools; tools/list describes them.".to_owned(),
+            };
         ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool {}.", Sent::text(tool)))
             .suggest(recovery)
             .actions(self.tool_names())
@@ -55,30 +69,52 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// The call a name without its namespace most likely meant, in the first mount that has it
-    /// (a namespace named alone means its only tool).
-    fn mounted_guess(&self, tool: &str) -> Option<String> {
-        let mounts = || self.groups.iter().filter(|group| group.mount.is_some());
-        mounts().find_map(|group| mounted_guess(group, tool)).or_else(|| {
-            let group = mounts().find(|group| group.name == tool)?;
-            match group.actions.as_slice() {
-                [only] => Some(format!("Did you mean \"{}\"?", only.qualified)),
-                _ => None,
-            }
-        })
+    /// Every tool that serves `name` sent without its namespace or group (`pay_invoice`,
+    /// `billing.pay_invoice`, `billing`), in the order of the groups: more than one, and the
+    /// name is ambiguous. A namespace named alone means its only tool.
+    fn candidates(&self, name: &str) -> Vec<Candidate> {
+        let mut found: Vec<Candidate> = self
+            .groups
+            .iter()
+            .filter_map(|group| match group.mount {
+                Some(_) => mounted_guess(group, name),
+                None => self.local_guess(group, name),
+            })
+            .collect();
+        if let Some(group) = self.group(name)
+            && group.mount.is_some()
+            && let [only] = group.actions.as_slice()
+        {
+            found.push(Candidate::Tool { tool: only.qualified.to_string() });
+        }
+        found
+    }
+
+    /// The action of the local group `group` that `name` names, bare or qualified.
+    fn local_guess(&self, group: &CompiledGroup, name: &str) -> Option<Candidate> {
+        let action = name.strip_prefix(group.name.as_str()).and_then(|rest| rest.strip_prefix('.')).unwrap_or(name);
+        let index = group.actions.iter().position(|known| known.name() == action)?;
+        match &self.discriminator {
+            Some(discriminator) => Some(Candidate::Action {
+                tool: group.tools.first()?.name.to_string(),
+                discriminator: discriminator.clone(),
+                action: action.to_owned(),
+                listed: group.actions[index].qualified.to_string(),
+            }),
+            None => Some(Candidate::Tool { tool: group.tools.get(index)?.name.to_string() }),
+        }
     }
 
     /// A dotted name whose namespace no mount has: the closest tool across every mount.
-    fn no_such_namespace(&self, tool: &str, namespace: &str) -> ToolError {
+    fn no_such_namespace(&self, tool: &str, namespace: &str, guess: Option<String>) -> ToolError {
         let mounted: Vec<&str> = self
             .groups
             .iter()
             .filter(|group| group.mount.is_some())
             .flat_map(|group| group.qualified_names())
             .collect();
-        let guess = self
-            .mounted_guess(tool)
-            .or_else(|| closest(tool, mounted.iter().copied()).map(|close| format!("Did you mean \"{close}\"?")));
+        let guess =
+            guess.or_else(|| closest(tool, mounted.iter().copied()).map(|close| format!("Did you mean \"{close}\"?")));
         let recovery = match guess {
             Some(guess) => format!("{guess} Call one of the tools listed."),
             None => "Call one of the tools listed; tools/list describes them.".to_owned(),

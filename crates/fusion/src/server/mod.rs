@@ -8,6 +8,7 @@ mod call;
 mod compile;
 mod completion;
 mod mount;
+mod mount_output;
 mod observe;
 mod peers;
 mod prompts;

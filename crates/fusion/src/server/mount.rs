@@ -1,18 +1,19 @@
 //! Compiling a mount: the upstream's tools listed under the namespace, each with the upstream's
 //! schema as its checker, the server's and the mount's guards, and a forwarding endpoint.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
-use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError};
+use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
 
 use super::compile::{CompiledAction, CompiledGroup, GroupScope, GuardSpec, MountStatus, Settings, check_name, guards};
-use crate::catalog::closest;
+use super::mount_output::{OutputCheck, conforming};
+use crate::catalog::{Candidate, closest};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
 use crate::handoff::{Forward, ForwardError, Mount, MountState};
@@ -35,7 +36,14 @@ pub(crate) fn compile_mount(
         MountState::Unavailable { retry_at, reason } => {
             (MountStatus::Unavailable { retry_at, reason }, Vec::new(), None)
         }
-        MountState::Ready { tools, forward } => (MountStatus::Ready, tools, Some(forward)),
+        MountState::Ready { tools, .. } if tools.len() > mount.max_tools => {
+            return Err(BuildError::TooManyTools {
+                mount: namespace.to_owned(),
+                tools: tools.len(),
+                max: mount.max_tools,
+            });
+        }
+        MountState::Ready { tools, forward } => (MountStatus::Ready, servable(namespace, tools), Some(forward)),
     };
     let concurrency =
         mount.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Upstream \"{namespace}\""), limits)));
@@ -51,11 +59,7 @@ pub(crate) fn compile_mount(
     let mut by_action = HashMap::with_capacity(tools.len());
     for tool in tools {
         let Some(forward) = forward.clone() else { break };
-        let name = tool.name.to_string();
-        if by_action.insert(name.clone(), actions.len()).is_some() {
-            tracing::warn!(mount = namespace, tool = %name, "the upstream lists this tool twice; the first is kept");
-            continue;
-        }
+        by_action.insert(tool.name.to_string(), actions.len());
         let (action, tool) = compile_tool(settings, mount, &scope, tool, forward)?;
         actions.push(action);
         listed.push(tool);
@@ -85,6 +89,65 @@ pub(crate) fn compile_mount(
     })
 }
 
+/// The longest tool name MCP allows, namespace included.
+const MAX_TOOL_NAME: usize = 128;
+
+/// Names the log quotes of the tools it drops; the rest are counted.
+const NAMES_LOGGED: usize = 5;
+
+/// Whether `name` is a tool name MCP allows: 1 to 128 of `A-Z a-z 0-9 _ . -`.
+pub(crate) fn is_tool_name(name: &str) -> bool {
+    (1..=MAX_TOOL_NAME).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// The upstream's tools a client can be given: each name MCP allows once the namespace is in
+/// front of it, each listed once (the first kept). What is dropped is said in one warning per
+/// reason, the names escaped.
+fn servable(namespace: &str, tools: Vec<Tool>) -> Vec<Tool> {
+    let mut seen = HashSet::with_capacity(tools.len());
+    let (mut invalid, mut twice) = (Vec::new(), Vec::new());
+    let mut kept = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let name = tool.name.as_ref();
+        if !is_tool_name(name) || namespace.len() + 1 + name.len() > MAX_TOOL_NAME {
+            invalid.push(echo(name));
+        } else if !seen.insert(name.to_owned()) {
+            twice.push(echo(name));
+        } else {
+            kept.push(tool);
+        }
+    }
+    if !invalid.is_empty() {
+        tracing::warn!(
+            mount = namespace,
+            dropped = invalid.len(),
+            "the upstream lists {} tools whose names are not 1 to 128 of A-Z a-z 0-9 _ . - (with \"{namespace}.\" in front), so they are not served: {}",
+            invalid.len(),
+            some_of(&invalid)
+        );
+    }
+    if !twice.is_empty() {
+        tracing::warn!(
+            mount = namespace,
+            dropped = twice.len(),
+            "the upstream lists {} tools more than once; the first of each is kept: {}",
+            twice.len(),
+            some_of(&twice)
+        );
+    }
+    kept
+}
+
+/// The first few of `names`, and how many more there are.
+fn some_of(names: &[String]) -> String {
+    let shown = names[..names.len().min(NAMES_LOGGED)].join(", ");
+    match names.len().saturating_sub(NAMES_LOGGED) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
 /// One upstream tool: listed as `{namespace}.{name}`, checked against its own input schema.
 fn compile_tool(
     settings: &Settings,
@@ -99,7 +162,7 @@ fn compile_tool(
     let checker = match mount.validate.then(|| Checker::new(&input, Vec::new())) {
         Some(Ok(checker)) => Some(checker),
         Some(Err(reason)) => {
-            tracing::warn!(tool = %qualified, "the upstream's input schema does not compile, so calls go unchecked: {reason}");
+            tracing::warn!(tool = %qualified, "the upstream's input schema does not compile, so calls go unchecked: {}", echo(&reason));
             None
         }
         None => None,
@@ -111,7 +174,7 @@ fn compile_tool(
         rate_limits: &[],
         deprecated: None,
         deprecated_fields: &[],
-        timeout: mount.timeout,
+        timeout: Some(mount.timeout.or(settings.timeout).unwrap_or(Mount::DEFAULT_TIMEOUT)),
         idempotent,
         read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
         by_key: false,
@@ -119,7 +182,9 @@ fn compile_tool(
     };
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
     let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");
-    let target = Target { namespace: scope.name.into(), tool: name, qualified: Arc::clone(&qualified), echo_arguments };
+    let output = tool.output_schema.as_ref().map(|schema| OutputCheck::new(JsonObject::clone(schema)));
+    let target =
+        Target { namespace: scope.name.into(), tool: name, qualified: Arc::clone(&qualified), echo_arguments, output };
     let levels = [&settings.middleware, scope.middleware];
     let chain = Chain::assemble(guards, &levels, forwarding(forward, Arc::new(target)));
     let action = CompiledAction {
@@ -153,6 +218,8 @@ struct Target {
     qualified: Arc<str>,
     /// Whether the arguments may be quoted back (no field of the schema is `writeOnly`).
     echo_arguments: bool,
+    /// The output schema the tool was listed with, which its successes must keep.
+    output: Option<OutputCheck>,
 }
 
 /// The endpoint of a mounted tool: the call handed to the upstream, its result passed back
@@ -167,7 +234,8 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
         let target = Arc::clone(&target);
         Box::pin(async move {
             match future.await {
-                Ok(result) => Ok(Output::passed_through(result)),
+                Ok(result) => conforming(target.output.as_ref(), &target.namespace, &target.qualified, result)
+                    .map(Output::passed_through),
                 Err(ForwardError::InvalidParams(message)) => Ok(refused(&target, &message, arguments)),
                 Err(ForwardError::NoSuchTool(message)) => Err(ToolError::new(
                     ErrorCode::HandoffNamespaceMismatch,
@@ -179,6 +247,7 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                     ),
                 )
                 .suggest("Read tools/list again: the upstream's tools have changed.")),
+                Err(ForwardError::TooLarge { limit_bytes }) => Err(too_large(&target, limit_bytes)),
                 Err(ForwardError::Unavailable { message, retry_after }) => {
                     Err(call_failed(&target, &message, retry_after))
                 }
@@ -212,6 +281,21 @@ fn call_failed(target: &Target, message: &str, retry_after: Option<Duration>) ->
     .retry_after(seconds)
 }
 
+/// An answer the upstream sent larger than one message may be: dropped unread, so what it
+/// said is unknown.
+fn too_large(target: &Target, limit_bytes: usize) -> ToolError {
+    ToolError::new(
+        ErrorCode::HandoffUpstreamUnavailable,
+        format!(
+            "Upstream \"{}\" answered the call to {} with a message larger than {limit_bytes} bytes{}, the most one message may take; the answer was dropped unread.",
+            target.namespace,
+            target.qualified,
+            in_mebibytes(limit_bytes)
+        ),
+    )
+    .suggest("Ask for less (a smaller page, a narrower filter) and call again; if the tool changes anything, check first whether it already did.")
+}
+
 /// The envelope of a call to a mount that is not ready, or to a tool its upstream does not
 /// list (`tool` is the part after the namespace).
 pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str) -> ToolError {
@@ -238,6 +322,7 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
         }
         MountStatus::Ready => {
             let recovery = mounted_guess(group, tool)
+                .map(|candidate| candidate.guess())
                 .or_else(|| {
                     closest(tool, group.action_names()).map(|close| format!("Did you mean \"{namespace}.{close}\"?"))
                 })
@@ -255,18 +340,19 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
     }
 }
 
-/// What a name that is not a tool of the mount `group` most likely meant, said as the call to
-/// make: the tool it names once its namespace is right (`echo` → `everything.echo`), or an
-/// action of a grouped upstream tool named as if it were a tool (`billing.list_invoices`, or
-/// `list_invoices` alone → `demo.billing` with `"action": "list_invoices"`). Exact names only:
-/// a misspelling is the did-you-mean's work.
-pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<String> {
+/// What a name that is not a tool of the mount `group` most likely meant: the tool it names
+/// once its namespace is right (`echo` → `everything.echo`), or an action of a grouped
+/// upstream tool named as if it were a tool (`billing.list_invoices`, or `list_invoices`
+/// alone → `demo.billing` with `"action": "list_invoices"`). Exact names only: a misspelling
+/// is the did-you-mean's work. The upstream's discriminator and action names are suggested
+/// only when they are names MCP allows: they are the upstream's words.
+pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<Candidate> {
     if !matches!(group.mount, Some(MountStatus::Ready)) {
         return None;
     }
     let namespace = &group.name;
     if group.action(name).is_some() {
-        return Some(format!("Did you mean \"{namespace}.{name}\"?"));
+        return Some(Candidate::Tool { tool: format!("{namespace}.{name}") });
     }
     let (tool, action) = match name.split_once('.') {
         Some((tool, action)) => (Some(tool), action),
@@ -278,12 +364,25 @@ pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<String>
             return None;
         }
         match published_route(listed)? {
-            PublishedRoute::Grouped { discriminator, actions } if actions.iter().any(|a| a == action) => {
-                Some(format!("Call \"{}\" with \"{discriminator}\": \"{action}\"; it serves that action.", listed.name))
+            PublishedRoute::Grouped { discriminator, actions }
+                if is_tool_name(&discriminator) && is_tool_name(action) && actions.iter().any(|a| a == action) =>
+            {
+                Some(Candidate::Action {
+                    tool: listed.name.to_string(),
+                    discriminator,
+                    action: action.to_owned(),
+                    listed: listed.name.to_string(),
+                })
             }
             _ => None,
         }
     })
+}
+
+/// ` (16 MiB)` for a whole number of mebibytes, else nothing.
+fn in_mebibytes(bytes: usize) -> String {
+    const MIB: usize = 1 << 20;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) { format!(" ({} MiB)", bytes / MIB) } else { String::new() }
 }
 
 /// `1 second`, `4 seconds`.
@@ -297,16 +396,14 @@ fn whole_seconds(wait: Duration) -> u64 {
 }
 
 /// A mount's reason, written by the gateway in words (whatever an upstream said in it is
-/// already quoted and cut there), kept to a length a model reads whole.
-fn bounded(reason: &str) -> &str {
+/// already quoted and cut there), kept to a length a model reads whole and to one line: a
+/// control character, which only a careless writer of the reason lets in, becomes a space.
+fn bounded(reason: &str) -> String {
     const MAX: usize = 240;
     let reason = reason.trim_end_matches('.');
-    if reason.len() <= MAX {
-        return reason;
-    }
-    let mut end = MAX;
+    let mut end = reason.len().min(MAX);
     while !reason.is_char_boundary(end) {
         end -= 1;
     }
-    &reason[..end]
+    reason[..end].chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
