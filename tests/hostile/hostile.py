@@ -329,7 +329,7 @@ def subscriptions(binary: str, workdir: str) -> None:
 
         # One listen of 30,000 URIs (1.3 MB), session-less as 2026-07-28 is, no token needed.
         body = listen_body([f"billing://invoices/inv_2026_{i:05}" for i in range(30_000)])
-        headers = {"mcp-protocol-version": "2026-07-28"}
+        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen"}
         took = []
         for _ in range(5):
             listen = server.connection()
@@ -367,8 +367,8 @@ def subscriptions(binary: str, workdir: str) -> None:
 
         # 150 subscribes of 1 MiB URIs: refused as a read of them is, and nothing kept.
         start = server.rss_kib()
-        huge = "billing://invoices/inv_" + "a" * (1 << 20)
-        codes = {subscribe(conn, session, huge, 1000 + i).get("error", {}).get("code") for i in range(150)}
+        huge = "a" * (1 << 20)
+        codes = {subscribe(conn, session, f"billing://invoices/inv_{i}_{huge}", 1000 + i).get("error", {}).get("code") for i in range(150)}
         after = server.rss_kib()
         check(codes == {-32602}, f"150 subscribes of 1 MiB URIs refused: codes {sorted(map(str, codes))}")
         check(
