@@ -8,11 +8,11 @@
 /// The defaults:
 ///
 /// - 100 URIs per listen: a client listens for the resources its user is looking at, a
-///   handful; past 100, rmcp's own matching of the accepted URIs (quadratic) costs more than
-///   the listen is worth.
+///   handful; and rmcp matches the accepted URIs against the requested ones pairwise, which
+///   only a short list keeps cheap (30,000 URIs took it seconds).
 /// - 1,000 URIs per session: ten full listens, or as many subscriptions.
-/// - 20,000 URIs across the server: at most about 45 MB of URIs held in the worst case
-///   (every one 2 KiB long), a few MB for URIs of usual length.
+/// - 20,000 URIs across the server: 20,000 subscriptions of URIs about 50 bytes long took
+///   10.4 MB of the demo server's memory; URIs of the longest length add 40 MB to that.
 /// - 2,048 bytes per URI: the longest URL most software accepts.
 ///
 /// ```
