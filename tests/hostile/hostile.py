@@ -1,6 +1,8 @@
 """billing-server over HTTP against clients that hold what they can: 20,000 sessions opened
 without a token (all refused), 20,000 opened with one and left to expire (memory given back),
-and a few hundred sockets sending their headers a byte at a time while a real client calls.
+a few hundred sockets sending their headers a byte at a time while a real client calls, and
+resource subscriptions past every bound (listens of 30,000 URIs, 1 MiB URIs, a server full of
+subscriptions, then freed by DELETE).
 
 Usage: hostile.py BILLING_SERVER [--sessions N] [--slow N]
 Prints what it measured; exits 1 when a check fails. Standard library only.
@@ -268,6 +270,142 @@ def slow_clients(binary: str, workdir: str, slow: int) -> None:
         server.stop()
 
 
+def answer(data: bytes) -> dict:
+    """The JSON-RPC message of a response: a JSON body, or the last `data:` of an event stream."""
+    text = data.decode("utf-8", errors="replace").strip()
+    if text.startswith("{"):
+        return json.loads(text)
+    messages = [line[len("data:"):].strip() for line in text.splitlines() if line.startswith("data:")]
+    return json.loads([m for m in messages if m][-1])
+
+
+def open_session(server: Server) -> tuple[http.client.HTTPConnection, str]:
+    conn = server.connection()
+    _, headers, _ = post(conn, INITIALIZE, {})
+    session = headers["mcp-session-id"]
+    post(conn, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), {"mcp-session-id": session})
+    return conn, session
+
+
+def subscribe(conn: http.client.HTTPConnection, session: str, uri: str, id: int) -> dict:
+    body = json.dumps({"jsonrpc": "2.0", "id": id, "method": "resources/subscribe", "params": {"uri": uri}})
+    return answer(post(conn, body, {"mcp-session-id": session})[2])
+
+
+def delete(conn: http.client.HTTPConnection, session: str) -> int:
+    conn.request("DELETE", "/mcp", headers={**HEADERS, "mcp-session-id": session})
+    response = conn.getresponse()
+    response.read()
+    return response.status
+
+
+def settled_rss(server: Server, start: int, allowed: int) -> int:
+    """The RSS once it is within `allowed` KiB of `start`, or after 30 s."""
+    deadline = time.monotonic() + 30
+    now = server.rss_kib()
+    while now - start >= allowed and time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = server.rss_kib()
+    return now
+
+
+def listen_body(uris: list[str]) -> str:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "hostile", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"_meta": meta, "notifications": {"resourceSubscriptions": uris}}
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params})
+
+
+def subscriptions(binary: str, workdir: str) -> None:
+    print("\n==> resource subscriptions past every bound", flush=True)
+    server = Server(binary, [], workdir, "subscriptions")
+    try:
+        conn, session = open_session(server)
+        call_latencies(server, session, 50)
+        baseline = call_latencies(server, session, 300)
+
+        # One listen of 30,000 URIs (1.3 MB), session-less as 2026-07-28 is, no token needed.
+        body = listen_body([f"billing://invoices/inv_2026_{i:05}" for i in range(30_000)])
+        headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen"}
+        took = []
+        for _ in range(5):
+            listen = server.connection()
+            began = time.perf_counter()
+            status, _, data = post(listen, body, headers)
+            took.append(time.perf_counter() - began)
+            listen.close()
+            error = answer(data).get("error", {})
+        check(
+            status == 200 and error.get("code") == -32602 and "holds 30000 URIs" in error.get("message", ""),
+            f"a listen of 30,000 URIs ({len(body) / 1e6:.1f} MB) refused -32602: median {statistics.median(took) * 1000:.1f} ms, "
+            f"slowest {max(took) * 1000:.1f} ms",
+        )
+        # Three of them at a time, again and again, while the client calls.
+        stop = threading.Event()
+
+        def flood() -> None:
+            listen = server.connection()
+            while not stop.is_set():
+                post(listen, body, headers)
+            listen.close()
+
+        flooders = [threading.Thread(target=flood) for _ in range(3)]
+        for flooder in flooders:
+            flooder.start()
+        loaded = call_latencies(server, session, 300)
+        stop.set()
+        for flooder in flooders:
+            flooder.join()
+        b99, l99 = percentile(baseline, 0.99) * 1000, percentile(loaded, 0.99) * 1000
+        check(
+            l99 <= max(5 * b99, b99 + 50),
+            f"get_invoice during three 30,000-URI listens at a time: p99 {l99:.2f} ms (alone {b99:.2f} ms)",
+        )
+
+        # 150 subscribes of 1 MiB URIs: refused as a read of them is, and nothing kept.
+        start = server.rss_kib()
+        huge = "a" * (1 << 20)
+        codes = {subscribe(conn, session, f"billing://invoices/inv_{i}_{huge}", 1000 + i).get("error", {}).get("code") for i in range(150)}
+        after = server.rss_kib()
+        check(codes == {-32602}, f"150 subscribes of 1 MiB URIs refused: codes {sorted(map(str, codes))}")
+        check(
+            after - start < 8 * 1024,
+            f"RSS after them: {after / 1024:.1f} MB (start {start / 1024:.1f} MB, +{(after - start) / 1024:.1f} MB)",
+        )
+        check(delete(conn, session) in (200, 204), "the session ended with DELETE")
+        conn.close()
+        print(f"  RSS after its DELETE: {server.rss_kib() / 1024:.1f} MB", flush=True)
+
+        # The server's whole budget: 20 sessions of 1,000 subscriptions, then one more refused.
+        # Sessions are not connections: one connection carries the requests of them all.
+        start = server.rss_kib()
+        conn, first = open_session(server)
+        full = [first] + [open_session(server)[1] for _ in range(20)]
+        for n, session in enumerate(full[:20]):
+            for i in range(1_000):
+                subscribe(conn, session, f"billing://invoices/inv_{n}_{i:04}_{'x' * 20}", i + 1)
+        refused = subscribe(conn, full[20], "billing://summary", 1).get("error", {})
+        peak = server.rss_kib()
+        check(refused.get("code") == -32000, f"past 20,000 subscriptions the server refuses more: {refused.get('code')}")
+        print(f"  RSS with 20,000 subscriptions held: {peak / 1024:.1f} MB (+{(peak - start) / 1024:.1f} MB)", flush=True)
+        for session in full:
+            delete(conn, session)
+        now = settled_rss(server, start, 4 * 1024)
+        check(
+            now - start < 4 * 1024,
+            f"RSS after their DELETE: {now / 1024:.1f} MB (start {start / 1024:.1f} MB, +{(now - start) / 1024:.1f} MB)",
+        )
+        session = open_session(server)[1]
+        again = subscribe(conn, session, "billing://summary", 1)
+        check("result" in again, f"a new session subscribes again: {again}")
+        conn.close()
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("binary")
@@ -277,6 +415,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hostile.") as workdir:
         sessions(args.binary, workdir, args.sessions)
         slow_clients(args.binary, workdir, args.slow)
+        subscriptions(args.binary, workdir)
     if FAILURES:
         print(f"\n{len(FAILURES)} check(s) failed", flush=True)
         sys.exit(1)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # billing-server (release build) over HTTP against hostile clients: 20,000 sessions opened
 # without a token and refused, 20,000 opened with one and expired with the memory given back,
-# and slow-header sockets while a real client keeps calling. Needs cargo and python3.
+# slow-header sockets while a real client keeps calling, and resource subscriptions past every
+# bound. Needs cargo and python3.
 # Usage: tests/hostile/run.sh [--sessions N] [--slow N]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

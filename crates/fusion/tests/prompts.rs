@@ -184,6 +184,27 @@ async fn an_unknown_prompt_names_the_closest() {
 }
 
 #[tokio::test]
+async fn errors_echo_at_most_a_cut_of_a_long_name_or_argument() {
+    let client = connect(server()).await;
+    let long = "x".repeat(3 << 20);
+    let cut = format!("'{}...'", "x".repeat(47));
+    let small = |error: &ErrorData| serde_json::to_string(error).unwrap().len() < 2_000;
+    let error = rpc_error(client.get_prompt(get(&long, json!({}))).await);
+    assert!(small(&error), "{error:.300?}");
+    assert_eq!(error.message, format!("Unknown prompt {cut}. Call prompts/list for the prompts this server has."));
+    assert_eq!(error.data, Some(json!({"prompt": cut})));
+    let error =
+        rpc_error(client.get_prompt(get("dunning_letter", json!({"id": long, "tone": "firm", &long: 1}))).await);
+    assert!(small(&error), "{error:.300?}");
+    let error = rpc_error(complete(&client, Reference::for_prompt("dunning_letter"), &long, &long).await);
+    assert!(small(&error), "{error:.300?}");
+    assert_eq!(error.data.unwrap()["argument"], cut.as_str());
+    let error = rpc_error(complete(&client, Reference::for_resource(&long), "email", "").await);
+    assert!(small(&error), "{error:.300?}");
+    assert_eq!(error.data, Some(json!({"uri": cut})));
+}
+
+#[tokio::test]
 async fn a_handlers_error_and_a_guards_refusal_keep_their_codes() {
     let client = connect(server()).await;
     let error = rpc_error(client.get_prompt(get("dunning_letter", json!({"id": "inv_404", "tone": "firm"}))).await);

@@ -163,6 +163,26 @@ async fn an_unknown_uri_names_the_closest_and_what_to_call() {
 }
 
 #[tokio::test]
+async fn errors_echo_at_most_a_cut_of_a_long_uri() {
+    let client = connect(server()).await;
+    let small = |error: &ErrorData| serde_json::to_string(error).unwrap().len() < 2_000;
+    let pages = format!("docs://pages/{}", "9".repeat(3 << 20));
+    let error = rpc_error(read(&client, &pages).await);
+    assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+    assert!(small(&error), "{error:.300?}");
+    assert_eq!(error.data.unwrap()["uri"], format!("'{}...'", &pages[..47]));
+    // A near miss of a template: the closest expansion repeats the sent segment.
+    let near = format!("billing://invoice/{}", "a".repeat(3 << 20));
+    let error = rpc_error(read(&client, &near).await);
+    assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
+    assert!(small(&error), "{error:.300?}");
+    let closest = format!("'billing://invoices/{}...'", "a".repeat(28));
+    assert_eq!(error.data, Some(json!({"uri": format!("'{}...'", &near[..47]), "closest": [closest]})));
+    let error = rpc_error(read(&client, &format!("billing://{}", "s".repeat(3 << 20))).await);
+    assert!(small(&error), "{error:.300?}");
+}
+
+#[tokio::test]
 async fn parameters_that_do_not_fit_get_one_sentence_per_field() {
     let client = connect(server()).await;
     let error = rpc_error(read(&client, "docs://pages/two").await);

@@ -16,7 +16,7 @@ use std::time::Duration;
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, RateLimit, RedisStore};
 use mcp_fusion::prompt::Prompt;
-use mcp_fusion::resource::{Resource, ResourceTemplate};
+use mcp_fusion::resource::{Resource, ResourceTemplate, SubscriptionLimits};
 use mcp_fusion::{Action, BuildError, FusionServer, Group};
 
 /// How the server behaves beyond its data; one field per command-line switch.
@@ -42,6 +42,8 @@ pub struct Options {
     /// How many idempotency keys memory keeps without Redis (0: the framework's default).
     /// The database keeps every write's key too, so memory is only a cache in front of it.
     pub idempotency_keys: usize,
+    /// What clients may hold of resource subscriptions.
+    pub subscription_limits: SubscriptionLimits,
 }
 
 /// Builds the `billing` server over `store`.
@@ -114,6 +116,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         builder = builder.timeout(timeout);
     }
     builder
+        .subscription_limits(options.subscription_limits)
         .require_identity(options.require_identity)
         .instructions(
             "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \

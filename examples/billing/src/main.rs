@@ -15,6 +15,7 @@ use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
 use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, shutdown_signal};
 use mcp_fusion::observe;
+use mcp_fusion::resource::SubscriptionLimits;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use tracing_subscriber::filter::{FilterExt as _, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -179,6 +180,16 @@ struct Cli {
     /// How long a call waits for Redis before --redis-failure applies.
     #[arg(long, value_name = "MS", default_value_t = 250, value_parser = clap::value_parser!(u64).range(1..), requires = "redis")]
     redis_timeout_ms: u64,
+    /// The most resource URIs one subscriptions/listen request may ask for; more are refused.
+    #[arg(long, value_name = "N", default_value_t = SubscriptionLimits::default().uris_per_listen(), value_parser = at_least_one)]
+    max_uris_per_listen: usize,
+    /// The most resource URIs one session (an HTTP session, the stdio connection) may hold,
+    /// its subscriptions and open listens together.
+    #[arg(long, value_name = "N", default_value_t = SubscriptionLimits::default().uris_per_session(), value_parser = at_least_one)]
+    max_subscriptions_per_session: usize,
+    /// The most resource URIs held across the server, every session together.
+    #[arg(long, value_name = "N", default_value_t = SubscriptionLimits::default().uris_in_total(), value_parser = at_least_one)]
+    max_subscriptions: usize,
     /// Log a line of load figures every SECS seconds: the runtime's live tasks and the calls in
     /// flight (at `info`, on stderr).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -210,6 +221,11 @@ fn parse_header_name(text: &str) -> Result<http::HeaderName, String> {
         .map_err(|_| format!("expected an HTTP header name, like x-forwarded-for, not {text:?}"))
 }
 
+/// A count of at least one.
+fn at_least_one(text: &str) -> Result<usize, String> {
+    text.parse().ok().filter(|&n| n > 0).ok_or_else(|| format!("expected a whole number above zero, not {text:?}"))
+}
+
 /// `N/SECS`, like `10/60`.
 fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
     let expected = || format!("expected N/SECS with whole numbers above zero, like 10/60, not {text:?}");
@@ -234,6 +250,10 @@ impl Cli {
             // The store is connected and the lockfile read in `run`.
             redis: None,
             lockfile: None,
+            subscription_limits: SubscriptionLimits::default()
+                .per_listen(self.max_uris_per_listen)
+                .per_session(self.max_subscriptions_per_session)
+                .total(self.max_subscriptions),
             rate_limit_failure: self.redis.as_ref().map(|_| {
                 let policy = match self.redis_failure {
                     RedisFailure::Open => FailurePolicy::Open,

@@ -8,9 +8,13 @@ const EDIT_THRESHOLD: f64 = 0.5;
 
 /// The candidate most similar to `sent`, if any is similar enough.
 pub(crate) fn closest<'a>(sent: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let bytes = sent.len();
     let sent = sent.to_lowercase();
     candidates
         .into_iter()
+        // Most characters must survive the edits, which a text many times longer cannot: left
+        // out before the comparison, which costs one length times the other.
+        .filter(|candidate| bytes <= 16 * candidate.len() + 16)
         .filter_map(|candidate| {
             let candidate_lower = candidate.to_lowercase();
             let edits = strsim::normalized_levenshtein(&sent, &candidate_lower);
@@ -36,5 +40,6 @@ mod tests {
         // Two letters in order do not make a name close.
         assert_eq!(closest("void_reason", ["id", "reason"]), None);
         assert_eq!(closest("ehco", ["echo", "order"]), Some("echo"));
+        assert_eq!(closest(&"echo".repeat(1_000), ["echo"]), None);
     }
 }

@@ -10,6 +10,12 @@
 //! [`ToolError`](crate::wire::ToolError) keeps its code, message and recovery in the error's
 //! `data`.
 //!
+//! A client can subscribe to a resource (`resources/subscribe`, or the URIs of a
+//! `subscriptions/listen` request): a URI it may read, its parameters checked as a read checks
+//! them, counted by the server's rate limits, and held within [`SubscriptionLimits`] until the
+//! client unsubscribes, the listen ends, or the session does. Errors echo at most a cut of what
+//! was sent (as envelopes do), in their message and in their `data`.
+//!
 //! Resources and templates can also come and go while the server runs:
 //! [`FusionServer::insert_resource`](crate::FusionServer::insert_resource) and its siblings
 //! compile them as `build` does and tell connected clients with
@@ -42,6 +48,7 @@
 //! ```
 
 mod contents;
+mod limits;
 pub(crate) mod template;
 
 use std::future::Future;
@@ -56,6 +63,7 @@ use serde::Deserialize;
 
 pub(crate) use contents::complete;
 pub use contents::{Blob, IntoContents};
+pub use limits::SubscriptionLimits;
 pub use rmcp::model::ResourceContents;
 
 use crate::context::Ctx;

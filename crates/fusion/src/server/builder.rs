@@ -13,6 +13,7 @@ use super::compile::{Settings, compile_group};
 use super::mount::compile_mount;
 use super::prompts::Prompts;
 use super::resources::Resources;
+use super::subscriptions::Subscriptions;
 use super::{FusionServer, Inner};
 use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
@@ -24,7 +25,7 @@ use crate::guard::{
 use crate::handoff::{Mount, MountState};
 use crate::middleware::{Layers, Middleware, Placement};
 use crate::prompt::Prompt;
-use crate::resource::{Resource, ResourceTemplate};
+use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
 
 /// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
 /// exposition, then [`build`](ServerBuilder::build) it with the application state.
@@ -70,6 +71,7 @@ pub struct ServerBuilder<S> {
     lockfile: Option<Lockfile>,
     awareness_min: ChangeSeverity,
     awareness_cap: usize,
+    subscription_limits: SubscriptionLimits,
 }
 
 impl<S: Send + Sync + 'static> ServerBuilder<S> {
@@ -97,6 +99,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             lockfile: None,
             awareness_min: ChangeSeverity::Risky,
             awareness_cap: 5,
+            subscription_limits: SubscriptionLimits::default(),
         }
     }
 
@@ -237,6 +240,15 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Bounds the resource subscriptions clients may hold: URIs per `subscriptions/listen`
+    /// request, per session, across the server, and the length of one URI (default:
+    /// [`SubscriptionLimits::default`]). The HTTP and stdio transports of this crate refuse a
+    /// listen request past its bound before rmcp decodes it.
+    pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> ServerBuilder<S> {
+        self.subscription_limits = limits;
+        self
+    }
+
     /// Declares a mount: the namespace of tools an upstream MCP server serves, connecting
     /// until whoever reaches the upstream calls [`FusionServer::set_mount`] (see
     /// [`handoff`](crate::handoff)). Declared, its calls answer `HANDOFF_CONNECTING` from the
@@ -277,20 +289,18 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
             awareness.log_drift(catalog.tools(), &namespaces);
         }
-        Ok(FusionServer {
-            inner: Arc::new(Inner {
-                info,
-                instructions,
-                settings,
-                catalog: ArcSwap::from_pointee(catalog),
-                resources_declared: resources.any().into(),
-                resources: ArcSwap::from_pointee(resources),
-                prompts,
-                editing: Default::default(),
-                peers: Default::default(),
-                in_flight: Default::default(),
-            }),
-        })
+        Ok(FusionServer::serving(Arc::new(Inner {
+            info,
+            instructions,
+            settings,
+            catalog: ArcSwap::from_pointee(catalog),
+            resources_declared: resources.any().into(),
+            resources: ArcSwap::from_pointee(resources),
+            prompts,
+            editing: Default::default(),
+            peers: Default::default(),
+            in_flight: Default::default(),
+        })))
     }
 
     fn into_parts(self) -> (Implementation, Option<String>, Vec<Group<S>>, Settings) {
@@ -313,7 +323,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             max_result_bytes: self.max_result_bytes,
             middleware: self.middleware,
             awareness,
-            subscriptions: Default::default(),
+            subscriptions: Arc::new(Subscriptions::new(self.subscription_limits)),
             log_levels: Default::default(),
         };
         (self.info, self.instructions, self.groups, settings)

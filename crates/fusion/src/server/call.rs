@@ -22,6 +22,9 @@ use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
 use crate::transport::RequestInfo;
 
+/// A call's input, decoded into the handler's type.
+type Input = Box<dyn std::any::Any + Send + Sync>;
+
 /// Why a call did not reach its handler or did not succeed.
 pub(super) enum Refusal {
     /// The arguments do not fit the action's input.
@@ -130,24 +133,7 @@ impl CompiledAction {
         settings: &Settings,
         admitted: &OnceLock<Arc<CallInfo>>,
     ) -> Result<Output, Refusal> {
-        let checker = self.checker.as_ref();
-        if let Some(problems) = checker.map(|checker| checker.check(&arguments)).filter(|p| !p.is_empty()) {
-            return Err(self.invalid(problems));
-        }
-        let (decoded, arguments) = self.decode(arguments);
-        let input = match decoded {
-            Ok((input, issues)) if issues.is_empty() => input,
-            Ok((_, issues)) => {
-                let problems = checker.map(|checker| checker.rule_problems(issues, &arguments)).unwrap_or_default();
-                return Err(self.invalid(problems));
-            }
-            Err(error) => {
-                // The decoder's words may quote the value: for the log, not for the model.
-                tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", echo(error.message()));
-                let problems = checker.map(|checker| checker.decode_problem(&error, &arguments)).unwrap_or_default();
-                return Err(self.invalid(problems));
-            }
-        };
+        let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let info = Arc::new(CallInfo::new(
             Arc::clone(&self.qualified),
             request,
@@ -174,6 +160,29 @@ impl CompiledAction {
         outcome.map_err(Refusal::Failed)
     }
 
+    /// Validation against the schema, then decoding into the input type with its custom
+    /// rules: the input and the arguments it was decoded from, or why they do not fit.
+    pub(super) fn checked(&self, arguments: Value) -> Result<(Input, Value), ValidationError> {
+        let checker = self.checker.as_ref();
+        if let Some(problems) = checker.map(|checker| checker.check(&arguments)).filter(|p| !p.is_empty()) {
+            return Err(self.invalid(problems));
+        }
+        let (decoded, arguments) = self.decode(arguments);
+        match decoded {
+            Ok((input, issues)) if issues.is_empty() => Ok((input, arguments)),
+            Ok((_, issues)) => {
+                let problems = checker.map(|checker| checker.rule_problems(issues, &arguments)).unwrap_or_default();
+                Err(self.invalid(problems))
+            }
+            Err(error) => {
+                // The decoder's words may quote the value: for the log, not for the model.
+                tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", echo(error.message()));
+                let problems = checker.map(|checker| checker.decode_problem(&error, &arguments)).unwrap_or_default();
+                Err(self.invalid(problems))
+            }
+        }
+    }
+
     /// Decodes the arguments into the input type. A whole float (`30.0`) where the schema asks
     /// for an integer passed validation, as it should; the decoder is given it as `30`.
     fn decode(&self, arguments: Value) -> (Result<Decoded, DecodeError>, Value) {
@@ -191,12 +200,12 @@ impl CompiledAction {
         (decoded, arguments)
     }
 
-    fn invalid(&self, problems: Vec<FieldProblem>) -> Refusal {
-        Refusal::Invalid(ValidationError {
+    fn invalid(&self, problems: Vec<FieldProblem>) -> ValidationError {
+        ValidationError {
             action: self.qualified.to_string(),
             fields: problems,
             contract_awareness: self.awareness.clone(),
-        })
+        }
     }
 }
 

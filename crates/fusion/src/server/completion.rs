@@ -72,7 +72,7 @@ impl Completions {
                     Sent::text(argument),
                     if fields.is_empty() { "none".to_owned() } else { fields.join(", ") }
                 ),
-                Some(json!({"argument": argument, "arguments": fields})),
+                Some(json!({"argument": super::resources::echoed(argument), "arguments": fields})),
             ));
         }
         let values = match self.completers.get(argument) {

@@ -26,6 +26,7 @@ pub use builder::ServerBuilder;
 pub(crate) use compile::{CompiledAction, CompiledGroup};
 pub(crate) use completion::{StateCompleter, state_completer};
 pub(crate) use mount::{mounted_guess, not_served};
+use subscriptions::Connection;
 pub(crate) use subscriptions::{Subscriptions, locked, same_session};
 
 use crate::catalog::Catalog;
@@ -34,15 +35,25 @@ use crate::group::Group;
 use crate::guard::ConcurrencyGuard;
 use crate::handoff::{Mount, MountState};
 use crate::in_flight::InFlight;
-use crate::resource::{Resource, ResourceTemplate};
+use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
 use compile::{MountStatus, Settings, compile_group};
 use peers::{ListChanged, Peers};
 use resources::{Resources, compile_resource, compile_template};
 
 /// A built MCP server: cheap to clone, shareable across sessions and transports.
-#[derive(Clone)]
+///
+/// Each clone is one connection to serve: the value a transport hands to rmcp for a session
+/// (a stateful HTTP session, a stdio connection, a stateless HTTP request). When rmcp drops
+/// it, at the connection's end, the resource subscriptions of its sessions are freed.
 pub struct FusionServer {
     inner: Arc<Inner>,
+    connection: Connection,
+}
+
+impl Clone for FusionServer {
+    fn clone(&self) -> FusionServer {
+        FusionServer::serving(Arc::clone(&self.inner))
+    }
 }
 
 struct Inner {
@@ -73,6 +84,12 @@ impl std::fmt::Debug for FusionServer {
 }
 
 impl FusionServer {
+    /// The server, as a connection of its own.
+    fn serving(inner: Arc<Inner>) -> FusionServer {
+        let connection = inner.settings.subscriptions.connection();
+        FusionServer { inner, connection }
+    }
+
     /// Starts a server named `name` at `version` (what `initialize` reports).
     pub fn builder<S: Send + Sync + 'static>(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder<S> {
         ServerBuilder::new(Implementation::new(name, version))
@@ -103,6 +120,18 @@ impl FusionServer {
     /// [`CallInfo::resource_updated`](crate::CallInfo::resource_updated).
     pub fn resource_updated(&self, uri: &str) {
         self.inner.settings.subscriptions.updated(uri);
+    }
+
+    /// The bounds on the resource subscriptions clients may hold (see
+    /// [`ServerBuilder::subscription_limits`]).
+    pub fn subscription_limits(&self) -> SubscriptionLimits {
+        self.inner.settings.subscriptions.limits()
+    }
+
+    /// How many resource URIs clients are subscribed to right now: one per subscription of a
+    /// session, one per URI of an open `subscriptions/listen` request.
+    pub fn subscription_count(&self) -> usize {
+        self.inner.settings.subscriptions.held()
     }
 
     /// The layers a call of `action` (`billing.pay_invoice`) goes through, outermost first,

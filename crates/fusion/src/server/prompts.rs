@@ -13,7 +13,7 @@ use super::FusionServer;
 use super::call::Refusal;
 use super::compile::{CompiledAction, ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
-use super::resources::{failed, input_schema_meta, invalid_params, typed};
+use super::resources::{echoed, failed, input_schema_meta, invalid_params, typed};
 use crate::catalog::closest;
 use crate::error::BuildError;
 use crate::prompt::{Prompt, past_deadline};
@@ -80,7 +80,7 @@ impl Prompts {
             .unwrap_or_default();
         ErrorData::invalid_params(
             format!("Unknown prompt {}.{guess} Call prompts/list for the prompts this server has.", Sent::text(name)),
-            Some(json!({"prompt": name})),
+            Some(json!({"prompt": echoed(name)})),
         )
     }
 }

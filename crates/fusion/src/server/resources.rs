@@ -19,6 +19,7 @@ use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use super::{CompiledAction, FusionServer};
 use crate::catalog::closest;
+use crate::context::Ctx;
 use crate::error::BuildError;
 use crate::handler::ErasedHandler;
 use crate::output::Output;
@@ -26,6 +27,11 @@ use crate::resource::template::UriTemplate;
 use crate::resource::{About, Resource, ResourceTemplate, complete};
 use crate::transport::RequestInfo;
 use crate::validation::{input_generator, into_object, property_names, required_names};
+
+/// The name subscriptions go through the server's guards under, as a read goes under its URI.
+const SUBSCRIBE: &str = "resources/subscribe";
+/// The name listen requests go through the server's guards under.
+const LISTEN: &str = "subscriptions/listen";
 
 /// How many resources or templates one page of a list holds.
 const PAGE: usize = 100;
@@ -41,6 +47,34 @@ pub(crate) struct Resources {
     templates: Vec<Arc<Compiled>>,
     listed: Vec<ListedResource>,
     listed_templates: Vec<ListedTemplate>,
+    /// The guards subscriptions pass; `None` only for a set built without settings.
+    gates: Option<Arc<Gates>>,
+}
+
+/// The guards a subscription passes before it is held, as a read of no resource: the
+/// server's identity requirement, rate limits, concurrency and middleware.
+struct Gates {
+    subscribe: CompiledAction,
+    listen: CompiledAction,
+}
+
+/// Which request a gate admits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// `resources/subscribe`.
+    Subscribe,
+    /// `subscriptions/listen`.
+    Listen,
+}
+
+/// Why a URI cannot be subscribed to.
+pub(crate) enum Unsubscribable {
+    /// Neither a fixed resource nor an expansion of a template.
+    NotServed,
+    /// A template's expansion whose parameters a read refuses.
+    Invalid(ValidationError),
+    /// Longer than a subscription may hold.
+    TooLong { bytes: usize, max: usize },
 }
 
 /// One resource or template ready to read.
@@ -109,6 +143,8 @@ impl Resources {
             }
             resources.insert_template(compile_template(settings, template, state)?);
         }
+        let gates = Gates { subscribe: compile_gate(settings, SUBSCRIBE)?, listen: compile_gate(settings, LISTEN)? };
+        resources.gates = Some(Arc::new(gates));
         Ok(resources)
     }
 
@@ -207,7 +243,7 @@ impl Resources {
                     "No resource template {}. Call resources/templates/list for the templates this server has.",
                     Sent::text(template)
                 ),
-                Some(json!({"uri": template})),
+                Some(json!({"uri": echoed(template)})),
             ));
         };
         let completions = &self.templates[index].completions;
@@ -215,8 +251,37 @@ impl Resources {
     }
 
     /// Whether `uri` is a fixed resource's or expands a template.
+    #[cfg(test)]
     pub(crate) fn serves(&self, uri: &str) -> bool {
         self.find(uri).is_some()
+    }
+
+    /// Whether `uri` may be subscribed to: served, with parameters a read accepts, and at
+    /// most `max_bytes` long.
+    pub(crate) fn subscribable(&self, uri: &str, max_bytes: usize) -> Result<(), Unsubscribable> {
+        let Some((compiled, values)) = self.find(uri) else { return Err(Unsubscribable::NotServed) };
+        let arguments = Value::Object(typed(&compiled.params, values));
+        compiled.action.checked(arguments).map_err(Unsubscribable::Invalid)?;
+        if uri.len() > max_bytes {
+            return Err(Unsubscribable::TooLong { bytes: uri.len(), max: max_bytes });
+        }
+        Ok(())
+    }
+
+    /// The refusal of a subscription to `uri`: for a URI a read refuses, the read's own.
+    pub(crate) fn unsubscribable(&self, uri: &str, why: Unsubscribable) -> ErrorData {
+        match why {
+            Unsubscribable::NotServed => self.not_found(uri),
+            Unsubscribable::Invalid(error) => invalid_uri(uri, &error),
+            Unsubscribable::TooLong { bytes, max } => ErrorData::invalid_params(
+                format!(
+                    "The resource URI {} is {bytes} bytes long; a subscription holds URIs of at most {max} bytes. \
+                     Read the resource when you need it fresh.",
+                    Sent::text(uri)
+                ),
+                Some(json!({"uri": echoed(uri), "bytes": bytes, "limit": max})),
+            ),
+        }
     }
 
     /// The fixed resource at `uri`, else the first template `uri` expands, with its
@@ -245,6 +310,14 @@ impl Resources {
         }
         found
     }
+}
+
+/// What `data` says of a text the client sent: the text itself when the echo keeps it whole,
+/// else the echo (cut, escaped, quoted), as the message says it.
+pub(super) fn echoed(text: &str) -> String {
+    let echo = mcp_fusion_wire::echo(text);
+    let whole = echo.len() == text.len() + 2 && echo.get(1..echo.len() - 1) == Some(text);
+    if whole { text.to_owned() } else { echo }
 }
 
 /// A page of `items` from the opaque `cursor` (an offset, as text) a previous page gave.
@@ -402,15 +475,54 @@ impl FusionServer {
         let (outcome, _warnings) = compiled.action.outcome(arguments, request, &self.inner.settings).await;
         match outcome {
             Ok(output) => Ok(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref()))),
-            Err(Refusal::Invalid(error)) => Err(invalid_params(
-                &format!("Invalid parameters in the resource URI {}:", Sent::text(uri)),
-                "Fix the URI and read it again; resources/templates/list describes the templates.",
-                ("uri", uri),
-                &error,
-            )),
+            Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error)),
             Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),
         }
     }
+
+    /// Runs the server's guards for a subscription (`gate`) sent with `request`; `subject`
+    /// says what it asked for, in the refusal's `data`.
+    pub(super) async fn pass_gate(
+        &self,
+        gate: Gate,
+        subject: (&str, &str),
+        request: RequestInfo,
+    ) -> Result<(), ErrorData> {
+        let Some(gates) = self.inner.resources.load().gates.clone() else { return Ok(()) };
+        let action = match gate {
+            Gate::Subscribe => &gates.subscribe,
+            Gate::Listen => &gates.listen,
+        };
+        let (outcome, _warnings) = action.outcome(Value::Object(Map::new()), request, &self.inner.settings).await;
+        match outcome {
+            Ok(_) => Ok(()),
+            Err(Refusal::Failed(error)) => Err(failed(subject, &error)),
+            // The gate's checker sees only the empty object it is given here.
+            Err(Refusal::Invalid(_)) => {
+                Err(ErrorData::internal_error(format!("the guards of {} refused their own input", subject.0), None))
+            }
+        }
+    }
+}
+
+/// Compiles the gate named `name`: the server's guards around a handler that does nothing.
+fn compile_gate(settings: &Settings, name: &str) -> Result<CompiledAction, BuildError> {
+    let pass = Resource::<()>::new(name, name).handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("") });
+    let handler = pass.handler.ok_or_else(|| uri_error(name, "the gate has no handler"))?;
+    let params = into_object(handler.input_schema(&mut input_generator(true)));
+    let asks = ReadOnly { require_identity: false, scopes: &[], rate_limits: &[], timeout: None };
+    compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))
+}
+
+/// A template's expansion whose parameters do not fit: one sentence per field, as a read
+/// answers it.
+fn invalid_uri(uri: &str, error: &ValidationError) -> ErrorData {
+    invalid_params(
+        &format!("Invalid parameters in the resource URI {}:", Sent::text(uri)),
+        "Fix the URI and read it again; resources/templates/list describes the templates.",
+        ("uri", uri),
+        error,
+    )
 }
 
 /// The contents a handler's output carries, completed with the URI read and the MIME type.
@@ -449,12 +561,13 @@ fn not_found(uri: &str, closest: &[String]) -> ErrorData {
         "Resource not found: {}.{guess} Call resources/list for the resources this server reads and resources/templates/list for its URI templates.",
         Sent::text(uri)
     );
-    ErrorData::resource_not_found(message, Some(json!({"uri": uri, "closest": closest})))
+    let closest: Vec<String> = closest.iter().map(|uri| echoed(uri)).collect();
+    ErrorData::resource_not_found(message, Some(json!({"uri": echoed(uri), "closest": closest})))
 }
 
 /// Parameters or arguments that do not fit: `headline`, one sentence per field as a tool
 /// call's validation says them, then `closing`; `subject` (what was asked) and the fields in
-/// `data`.
+/// `data` (cut as the message cuts it).
 pub(super) fn invalid_params(
     headline: &str,
     closing: &str,
@@ -469,14 +582,14 @@ pub(super) fn invalid_params(
     message.push_str(closing);
     let fields: Vec<Value> = error.fields.iter().map(|f| json!({"name": f.name, "text": f.text})).collect();
     let mut data = Map::new();
-    data.insert(subject.0.to_owned(), Value::String(subject.1.to_owned()));
+    data.insert(subject.0.to_owned(), Value::String(echoed(subject.1)));
     data.insert("fields".to_owned(), Value::Array(fields));
     ErrorData::invalid_params(message, Some(Value::Object(data)))
 }
 
 /// A guard's or a handler's failure: its message, and its code, recovery and the rest in
 /// `data` (with the whole envelope, for a client that shows the model what a tool would),
-/// beside `subject`: what was asked.
+/// beside `subject`: what was asked (cut as an echo is).
 pub(super) fn failed(subject: (&str, &str), error: &ToolError) -> ErrorData {
     use mcp_fusion_wire::ErrorCode as Code;
     // JSON-RPC reserves -32000 to -32099 for the server's own errors.
@@ -501,7 +614,7 @@ pub(super) fn failed(subject: (&str, &str), error: &ToolError) -> ErrorData {
         "details": details,
         "envelope": error.render(),
     });
-    data[subject.0] = Value::String(subject.1.to_owned());
+    data[subject.0] = Value::String(echoed(subject.1));
     let message = match &error.recovery {
         Some(recovery) => format!("{} {recovery}", error.message),
         None => error.message.clone(),

@@ -7,6 +7,7 @@
     reason = "the handler serves every protocol version, with what later ones deprecate: resources/subscribe, logging"
 )]
 
+use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 
 use mcp_fusion_contract::MOUNTS_CAPABILITY;
@@ -19,10 +20,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::FusionServer;
-use super::resources::page;
+use super::resources::{Gate, page};
 use crate::transport::RequestInfo;
 
 impl ServerHandler for FusionServer {
@@ -165,31 +166,33 @@ impl ServerHandler for FusionServer {
         Ok(FusionServer::read_resource(self, &request.uri, info).await?.into())
     }
 
-    /// `resources/subscribe`, for protocol versions before 2026-07-28: a served URI, in a
-    /// session that can carry the notification.
+    /// `resources/subscribe`, for protocol versions before 2026-07-28: a URI a read would
+    /// accept, in a session that can carry the notification, through the server's guards, and
+    /// within what the session and the server may hold.
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let info = RequestInfo::from_context(context);
-        let resources = self.inner.resources.load();
-        if !resources.serves(&request.uri) {
-            return Err(resources.not_found(&request.uri));
+        let uri = request.uri.as_str();
+        let subscriptions = &self.inner.settings.subscriptions;
+        let resources = self.inner.resources.load_full();
+        if let Err(why) = resources.subscribable(uri, subscriptions.limits().uri_bytes()) {
+            return Err(resources.unsubscribable(uri, why));
         }
         drop(resources);
-        match info.peer.filter(|_| info.peer_accepts_requests) {
-            Some(peer) => {
-                self.inner.settings.subscriptions.subscribe(&request.uri, peer);
-                Ok(())
-            }
-            None => Err(ErrorData::invalid_request(
+        let Some(peer) = info.peer.clone().filter(|_| info.peer_accepts_requests) else {
+            return Err(ErrorData::invalid_request(
                 "Cannot subscribe without a session: this server answers each HTTP request on its own \
                  (stateless), so no notification can reach the client. Read the resource again when \
                  you need it fresh.",
                 None,
-            )),
-        }
+            ));
+        };
+        let session = self.connection.session(&peer);
+        self.pass_gate(Gate::Subscribe, ("uri", uri), info).await?;
+        Ok(subscriptions.subscribe(session, uri, peer)?)
     }
 
     /// `resources/unsubscribe`: forgets the session's subscription (none is no error).
@@ -198,27 +201,49 @@ impl ServerHandler for FusionServer {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.inner.settings.subscriptions.unsubscribe(&request.uri, &context.peer);
+        let session = self.connection.session(&context.peer);
+        self.inner.settings.subscriptions.unsubscribe(session, &request.uri);
         Ok(())
     }
 
     /// `subscriptions/listen` (2026-07-28 and later): changes of the tools' and the resources'
-    /// listings, and the served URIs among those asked for (rmcp keeps what was asked for and
-    /// declared).
+    /// listings, and the URIs among those asked for that a read would accept (rmcp keeps what
+    /// was asked for and declared). A request for more URIs than one listen may hold accepts
+    /// nothing here and is refused by [`listen`](Self::listen): this crate's transports refuse
+    /// it before rmcp decodes it, but behind another transport rmcp matches the accepted URIs
+    /// against the requested ones pairwise, which only a short list keeps cheap.
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let limits = self.inner.settings.subscriptions.limits();
         let mut accepted = SubscriptionFilter::new();
+        if let Some(uris) = &requested.resource_subscriptions {
+            if uris.len() > limits.uris_per_listen() {
+                return Some(accepted);
+            }
+            let resources = self.inner.resources.load();
+            let mut seen = HashSet::new();
+            let subscribable = |uri: &&String| resources.subscribable(uri, limits.uri_bytes()).is_ok();
+            let uris = uris.iter().filter(|uri| seen.insert(uri.as_str())).filter(subscribable);
+            accepted.resource_subscriptions = Some(uris.cloned().collect());
+        }
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.resources_list_changed = requested.resources_list_changed;
-        if let Some(uris) = &requested.resource_subscriptions {
-            let resources = self.inner.resources.load();
-            accepted.resource_subscriptions = Some(uris.iter().filter(|uri| resources.serves(uri)).cloned().collect());
-        }
         Some(accepted)
     }
 
+    /// Holds a listen request until it ends: through the server's guards first, and within
+    /// what one listen, the session and the server may hold.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let subscriptions = &self.inner.settings.subscriptions;
-        let number = subscriptions.listen(context.sink().clone());
+        let limits = subscriptions.limits();
+        let asked = context.requested().resource_subscriptions.as_ref().map_or(0, Vec::len);
+        if asked > limits.uris_per_listen() {
+            let data = json!({"found": asked, "limit": limits.uris_per_listen()});
+            return Err(ErrorData::invalid_params(limits.too_many_for_one_listen(asked), Some(data)));
+        }
+        let request = context.request_context().clone();
+        let session = self.connection.session(&request.peer);
+        self.pass_gate(Gate::Listen, ("request", "subscriptions/listen"), RequestInfo::from_context(request)).await?;
+        let number = subscriptions.listen(session, context.sink().clone())?;
         context.cancelled().await;
         subscriptions.stop_listening(number);
         Ok(())

@@ -9,6 +9,8 @@ use std::ops::Range;
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's code for valid JSON that is not a valid request.
 pub(crate) const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC's code for a request whose params the method does not accept.
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// The `id` member of a message, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +86,20 @@ pub(crate) fn head(object: &[u8]) -> Head {
 /// The value of the member `name` of the object that opens at `object[0]`.
 pub(crate) fn member(object: &[u8], name: &str) -> Option<Range<usize>> {
     Entries::new(object).find_map(|(key, value)| key.filter(|key| key_is(&object[key.clone()], name)).map(|_| value))
+}
+
+/// How many URIs the `subscriptions/listen` request in `object` (whose head is `head`) asks
+/// to hear of, in `params.notifications.resourceSubscriptions`: counted by the scan, before
+/// any decoder reads them. `None` for any other message, or one without that list.
+pub(crate) fn listen_uris(object: &[u8], head: &Head) -> Option<usize> {
+    let method = &object[head.method.clone()?];
+    if method.first() != Some(&b'"') || !key_is(method, "subscriptions/listen") {
+        return None;
+    }
+    let params = &object[head.params.clone()?];
+    let notifications = &params[member(params, "notifications")?];
+    let uris = &notifications[member(notifications, "resourceSubscriptions")?];
+    (uris.first() == Some(&b'[')).then(|| elements(uris).count())
 }
 
 /// The elements of the array that opens at `array[0]`, each a byte range, until the text breaks off.
@@ -396,6 +412,19 @@ mod tests {
         let object = br#"{"params":{"requestId":9}}"#;
         let params = member(object, "params").unwrap();
         assert_eq!(member(&object[params.clone()], "requestId").map(|r| &object[params.clone()][r]), Some(&b"9"[..]));
+    }
+
+    #[test]
+    fn counts_the_uris_of_a_listen_request() {
+        let count = |text: &str| listen_uris(text.as_bytes(), &head(text.as_bytes()));
+        let listen = r#"{"id":1,"method":"subscriptions/listen","params":{"notifications":{"resourceSubscriptions":["a://1", "a://2" ,"a://\"3\""],"toolsListChanged":true}}}"#;
+        assert_eq!(count(listen), Some(3));
+        assert_eq!(count(&listen.replace("subscriptions/listen", r"subscriptions\/listen")), Some(3));
+        assert_eq!(count(r#"{"id":1,"method":"subscriptions/listen","params":{"notifications":{}}}"#), None);
+        assert_eq!(
+            count(r#"{"id":1,"method":"resources/read","params":{"notifications":{"resourceSubscriptions":[]}}}"#),
+            None
+        );
     }
 
     #[test]

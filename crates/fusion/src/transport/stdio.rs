@@ -20,6 +20,8 @@
 //! - Ids come back exactly as sent: a number rmcp's `RequestId` cannot hold (beyond 64 bits,
 //!   `1.0`, `1e400`) reaches the service as the string of its digits, and its answer carries
 //!   the number as written.
+//! - A `subscriptions/listen` request for more URIs than one listen may hold is refused
+//!   `-32602` from a scan of its line, before anything decodes it.
 //! - When the input ends or the output breaks (the client closed its end of the pipe), no
 //!   further request is taken and every request in flight is cancelled, as if the client had
 //!   sent `notifications/cancelled` for each: the handlers see their cancellation at once,
@@ -40,9 +42,10 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
 use tokio_util::sync::CancellationToken;
 
-use super::jsonrpc::{self, INVALID_REQUEST, Id, PARSE_ERROR};
+use super::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id, PARSE_ERROR};
 use super::std_streams::{Stdin, Stdout};
 use super::writer::{self, Output};
+use crate::resource::SubscriptionLimits;
 use crate::server::FusionServer;
 
 /// Longest accepted line, newline excluded (64 MiB).
@@ -57,7 +60,8 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt as _;
     use rmcp::service::ServerInitializeError;
-    let running = match server.serve(stdio()).await {
+    let transport = stdio().subscription_limits(server.subscription_limits());
+    let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client went away before initializing: nothing to serve, nothing wrong.
         Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
@@ -79,6 +83,8 @@ pub struct LineTransport<R, W> {
     /// Signalled when a request leaves the in-flight set, for a reader paused at the cap.
     released: Arc<tokio::sync::Notify>,
     max_in_flight: usize,
+    /// What the server lets clients subscribe to: a listen request past it is refused here.
+    limits: SubscriptionLimits,
     line: Vec<u8>,
     discarding: bool,
     input_ended: bool,
@@ -108,6 +114,7 @@ where
             requests: Arc::default(),
             released: Arc::default(),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            limits: SubscriptionLimits::default(),
             line: Vec::new(),
             discarding: false,
             input_ended: false,
@@ -130,6 +137,15 @@ where
     /// pipe instead of in the server's memory.
     pub fn max_in_flight(mut self, max: usize) -> Self {
         self.max_in_flight = max.max(1);
+        self
+    }
+
+    /// The bounds of the server it serves (default [`SubscriptionLimits::default`]): a
+    /// `subscriptions/listen` request for more URIs than one listen may hold is refused from a
+    /// scan of its line, before rmcp decodes it and matches its URIs pairwise. Give the
+    /// server's own ([`FusionServer::subscription_limits`]), as [`serve_stdio`] does.
+    pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -231,6 +247,14 @@ where
         let head = jsonrpc::head(object);
         if !head.is_response() && matches!(head.id, Id::Null | Id::Invalid) {
             self.refuse(object, INVALID_REQUEST, bad_id_message(&head.id));
+            return None;
+        }
+        if let Some(found) = jsonrpc::listen_uris(object, &head).filter(|&n| n > self.limits.uris_per_listen())
+            && let Some(id) = head.id.echo()
+        {
+            let id = &object[id];
+            tracing::warn!(id = %String::from_utf8_lossy(id), found, "refusing a listen request for too many URIs");
+            self.reply(Some(id), INVALID_PARAMS, &self.limits.too_many_for_one_listen(found));
             return None;
         }
         let (text, aliased) = alias_numbers(object, &head);

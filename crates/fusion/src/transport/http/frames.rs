@@ -1,7 +1,8 @@
 //! POST bodies read as JSON-RPC: a body that is not a message MCP knows gets `400` with a
-//! JSON-RPC error under its own id (found by a scan when the decoder fails), and a request
+//! JSON-RPC error under its own id (found by a scan when the decoder fails), a request
 //! whose id is already in flight in its session is refused rather than run twice and answered
-//! once.
+//! once, and a `subscriptions/listen` request for more URIs than one listen may hold is
+//! refused `-32602` from a scan, before rmcp decodes it and matches its URIs pairwise.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,18 +14,36 @@ use mcp_fusion_wire::echo;
 use rmcp::model::{ClientJsonRpcMessage, RequestId};
 use serde::de::IgnoredAny;
 
-use crate::transport::jsonrpc::{self, INVALID_REQUEST, Id};
+use crate::resource::SubscriptionLimits;
+use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
 
-/// The request ids in flight per session, and the largest body read.
+/// The request ids in flight per session, the largest body read, and the most URIs one
+/// listen request may ask for.
 #[derive(Debug)]
 pub(super) struct Frames {
     max_body_bytes: usize,
+    limits: SubscriptionLimits,
     in_flight: Mutex<HashSet<(Box<str>, Box<str>)>>,
 }
 
 impl Frames {
-    pub(super) fn new(max_body_bytes: usize) -> Arc<Frames> {
-        Arc::new(Frames { max_body_bytes, in_flight: Mutex::default() })
+    pub(super) fn new(max_body_bytes: usize, limits: SubscriptionLimits) -> Arc<Frames> {
+        Arc::new(Frames { max_body_bytes, limits, in_flight: Mutex::default() })
+    }
+
+    /// The refusal of a listen request for more URIs than one listen may hold: `200`, as for
+    /// any JSON-RPC error of a request that was read.
+    fn refuse_large_listen(&self, bytes: &[u8]) -> Option<Response> {
+        let start = bytes.len() - bytes.trim_ascii_start().len();
+        let object = bytes.get(start..).filter(|object| object.first() == Some(&b'{'))?;
+        let head = jsonrpc::head(object);
+        let found = jsonrpc::listen_uris(object, &head).filter(|&found| found > self.limits.uris_per_listen())?;
+        let id = &object[head.id.echo()?];
+        tracing::warn!(id = %String::from_utf8_lossy(id), found, "refused a listen request for too many URIs");
+        let reply = jsonrpc::error_reply(Some(id), INVALID_PARAMS, &self.limits.too_many_for_one_listen(found));
+        let mut response = json_error(reply);
+        *response.status_mut() = http::StatusCode::OK;
+        Some(response)
     }
 }
 
@@ -61,6 +80,9 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
         return Err(response);
     };
+    if let Some(refused) = frames.refuse_large_listen(&bytes) {
+        return Err(refused);
+    }
     let session = parts.headers.get("mcp-session-id").and_then(|value| value.to_str().ok());
     // Only a request in a session can collide with another in flight: the id is read then.
     let release = match session.and_then(|session| Some((session, request_id(&bytes)?))) {

@@ -86,6 +86,7 @@ fn endpoint(
     responding: Option<InFlight>,
 ) -> endpoint::Endpoint {
     let registry = Registry::new(config.limits);
+    let subscription_limits = server.subscription_limits();
     let gate = config.authenticator.as_ref().map(|authenticator| auth::Gate {
         authenticator: Arc::clone(authenticator),
         allow_anonymous: config.allow_anonymous,
@@ -96,7 +97,7 @@ fn endpoint(
         client_address_header: config.client_address_header.clone(),
         gate,
         registry: (!config.is_stateless()).then_some(registry),
-        frames: frames::Frames::new(config.max_body_bytes),
+        frames: frames::Frames::new(config.max_body_bytes, subscription_limits),
         responding,
     };
     endpoint::Endpoint::new(checks)
