@@ -287,7 +287,7 @@ async fn identity_and_scopes() {
             &as_caller(&server, "close", Caller::Authenticated(Identity::new("ana").scopes(["accounts:read"]))).await
         ),
         "<tool_error code=\"FORBIDDEN\" severity=\"error\">\n\
-         <message>acct.close needs the scope \"accounts:close\", which \"ana\" does not have.</message>\n\
+         <message>acct.close needs the scope \"accounts:close\", which 'ana' does not have.</message>\n\
          <recovery>Do not retry: ask the user for access, or use an action you are allowed to call.</recovery>\n\
          <details>\n  <detail key=\"required_scope\">accounts:close</detail>\n</details>\n</tool_error>"
     );

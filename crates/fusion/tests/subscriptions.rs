@@ -286,6 +286,31 @@ async fn a_subscription_is_checked_as_a_read_is() {
 }
 
 #[tokio::test]
+async fn a_caller_that_may_not_read_a_resource_does_not_hear_of_it_either() {
+    let guarded = || {
+        server_with(|builder| {
+            builder.resource(
+                Resource::new("billing://payroll", "payroll")
+                    .requires_identity()
+                    .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("salaries") }),
+            )
+        })
+    };
+    let client = support::connect(guarded()).await;
+    let read = rpc_error(client.read_resource(ReadResourceRequestParams::new("billing://payroll")).await);
+    let subscribed = rpc_error(subscribe(&client, "billing://payroll").await);
+    assert_eq!((subscribed.code, &subscribed.message), (read.code, &read.message), "{subscribed:?}");
+    assert!(subscribed.message.contains("needs an authenticated caller"), "{subscribed:?}");
+    subscribe(&client, "billing://summary").await.unwrap();
+
+    let listener = discovering(guarded()).await;
+    let asked = vec!["billing://summary".to_owned(), "billing://payroll".to_owned()];
+    let mut subscription = listener.listen(listening_for(asked)).await.unwrap();
+    let error = ended_with(&mut subscription).await;
+    assert!(error.message.contains("needs an authenticated caller"), "{error:?}");
+}
+
+#[tokio::test]
 async fn rate_limits_count_subscriptions_and_listens() {
     let limited = || server_with(|builder| builder.rate_limit(RateLimit::new(3, Duration::from_secs(60))));
     let client = support::connect(limited()).await;

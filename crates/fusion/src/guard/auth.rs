@@ -4,10 +4,9 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use mcp_fusion_wire::ToolError;
+use mcp_fusion_wire::{Sent, ToolError};
 
 use crate::auth::{AuthError, Caller};
-use crate::context::CallInfo;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// Refuses calls whose caller may not run the action.
@@ -24,9 +23,10 @@ impl RequireCaller {
         RequireCaller { action, require_identity, scopes }
     }
 
-    fn check(&self, call: &CallInfo) -> Result<(), ToolError> {
+    /// Whether `caller` may run the action: the refusal to answer with, if not.
+    pub(crate) fn admits(&self, caller: &Caller) -> Result<(), ToolError> {
         let action = &self.action;
-        let identity = match &call.caller {
+        let identity = match caller {
             Caller::Refused(reason) => {
                 let reason = match reason {
                     AuthError::Invalid => "the bearer token is not valid",
@@ -44,8 +44,8 @@ impl RequireCaller {
         };
         if let Some(missing) = self.scopes.iter().find(|scope| !identity.has_scope(scope)) {
             return Err(ToolError::forbidden(format!(
-                "{action} needs the scope \"{missing}\", which \"{}\" does not have.",
-                identity.subject
+                "{action} needs the scope \"{missing}\", which {} does not have.",
+                Sent::text(&identity.subject)
             ))
             .suggest("Do not retry: ask the user for access, or use an action you are allowed to call.")
             .detail("required_scope", missing));
@@ -56,7 +56,7 @@ impl RequireCaller {
 
 impl Middleware for RequireCaller {
     fn call(&self, call: Call, next: Next) -> BoxFuture<'static, Outcome> {
-        match self.check(&call.info) {
+        match self.admits(&call.info.caller) {
             Ok(()) => next.run(call),
             Err(refused) => Box::pin(std::future::ready(Err(refused))),
         }

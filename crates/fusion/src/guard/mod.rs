@@ -14,7 +14,7 @@
 //! [`Middleware`]: crate::middleware::Middleware
 #![doc = include_str!("../../docs/guards.md")]
 
-mod auth;
+pub(crate) mod auth;
 mod concurrency;
 mod deprecation;
 mod idempotency;

@@ -160,8 +160,14 @@ impl FusionServer {
         match outcome {
             Ok(output) => {
                 let messages = output.structured.unwrap_or(Value::Array(Vec::new()));
-                let messages: Vec<PromptMessage> = serde_json::from_value(messages)
-                    .map_err(|error| ErrorData::internal_error(format!("the prompt's messages: {error}"), None))?;
+                let messages: Vec<PromptMessage> = serde_json::from_value(messages).map_err(|error| {
+                    // The decoder's words may quote the handler's text: for the log only.
+                    tracing::error!(prompt = %Sent::text(name), "the prompt's messages do not decode: {error}");
+                    ErrorData::internal_error(
+                        "The prompt's messages could not be sent; report it to the server's operator.",
+                        None,
+                    )
+                })?;
                 let mut result = GetPromptResult::new(messages);
                 result.description = description;
                 Ok(result)

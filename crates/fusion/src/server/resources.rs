@@ -18,9 +18,11 @@ use super::call::Refusal;
 use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use super::{CompiledAction, FusionServer};
+use crate::auth::Caller;
 use crate::catalog::closest;
 use crate::context::Ctx;
 use crate::error::BuildError;
+use crate::guard::auth::RequireCaller;
 use crate::handler::ErasedHandler;
 use crate::output::Output;
 use crate::resource::template::UriTemplate;
@@ -80,6 +82,9 @@ pub(crate) enum Unsubscribable {
 /// One resource or template ready to read.
 struct Compiled {
     action: CompiledAction,
+    /// Who may read it, asked again of a subscription: a caller that may not read a resource
+    /// does not hear of its changes either.
+    readers: RequireCaller,
     /// `None` for a fixed URI.
     template: Option<UriTemplate>,
     /// The schema of a template's parameters, to read numbers and booleans out of the URI.
@@ -268,6 +273,13 @@ impl Resources {
         Ok(())
     }
 
+    /// Whether `caller` may hear of changes to `uri`, which [`subscribable`](Self::subscribable)
+    /// accepted: as it may read it (an identity, the scopes); the read's refusal if not.
+    pub(crate) fn may_subscribe(&self, uri: &str, caller: &Caller) -> Result<(), ErrorData> {
+        let Some((compiled, _)) = self.find(uri) else { return Ok(()) };
+        compiled.readers.admits(caller).map_err(|refused| failed(("uri", uri), &refused))
+    }
+
     /// The refusal of a subscription to `uri`: for a URI a read refuses, the read's own.
     pub(crate) fn unsubscribable(&self, uri: &str, why: Unsubscribable) -> ErrorData {
         match why {
@@ -397,7 +409,8 @@ fn compile<S: Send + Sync + 'static>(
             argument: (*argument).to_owned(),
         });
     }
-    Ok(Compiled { action, template, params, mime_type: about.mime_type.clone(), completions })
+    let readers = RequireCaller::new(Arc::from(about.uri.as_str()), about.require_identity, about.scopes.clone());
+    Ok(Compiled { action, readers, template, params, mime_type: about.mime_type.clone(), completions })
 }
 
 /// Every parameter of the template is a field of the struct, and every required field is a

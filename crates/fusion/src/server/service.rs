@@ -181,6 +181,7 @@ impl ServerHandler for FusionServer {
         if let Err(why) = resources.subscribable(uri, subscriptions.limits().uri_bytes()) {
             return Err(resources.unsubscribable(uri, why));
         }
+        resources.may_subscribe(uri, &info.caller)?;
         drop(resources);
         let Some(peer) = info.peer.clone().filter(|_| info.peer_accepts_requests) else {
             return Err(ErrorData::invalid_request(
@@ -240,9 +241,13 @@ impl ServerHandler for FusionServer {
             let data = json!({"found": asked, "limit": limits.uris_per_listen()});
             return Err(ErrorData::invalid_params(limits.too_many_for_one_listen(asked), Some(data)));
         }
-        let request = context.request_context().clone();
-        let session = self.connection.session(&request.peer);
-        self.pass_gate(Gate::Listen, ("request", "subscriptions/listen"), RequestInfo::from_context(request)).await?;
+        let request = RequestInfo::from_context(context.request_context().clone());
+        if let Some(uris) = &context.accepted().resource_subscriptions {
+            let resources = self.inner.resources.load();
+            uris.iter().try_for_each(|uri| resources.may_subscribe(uri, &request.caller))?;
+        }
+        let session = self.connection.session(&context.request_context().peer);
+        self.pass_gate(Gate::Listen, ("request", "subscriptions/listen"), request).await?;
         let number = subscriptions.listen(session, context.sink().clone())?;
         context.cancelled().await;
         subscriptions.stop_listening(number);
@@ -274,7 +279,8 @@ impl ServerHandler for FusionServer {
                 None,
             )),
             _ => {
-                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {}", request.method), None))
+                let method = mcp_fusion_wire::Sent::text(&request.method);
+                Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"), None))
             }
         }
     }
