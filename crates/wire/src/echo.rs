@@ -111,11 +111,17 @@ fn escape_into(out: &mut String, c: char, style: Style) -> Option<usize> {
     Some(fixed.len())
 }
 
-/// Characters that render as nothing, or reorder or break the text around them: soft hyphen,
+/// Whether `c` renders as nothing, or reorders or breaks the text around it: soft hyphen,
 /// the Arabic letter mark, zero-width characters, directional marks, embeddings, overrides and
 /// isolates, line and paragraph separators, invisible operators, the byte-order mark and
-/// interlinear annotation marks.
-fn is_invisible(c: char) -> bool {
+/// interlinear annotation marks. [`echo`] writes these, like control characters, as escapes;
+/// so should anything else that writes outside text where a person or a model reads it.
+///
+/// ```
+/// assert!(mcp_fusion_wire::is_invisible('\u{202e}'));
+/// assert!(!mcp_fusion_wire::is_invisible('é'));
+/// ```
+pub fn is_invisible(c: char) -> bool {
     matches!(
         c,
         '\u{00ad}'

@@ -159,7 +159,7 @@ mod validation;
 pub use call_result::{CallResult, NotAResult, ParsedResult, parse_call_result};
 pub use code::ErrorCode;
 pub use contract::{CONTRACT_INSTRUCTIONS, ChangeSeverity, ContractAwareness, ContractChange, UnknownChangeSeverity};
-pub use echo::echo;
+pub use echo::{echo, is_invisible};
 pub use escape::{escape_attr, escape_text, unescape};
 pub use expectation::Expectation;
 pub use parse::{Envelope, EnvelopeKind, parse};

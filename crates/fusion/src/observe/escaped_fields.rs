@@ -206,7 +206,7 @@ impl<W: fmt::Write> fmt::Write for Escaping<W> {
                 '\n' => Some("\\n"),
                 '\r' => Some("\\r"),
                 '\t' => Some("\\t"),
-                c if c.is_control() || is_invisible(c) => {
+                c if c.is_control() || mcp_fusion_wire::is_invisible(c) => {
                     escape.clear();
                     let _ = write!(escape, "\\u{{{:x}}}", u32::from(c));
                     Some(&escape)
@@ -227,23 +227,6 @@ impl<W: fmt::Write> fmt::Write for Escaping<W> {
         }
         Ok(())
     }
-}
-
-/// Characters that render as nothing, or reorder or break the text around them: the set
-/// `mcp_fusion_wire::echo` escapes besides the controls (a test holds the two to the same).
-fn is_invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{180e}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{2028}'..='\u{202e}'
-            | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}'
-            | '\u{feff}'
-            | '\u{fff9}'..='\u{fffb}'
-    )
 }
 
 #[cfg(test)]
