@@ -151,7 +151,9 @@ fn errors(messages: &[Value]) -> Vec<(Value, i64)> {
         .collect()
 }
 
-#[tokio::test]
+// On the paused clock the first call's 300 ms pass only while nothing else can run: it is still
+// in flight when its duplicate arrives, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn a_duplicate_id_in_flight_is_refused_and_freed_by_the_answer() {
     let mut raw = Raw::start().await;
     raw.send(Raw::call(7, json!({"action": "wait", "ms": 300}))).await;
@@ -345,8 +347,9 @@ async fn the_input_ending_stops_the_server_and_cancels_the_calls_in_flight() {
 }
 
 /// A client that pipelines far more requests than the cap: the transport stops reading at the
-/// cap, so no more than that many run at once, and every request is still answered.
-#[tokio::test]
+/// cap, so no more than that many run at once, and every request is still answered. On the
+/// paused clock, so that the first calls' 20 ms cannot pass before the third has started.
+#[tokio::test(start_paused = true)]
 async fn reading_pauses_at_the_cap_of_requests_in_flight() {
     let seen = Arc::new(Seen::default());
     let running = Arc::new(AtomicUsize::new(0));
