@@ -248,6 +248,7 @@ struct Steps {
 struct Nothing {}
 
 struct Upstate {
+    started: AtomicBool,
     cancelled: AtomicBool,
 }
 
@@ -259,6 +260,7 @@ async fn count(ctx: Ctx<Upstate>, input: Steps) -> Result<String, ToolError> {
 }
 
 async fn hang(ctx: Ctx<Upstate>, _input: Nothing) -> Result<String, ToolError> {
+    ctx.state().started.store(true, Ordering::SeqCst);
     ctx.call().cancellation().cancelled().await;
     ctx.state().cancelled.store(true, Ordering::SeqCst);
     Ok("cancelled".into())
@@ -266,7 +268,7 @@ async fn hang(ctx: Ctx<Upstate>, _input: Nothing) -> Result<String, ToolError> {
 
 #[tokio::test]
 async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
-    let state = Arc::new(Upstate { cancelled: AtomicBool::new(false) });
+    let state = Arc::new(Upstate { started: AtomicBool::new(false), cancelled: AtomicBool::new(false) });
     let upstream = FusionServer::builder("work-upstream", "1")
         .group(
             Group::new("work", "Slow work.")
@@ -304,7 +306,10 @@ async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
         CallToolRequestParams::new("up.work").with_arguments(json!({"action": "hang"}).as_object().cloned().unwrap()),
     ));
     let handle = client.send_request_with_option(hang, PeerRequestOptions::no_options()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually("the call to reach the upstream's handler", Duration::from_secs(30), || async {
+        state.started.load(Ordering::SeqCst).then_some(())
+    })
+    .await;
     assert!(!state.cancelled.load(Ordering::SeqCst));
     handle.cancel(Some("the user changed their mind".into())).await.unwrap();
     eventually("the upstream's handler to see the cancellation", Duration::from_secs(5), || async {
