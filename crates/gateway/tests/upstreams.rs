@@ -135,12 +135,17 @@ async fn a_slow_upstream_is_connecting_as_a_warning_and_never_holds_up_the_other
     let billing = billing_server().display().to_string();
     let slow_db = dir.path().join("slow.db").display().to_string();
     let fast_db = dir.path().join("fast.db").display().to_string();
+    // The slow one starts once the test has seen it connecting (or after 60 s, should the test
+    // fail first), and the gateway waits as long for it.
+    let gate = dir.path().join("start-slow");
+    let slow = format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; exec '{billing}' --db '{slow_db}'",
+        gate.display()
+    );
     let server = gateway();
     let running = Gateway::new()
-        .mount(
-            Mount::new("slow"),
-            Upstream::stdio("sh", ["-c", &format!("sleep 3; exec '{billing}' --db '{slow_db}'")]),
-        )
+        .connect_timeout(Duration::from_secs(60))
+        .mount(Mount::new("slow"), Upstream::stdio("sh", ["-c", &slow]))
         .mount(Mount::new("fast"), Upstream::stdio(&billing, ["--db", &fast_db]))
         .start(&server);
     let client = connect(&server, Seen::default()).await;
@@ -160,6 +165,7 @@ async fn a_slow_upstream_is_connecting_as_a_warning_and_never_holds_up_the_other
         ErrorCode::HandoffConnecting,
         "the slow one is still starting while the fast one answers"
     );
+    std::fs::write(&gate, "").unwrap();
     listed(&client, "slow.billing").await;
     assert_eq!(call(&client, "slow.billing", json!({"action": "list_invoices"})).await.is_error, Some(false));
     running.shutdown().await;
