@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_fusion::handoff::{Forward, ForwardError, Mount, MountState};
 use mcp_fusion::transport::RequestInfo;
@@ -17,6 +17,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use tokio::time::Instant;
 
 #[derive(Serialize, Deserialize, schemars::JsonSchema)]
 struct GetInvoice {
@@ -127,7 +128,9 @@ fn get(id: &str) -> GetInvoice {
     GetInvoice { id: id.to_owned() }
 }
 
-#[tokio::test]
+// On the paused clock the mount is ready after 1 s and the retry comes after 2 s, in that
+// order however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn the_retry_policy_waits_out_a_mount_that_becomes_ready() {
     let (gateway, upstream, forwarded, client) = reconnecting().await;
     // Without a policy the call comes back at once with the warning, and nothing is run.
@@ -167,7 +170,8 @@ async fn the_retry_policy_waits_out_a_mount_that_becomes_ready() {
     );
 }
 
-#[tokio::test]
+// On the paused clock, "at once" is measured in the waits the client chose, not the machine's load.
+#[tokio::test(start_paused = true)]
 async fn a_mount_still_connecting_answers_a_warning_not_a_failure() {
     let (_gateway, _upstream, forwarded, client) = reconnecting().await;
 
@@ -244,7 +248,8 @@ async fn an_upstream_groups_action_is_reached_through_the_mount() {
     );
 }
 
-#[tokio::test]
+// On the paused clock the mount is up after 500 ms and the retry comes after 2 s, in that order.
+#[tokio::test(start_paused = true)]
 async fn a_client_that_connected_before_the_mount_did_gets_through_with_its_retry_policy() {
     // The mount is declared, so the server names it at `initialize`, and connecting: no tool of
     // it is listed when the client reads tools/list.

@@ -98,7 +98,9 @@ async fn two_hundred_calls_at_two_active_four_queued_are_all_answered() {
     assert_eq!((guard.active(), guard.queued()), (0, 0));
 }
 
-#[tokio::test]
+// On the paused clock the client's 50 ms, the handler's 80 ms and the timeout's 100 ms end in
+// that order, each once everything before it has been handled, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn slots_come_back_after_panics_timeouts_and_cancellations() {
     let counters = Arc::new(Counters::default());
     let server = FusionServer::builder("slots", "1")
@@ -574,7 +576,9 @@ fn work_for(server: &FusionServer, millis: u64, info: RequestInfo) -> tokio::tas
     )
 }
 
-#[tokio::test]
+// On the paused clock the slow call's 300 ms pass only while nothing else can run: it still
+// holds its slot when the next call comes, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn a_call_shed_by_the_concurrency_guard_gives_back_its_rate_limit() {
     let server = busy_server(0);
     let guard = server.concurrency_guard(Some("busy")).unwrap();
@@ -589,7 +593,9 @@ async fn a_call_shed_by_the_concurrency_guard_gives_back_its_rate_limit() {
     assert_eq!(refusal(&limited).map(|(code, _)| code), Some(ErrorCode::RateLimited));
 }
 
-#[tokio::test]
+// On the paused clock the slow call's 300 ms pass only while nothing else can run: it still
+// holds its slot when the next call comes, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn a_call_cancelled_while_waiting_for_a_slot_gives_back_its_rate_limit() {
     let server = busy_server(1);
     let guard = server.concurrency_guard(Some("busy")).unwrap();

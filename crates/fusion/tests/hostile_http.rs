@@ -3,7 +3,7 @@
 //! ambiguous requests, and rate limits walked around by new sessions or shared by strangers.
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::guard::RateLimit;
@@ -15,13 +15,19 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 
 #[derive(Deserialize, JsonSchema)]
 struct Nothing {}
 
+/// Told each time `nap` starts.
+static NAPPING: Notify = Notify::const_new();
+/// Ends the nap under way, or the next one.
+static WAKE: Notify = Notify::const_new();
+
 async fn nap(_ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    NAPPING.notify_one();
+    WAKE.notified().await;
     Ok("rested".into())
 }
 
@@ -38,7 +44,7 @@ fn server(limit: Option<RateLimit>) -> FusionServer {
         .group(
             Group::new("t", "Test tools.")
                 .action(Action::new("whoami", "Who is calling.").handler(whoami))
-                .action(Action::new("nap", "Sleep a while.").handler(nap)),
+                .action(Action::new("nap", "Sleep until woken.").handler(nap)),
         )
         .build(())
         .unwrap()
@@ -66,6 +72,16 @@ impl Running {
 
     /// A POST of `body`, with a bearer `token` and a `session` if given.
     async fn post(&self, token: Option<&str>, session: Option<&str>, body: &Value) -> reqwest::Response {
+        self.try_post(token, session, body).await.unwrap()
+    }
+
+    /// [`Running::post`], or the error of a connection closed without an answer.
+    async fn try_post(
+        &self,
+        token: Option<&str>,
+        session: Option<&str>,
+        body: &Value,
+    ) -> reqwest::Result<reqwest::Response> {
         let mut request = reqwest::Client::new()
             .post(self.url())
             .header("content-type", "application/json")
@@ -77,7 +93,7 @@ impl Running {
         if let Some(session) = session {
             request = request.header("mcp-session-id", session);
         }
-        request.body(body.to_string()).send().await.unwrap()
+        request.body(body.to_string()).send().await
     }
 
     /// A new session for `token`: its id.
@@ -198,13 +214,24 @@ async fn sessions_are_capped_in_all_and_per_caller() {
 
 #[tokio::test]
 async fn an_idle_session_expires_and_frees_its_slot() {
-    let config = loopback().max_sessions(1).session_idle_timeout(Duration::from_millis(500));
+    // Idle for 2 s: long enough that the session is surely alive when the 503 below is asked.
+    let config = loopback().max_sessions(1).session_idle_timeout(Duration::from_secs(2));
     let running = Running::start(config, None).await;
     let session = running.open(None).await;
     assert_eq!(running.post(None, None, &initialize()).await.status(), 503);
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // A refused initialize touches no session: asked again until the idle one has expired and
+    // the new one takes its slot.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let opened = loop {
+        let response = running.post(None, None, &initialize()).await;
+        if response.status() != 503 {
+            break response;
+        }
+        assert!(Instant::now() < deadline, "the idle session still held its slot after 30 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(opened.status(), 200);
     assert_eq!(running.whoami(None, Some(&session)).await.0, 404);
-    running.open(None).await;
 }
 
 #[tokio::test]
@@ -265,8 +292,7 @@ async fn slow_headers_and_extra_connections_are_cut_off() {
         tcp.write_all(b"POST /mcp HTTP/1.1\r\nHo").await.unwrap();
         slow.push(tcp);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    // …so a third is closed as it arrives…
+    // …so a third, accepted after them, is closed as it arrives…
     let mut third = TcpStream::connect(running.addr).await.unwrap();
     let mut byte = [0u8; 1];
     let read = tokio::time::timeout(Duration::from_secs(2), third.read(&mut byte)).await.unwrap();
@@ -277,8 +303,16 @@ async fn slow_headers_and_extra_connections_are_cut_off() {
         let ended = tokio::time::timeout(Duration::from_secs(3), tcp.read_to_end(&mut rest)).await;
         assert!(ended.is_ok(), "a slow connection outlived the header deadline");
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(running.post(None, None, &initialize()).await.status(), 200);
+    // Their slots come back as the server lets go of them.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let served = loop {
+        match running.try_post(None, None, &initialize()).await {
+            Ok(response) => break response,
+            Err(error) => assert!(Instant::now() < deadline, "no slot came back within 30 s: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(served.status(), 200);
 }
 
 #[tokio::test]
@@ -362,8 +396,10 @@ async fn an_id_in_flight_in_a_session_is_not_taken_twice() {
     let session = running.open(None).await;
     let nap = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "t", "arguments": {"action": "nap"}}});
     let (first, second) = tokio::join!(running.post(None, Some(&session), &nap), async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        running.post(None, Some(&session), &nap).await
+        tokio::time::timeout(Duration::from_secs(30), NAPPING.notified()).await.expect("the first call started");
+        let second = running.post(None, Some(&session), &nap).await;
+        WAKE.notify_one();
+        second
     });
     assert_eq!(first.status(), 200);
     assert!(first.text().await.unwrap().contains("rested"));
@@ -372,6 +408,7 @@ async fn an_id_in_flight_in_a_session_is_not_taken_twice() {
     assert_eq!(refusal["id"], 9);
     assert!(refusal["error"]["message"].as_str().unwrap().contains("already in use"), "{refusal}");
     // Once answered, the id is free again.
+    WAKE.notify_one();
     let again = running.post(None, Some(&session), &nap).await;
     assert_eq!(again.status(), 200);
     assert!(again.text().await.unwrap().contains("rested"));

@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 
 #[derive(Deserialize, JsonSchema)]
@@ -35,7 +35,11 @@ async fn echo(_ctx: Ctx<()>, input: Echo) -> Result<String, ToolError> {
     Ok(input.text)
 }
 
+/// Told each time `slow` starts.
+static SLOW_STARTED: Notify = Notify::const_new();
+
 async fn slow(_ctx: Ctx<()>, input: Slow) -> Result<String, ToolError> {
+    SLOW_STARTED.notify_one();
     tokio::time::sleep(Duration::from_millis(input.millis)).await;
     Ok(format!("slept {} ms", input.millis))
 }
@@ -272,7 +276,7 @@ async fn shutdown_lets_a_call_in_flight_finish() {
                 .await;
             (result, client)
         });
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        tokio::time::timeout(Duration::from_secs(30), SLOW_STARTED.notified()).await.expect("the call started");
         let addr = running.addr;
         running.shutdown().await.unwrap();
         let (result, client) = in_flight.await.unwrap();

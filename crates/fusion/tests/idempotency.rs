@@ -16,7 +16,7 @@ use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{error_text, texts};
+use support::{error_text, texts, wait_until};
 
 #[derive(Deserialize, JsonSchema)]
 #[allow(dead_code)]
@@ -128,7 +128,9 @@ fn server_sharing(runs: &Arc<AtomicUsize>) -> FusionServer {
     server(Idempotency::new().anonymous_callers_share_keys(true), runs)
 }
 
-#[tokio::test]
+// On the paused clock the first call's 300 ms pass only while nothing else can run: it is still
+// running when the repeat comes, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn a_repeat_waits_for_the_running_call_or_answers_server_busy() {
     let runs = Arc::new(AtomicUsize::new(0));
     let waiting = Arc::new(server(Idempotency::new(), &runs));
@@ -137,7 +139,7 @@ async fn a_repeat_waits_for_the_running_call_or_answers_server_busy() {
         let (server, slow) = (Arc::clone(&waiting), slow.clone());
         async move { call(&server, slow, RequestInfo::default()).await }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait_until(|| runs.load(Ordering::SeqCst) == 1).await;
     let second = call(&waiting, slow.clone(), RequestInfo::default()).await;
     assert_eq!(first.await.unwrap(), second);
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -148,7 +150,7 @@ async fn a_repeat_waits_for_the_running_call_or_answers_server_busy() {
         let (server, slow) = (Arc::clone(&impatient), slow.clone());
         async move { call(&server, slow, RequestInfo::default()).await }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait_until(|| runs.load(Ordering::SeqCst) == 1).await;
     let busy = parse(&error_text(&call(&impatient, slow.clone(), RequestInfo::default()).await)).error;
     assert_eq!((busy.code.clone(), busy.retry_after), (ErrorCode::ServerBusy, Some(2)), "{busy:?}");
     assert!(busy.recovery.as_deref().unwrap().contains("same arguments and idempotency_key"), "{busy:?}");
@@ -195,7 +197,8 @@ async fn a_bad_key_is_refused_before_anything_runs() {
     assert_eq!(runs.load(Ordering::SeqCst), 0);
 }
 
-#[tokio::test]
+// On the paused clock, as above: the first call still holds its key when the second comes.
+#[tokio::test(start_paused = true)]
 async fn a_full_store_refuses_new_keys_with_server_busy() {
     let runs = Arc::new(AtomicUsize::new(0));
     let server = Arc::new(server(Idempotency::new().store(MemoryKeys::new(1)).wait(Duration::ZERO), &runs));
@@ -204,7 +207,7 @@ async fn a_full_store_refuses_new_keys_with_server_busy() {
         let server = Arc::clone(&server);
         async move { call(&server, slow, RequestInfo::default()).await }
     });
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    wait_until(|| runs.load(Ordering::SeqCst) == 1).await;
     let refused = parse(&error_text(&call(&server, send("bruno", "b"), RequestInfo::default()).await)).error;
     assert_eq!(refused.code, ErrorCode::ServerBusy);
     assert!(refused.recovery.as_deref().unwrap().starts_with("Nothing ran."), "{refused:?}");

@@ -4,8 +4,9 @@
 
 #![allow(deprecated, reason = "MCP logging is deprecated by SEP-2577 and offered before 2026-07-28")]
 
+mod support;
+
 use std::sync::{Arc, Mutex, Once};
-use std::time::Duration;
 
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
@@ -18,6 +19,7 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use support::wait_until;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
@@ -88,8 +90,8 @@ async fn a_client_hears_its_calls_events_at_its_level_and_others_hear_nothing() 
     call_chatty(&other).await;
     // Outside any call: nobody's.
     tracing::warn!("between calls");
-    // The notifications were sent before the result; a round trip lets the last arrive.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The notifications were sent before the result, but each is handled on a task of its own.
+    wait_until(|| listening.0.lock().unwrap().len() >= 2).await;
     client.list_all_tools().await.unwrap();
     let heard = listening.0.lock().unwrap().clone();
     let heard: Vec<_> = heard.iter().map(|m| (m.level, m.logger.clone(), m.data.clone())).collect();

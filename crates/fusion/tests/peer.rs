@@ -90,8 +90,9 @@ async fn progress_reaches_a_client_that_asked_for_it() {
     request.meta = Some(meta);
     let result = client.call_tool(request).await.unwrap();
     assert_eq!(result.content[0].as_text().unwrap().text, "counted to 3");
-    // Notifications and the response travel the same ordered pipe: all three are in.
-    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // Notifications and the response travel the same ordered pipe, but each notification is
+    // handled on a task of its own.
+    support::wait_until(|| recorder.progress.lock().unwrap().len() >= 3).await;
     assert_eq!(
         *recorder.progress.lock().unwrap(),
         [(1.0, Some("step 1".into())), (2.0, Some("step 2".into())), (3.0, Some("step 3".into()))]

@@ -512,12 +512,25 @@ async fn a_call_refused_by_a_later_limit_gives_back_what_the_earlier_ones_took()
 async fn a_call_shed_by_the_concurrency_guard_gives_back_its_rate_limit() {
     let redis = Redis::start();
     let store = RedisStore::connect(redis.url()).await.unwrap();
+    // A call with millis to work waits to be released first: the slow one holds the slot until
+    // the call after it has been shed.
+    let release = Arc::new(tokio::sync::Notify::new());
+    let held = Arc::clone(&release);
+    let gated = move |ctx: Ctx<()>, input: Work| {
+        let held = Arc::clone(&held);
+        async move {
+            if input.millis > 0 {
+                held.notified().await;
+            }
+            work(ctx, input).await
+        }
+    };
     let server =
         FusionServer::builder("busy", "1")
             .rate_limit_store(store)
             .rate_limit_failure(FailurePolicy::Closed, Duration::from_millis(500))
             .group(Group::new("busy", "Busy.").concurrency(Concurrency::new(1, 0)).action(
-                Action::new("work", "Work.").rate_limit(RateLimit::new(2, Duration::from_secs(60))).handler(work),
+                Action::new("work", "Work.").rate_limit(RateLimit::new(2, Duration::from_secs(60))).handler(gated),
             ))
             .build(())
             .unwrap();
@@ -528,12 +541,13 @@ async fn a_call_shed_by_the_concurrency_guard_gives_back_its_rate_limit() {
         tokio::spawn(async move { refusal(&server.call("busy", Some(arguments), RequestInfo::default()).await) })
     };
     let slow = work_for(500);
-    let deadline = Instant::now() + Duration::from_secs(4);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while guard.active() == 0 {
         assert!(Instant::now() < deadline, "the slow call never took its slot");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(work_for(0).await.unwrap().map(|(code, _)| code), Some(ErrorCode::ServerBusy));
+    release.notify_one();
     assert_eq!(slow.await.unwrap(), None);
     // The slow call and this one are the limit's two; the shed call was not counted.
     assert_eq!(work_for(0).await.unwrap(), None);

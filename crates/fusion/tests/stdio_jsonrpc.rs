@@ -134,13 +134,13 @@ impl Raw {
 }
 
 async fn wait_until(mut done: impl FnMut() -> bool) {
-    for _ in 0..300 {
+    for _ in 0..3000 {
         if done() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("the condition did not hold within 3 s");
+    panic!("the condition did not hold within 30 s");
 }
 
 /// `(id, code)` of error responses.
@@ -151,7 +151,9 @@ fn errors(messages: &[Value]) -> Vec<(Value, i64)> {
         .collect()
 }
 
-#[tokio::test]
+// On the paused clock the first call's 300 ms pass only while nothing else can run: it is still
+// in flight when its duplicate arrives, however busy the machine is.
+#[tokio::test(start_paused = true)]
 async fn a_duplicate_id_in_flight_is_refused_and_freed_by_the_answer() {
     let mut raw = Raw::start().await;
     raw.send(Raw::call(7, json!({"action": "wait", "ms": 300}))).await;
@@ -315,7 +317,7 @@ async fn a_closed_output_stops_the_server_and_cancels_the_calls_in_flight() {
     // The server learns that nobody reads when it next writes.
     raw.send(json!({"jsonrpc": "2.0", "id": 21, "method": "ping"}).to_string()).await;
     wait_until(|| raw.seen.cancelled.load(Ordering::SeqCst) == 20).await;
-    tokio::time::timeout(Duration::from_secs(2), &mut raw.server).await.expect("the server stops").unwrap();
+    tokio::time::timeout(Duration::from_secs(30), &mut raw.server).await.expect("the server stops").unwrap();
     assert!(errors.0.load(Ordering::SeqCst) <= 1, "{} error lines", errors.0.load(Ordering::SeqCst));
     // Nothing more is started.
     let _ = raw
@@ -337,7 +339,7 @@ async fn the_input_ending_stops_the_server_and_cancels_the_calls_in_flight() {
     raw.wait_started(20).await;
     drop(raw.stdin.take());
     wait_until(|| raw.seen.cancelled.load(Ordering::SeqCst) == 20).await;
-    tokio::time::timeout(Duration::from_secs(2), &mut raw.server).await.expect("the server stops").unwrap();
+    tokio::time::timeout(Duration::from_secs(30), &mut raw.server).await.expect("the server stops").unwrap();
     // Cancelled requests get no answer: the output just ends.
     let mut rest = String::new();
     tokio::io::AsyncReadExt::read_to_string(raw.stdout.as_mut().unwrap(), &mut rest).await.unwrap();
@@ -345,8 +347,9 @@ async fn the_input_ending_stops_the_server_and_cancels_the_calls_in_flight() {
 }
 
 /// A client that pipelines far more requests than the cap: the transport stops reading at the
-/// cap, so no more than that many run at once, and every request is still answered.
-#[tokio::test]
+/// cap, so no more than that many run at once, and every request is still answered. On the
+/// paused clock, so that the first calls' 20 ms cannot pass before the third has started.
+#[tokio::test(start_paused = true)]
 async fn reading_pauses_at_the_cap_of_requests_in_flight() {
     let seen = Arc::new(Seen::default());
     let running = Arc::new(AtomicUsize::new(0));

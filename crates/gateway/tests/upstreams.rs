@@ -135,12 +135,17 @@ async fn a_slow_upstream_is_connecting_as_a_warning_and_never_holds_up_the_other
     let billing = billing_server().display().to_string();
     let slow_db = dir.path().join("slow.db").display().to_string();
     let fast_db = dir.path().join("fast.db").display().to_string();
+    // The slow one starts once the test has seen it connecting (or after 60 s, should the test
+    // fail first), and the gateway waits as long for it.
+    let gate = dir.path().join("start-slow");
+    let slow = format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; exec '{billing}' --db '{slow_db}'",
+        gate.display()
+    );
     let server = gateway();
     let running = Gateway::new()
-        .mount(
-            Mount::new("slow"),
-            Upstream::stdio("sh", ["-c", &format!("sleep 3; exec '{billing}' --db '{slow_db}'")]),
-        )
+        .connect_timeout(Duration::from_secs(60))
+        .mount(Mount::new("slow"), Upstream::stdio("sh", ["-c", &slow]))
         .mount(Mount::new("fast"), Upstream::stdio(&billing, ["--db", &fast_db]))
         .start(&server);
     let client = connect(&server, Seen::default()).await;
@@ -160,6 +165,7 @@ async fn a_slow_upstream_is_connecting_as_a_warning_and_never_holds_up_the_other
         ErrorCode::HandoffConnecting,
         "the slow one is still starting while the fast one answers"
     );
+    std::fs::write(&gate, "").unwrap();
     listed(&client, "slow.billing").await;
     assert_eq!(call(&client, "slow.billing", json!({"action": "list_invoices"})).await.is_error, Some(false));
     running.shutdown().await;
@@ -248,6 +254,7 @@ struct Steps {
 struct Nothing {}
 
 struct Upstate {
+    started: AtomicBool,
     cancelled: AtomicBool,
 }
 
@@ -259,6 +266,7 @@ async fn count(ctx: Ctx<Upstate>, input: Steps) -> Result<String, ToolError> {
 }
 
 async fn hang(ctx: Ctx<Upstate>, _input: Nothing) -> Result<String, ToolError> {
+    ctx.state().started.store(true, Ordering::SeqCst);
     ctx.call().cancellation().cancelled().await;
     ctx.state().cancelled.store(true, Ordering::SeqCst);
     Ok("cancelled".into())
@@ -266,7 +274,7 @@ async fn hang(ctx: Ctx<Upstate>, _input: Nothing) -> Result<String, ToolError> {
 
 #[tokio::test]
 async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
-    let state = Arc::new(Upstate { cancelled: AtomicBool::new(false) });
+    let state = Arc::new(Upstate { started: AtomicBool::new(false), cancelled: AtomicBool::new(false) });
     let upstream = FusionServer::builder("work-upstream", "1")
         .group(
             Group::new("work", "Slow work.")
@@ -304,7 +312,10 @@ async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
         CallToolRequestParams::new("up.work").with_arguments(json!({"action": "hang"}).as_object().cloned().unwrap()),
     ));
     let handle = client.send_request_with_option(hang, PeerRequestOptions::no_options()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    eventually("the call to reach the upstream's handler", Duration::from_secs(30), || async {
+        state.started.load(Ordering::SeqCst).then_some(())
+    })
+    .await;
     assert!(!state.cancelled.load(Ordering::SeqCst));
     handle.cancel(Some("the user changed their mind".into())).await.unwrap();
     eventually("the upstream's handler to see the cancellation", Duration::from_secs(5), || async {

@@ -39,7 +39,7 @@ fn a_closed_stdout_ends_the_process_while_stdin_stays_open() {
         if let Some(status) = child.try_wait().unwrap() {
             break Some(status);
         }
-        if started.elapsed() > Duration::from_secs(3) {
+        if started.elapsed() > Duration::from_secs(30) {
             break None;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -48,5 +48,5 @@ fn a_closed_stdout_ends_the_process_while_stdin_stays_open() {
         child.kill().unwrap();
     }
     drop(stdin);
-    assert!(status.is_some(), "billing-server still runs 3 s after its stdout closed");
+    assert!(status.is_some(), "billing-server still runs 30 s after its stdout closed");
 }

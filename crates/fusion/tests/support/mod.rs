@@ -64,13 +64,13 @@ pub fn validation_envelope(action: &str, fields: &[&str]) -> String {
     text
 }
 
-/// Waits until `done` holds, checking every 10 ms for 4 s.
+/// Waits until `done` holds, checking every 10 ms for 30 s.
 pub async fn wait_until(mut done: impl FnMut() -> bool) {
-    for _ in 0..400 {
+    for _ in 0..3000 {
         if done() {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    panic!("the condition did not hold within 4 s");
+    panic!("the condition did not hold within 30 s");
 }

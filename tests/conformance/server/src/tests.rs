@@ -226,8 +226,13 @@ async fn progress_0_50_100_of_100() {
     request.meta = Some(meta);
     let result = client.call_tool(request).await.unwrap();
     assert_eq!(result.is_error, Some(false), "{:?}", result.content);
-    // Notifications and the response travel the same ordered pipe; give the handler a moment.
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Notifications and the response travel the same ordered pipe, but each notification is
+    // handled on a task of its own.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while recorder.progress.lock().unwrap().len() < PROGRESS_STEPS.len() {
+        assert!(std::time::Instant::now() < deadline, "not all progress arrived within 30 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let expected: Vec<(f64, Option<f64>)> = PROGRESS_STEPS.iter().map(|p| (*p, Some(PROGRESS_TOTAL))).collect();
     assert_eq!(*recorder.progress.lock().unwrap(), expected);
 }
