@@ -22,8 +22,8 @@
 //! With `mask_internal_errors`, a call's events are the operator's, not the client's: they may
 //! hold what masking keeps from clients (a store's error, a query, a path). The client then
 //! hears only what is addressed to it: for an internal error, the ERROR event on
-//! [`INCIDENT_TARGET`](crate::observe::INCIDENT_TARGET) with its `action` and `incident` (the id
-//! its envelope names), never the error; and the events a handler sends on [`CLIENT_TARGET`]:
+//! [`INCIDENT_TARGET`] with its `action` and `incident` (the id its envelope names), never the
+//! error; and the events a handler sends on [`CLIENT_TARGET`]:
 //!
 //! ```
 //! tracing::info!(target: mcp_fusion::logging::CLIENT_TARGET, invoices = 3, "counted the invoices");
