@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::context::Ctx;
+use crate::guard::{Layers, Placement};
 use crate::guard::{RateLimit, Stage};
 use crate::handler::{ErasedHandler, TypedHandler};
 use crate::input::ActionInput;
-use crate::middleware::{BoxError, Layers, Middleware, Placement};
+use crate::middleware::{BoxError, Middleware};
 use crate::output::IntoOutput;
 
 /// Behaviour hints a client may show or act on (MCP tool annotations).

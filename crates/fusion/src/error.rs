@@ -1,4 +1,7 @@
-//! Why a server could not be built.
+//! Why a server could not be built, and the error type handlers may return.
+
+/// Any error a handler or a `from_fn` middleware may return besides a [`ToolError`](mcp_fusion_wire::ToolError).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Why a server could not be built. Each message names what was found and what to do.
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use mcp_fusion_wire::ToolError;
 
-use crate::middleware::BoxError;
+use crate::error::BoxError;
 use crate::observe::INCIDENT_TARGET;
 
 /// How a call failed, before it is written as an envelope.

@@ -2,7 +2,8 @@
 
 use crate::action::Action;
 use crate::guard::{Concurrency, RateLimit, Stage};
-use crate::middleware::{Layers, Middleware, Placement};
+use crate::guard::{Layers, Placement};
+use crate::middleware::Middleware;
 
 /// A group of actions, exposed as one MCP tool (grouped exposition) or as one tool per
 /// action (flat exposition).

@@ -52,8 +52,9 @@ use tracing::span;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+use crate::lock::locked;
 use crate::observe::INCIDENT_TARGET;
-use crate::server::{locked, same_session};
+use crate::session::same_session;
 
 /// The target of events meant for the client whose call emits them: forwarded also when
 /// internal errors are masked, when a call's other events are not.

@@ -7,7 +7,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::middleware::BoxError;
+use crate::error::BoxError;
 
 /// The success of an action: its content blocks and, for typed outputs, the structured
 /// content.

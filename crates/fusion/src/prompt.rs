@@ -40,13 +40,13 @@ use schemars::{Schema, SchemaGenerator};
 
 pub use rmcp::model::{ContentBlock, PromptMessage, Role};
 
+use crate::completer::{StateCompleter, state_completer};
 use crate::context::Ctx;
 use crate::guard::RateLimit;
 use crate::handler::{Decoder, ErasedHandler, Types, decode_as};
 use crate::input::ActionInput;
 use crate::middleware::{BoxError, Call, Endpoint, Outcome};
 use crate::output::Output;
-use crate::server::{StateCompleter, state_completer};
 
 /// A prompt: a name, a description, typed arguments and a handler
 /// `async fn(Ctx<S>, Args) -> Result<T, E>` (`T`: [`IntoMessages`]).

@@ -3,8 +3,8 @@
 //! call routes in the catalog of the moment it arrived and keeps its action to the end.
 
 mod candidate;
+mod mounted;
 mod routing;
-mod suggest;
 mod tools;
 
 use std::collections::{HashMap, HashSet};
@@ -14,11 +14,11 @@ use rmcp::model::Tool;
 
 pub(crate) use candidate::Candidate;
 pub use mcp_fusion_contract::Exposition;
-pub(crate) use suggest::closest;
+pub(crate) use mounted::{MAX_TOOL_NAME, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds};
 pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};
 
+use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
-use crate::server::{CompiledAction, CompiledGroup};
 
 /// The tools of a server and how their names route.
 pub(crate) struct Catalog {

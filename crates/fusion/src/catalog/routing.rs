@@ -10,8 +10,10 @@ use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use serde_json::{Map, Value};
 
 use super::candidate::{Candidate, ambiguity};
-use super::{Catalog, Route, closest};
-use crate::server::{CompiledAction, CompiledGroup, mounted_guess, not_served};
+use super::{Catalog, Route};
+use super::{mounted_guess, not_served};
+use crate::compiled::{CompiledAction, CompiledGroup};
+use crate::similarity::closest;
 
 impl Catalog {
     /// The action a call addresses, with its arguments (the discriminator removed).

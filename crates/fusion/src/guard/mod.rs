@@ -20,6 +20,7 @@ mod deprecation;
 mod idempotency;
 mod rate_limit;
 mod result_cap;
+mod stage;
 mod timeout;
 
 pub(crate) use auth::RequireCaller;
@@ -36,46 +37,6 @@ pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};
 pub use rate_limit::{Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
 pub(crate) use rate_limit::{RateLimitGuard, StoreSettings};
 pub(crate) use result_cap::ResultCap;
+pub use stage::Stage;
+pub(crate) use stage::{Layers, Placement, StageLayers, assemble};
 pub(crate) use timeout::{Retry, Timeout};
-
-/// The stages of the chain, in the order a call meets them. User middleware can be placed
-/// before or after any of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stage {
-    /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
-    /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
-    Auth,
-    /// Idempotency keys: a repeat of a finished call gets its result without counting
-    /// against any limit; the first call goes on through the rest of the chain.
-    Idempotency,
-    /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
-    /// so a limited call never waits in line for a slot. A call refused by a later limit or
-    /// shed by a concurrency guard gives back what the earlier limits counted.
-    RateLimit,
-    /// Concurrency slots: the group's, then the server's, so a call waits in one line only.
-    Concurrency,
-    /// `DEPRECATED` warnings for a deprecated action or a deprecated field that was sent.
-    Deprecation,
-    /// The deadline on everything inside it: user middleware and the handler (`TIMEOUT`).
-    /// Time spent waiting for a slot does not count.
-    Timeout,
-    /// Cuts an oversized result's text and adds a `RESULT_TRUNCATED` warning.
-    ResultCap,
-}
-
-impl Stage {
-    /// Every stage, outermost first.
-    pub const ORDER: [Stage; 7] = [
-        Stage::Auth,
-        Stage::Idempotency,
-        Stage::RateLimit,
-        Stage::Concurrency,
-        Stage::Deprecation,
-        Stage::Timeout,
-        Stage::ResultCap,
-    ];
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-}

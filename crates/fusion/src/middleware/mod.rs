@@ -29,11 +29,10 @@ use serde_json::Value;
 use crate::context::CallInfo;
 use crate::output::Output;
 
-pub(crate) use chain::{Chain, Endpoint, Layers, Placement, StageLayers};
+pub(crate) use chain::{Chain, Endpoint};
 pub use from_fn::{FromFn, from_fn};
 
-/// Any error a handler or a `from_fn` middleware may return besides a [`ToolError`].
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub use crate::error::BoxError;
 
 /// What a layer of the chain returns: the success, or the envelope of the failure.
 pub type Outcome = Result<Output, ToolError>;

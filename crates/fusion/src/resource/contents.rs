@@ -6,7 +6,7 @@ use rmcp::Json;
 use rmcp::model::ResourceContents;
 use serde::Serialize;
 
-use crate::middleware::BoxError;
+use crate::error::BoxError;
 
 /// What a resource handler may return on success, like [`IntoOutput`](crate::IntoOutput) for
 /// actions:

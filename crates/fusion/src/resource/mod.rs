@@ -48,7 +48,6 @@
 //! ```
 
 mod contents;
-mod limits;
 pub(crate) mod template;
 
 use std::future::Future;
@@ -61,18 +60,18 @@ use rmcp::model::ContentBlock;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
+pub use crate::subscriptions::SubscriptionLimits;
 pub(crate) use contents::complete;
 pub use contents::{Blob, IntoContents};
-pub use limits::SubscriptionLimits;
 pub use rmcp::model::ResourceContents;
 
+use crate::completer::{StateCompleter, state_completer};
 use crate::context::Ctx;
 use crate::guard::RateLimit;
 use crate::handler::{Decoder, ErasedHandler, Types, decode_as};
 use crate::input::ActionInput;
 use crate::middleware::{BoxError, Call, Endpoint, Outcome};
 use crate::output::Output;
-use crate::server::{StateCompleter, state_completer};
 
 /// A resource with one fixed URI, read by a handler `async fn(Ctx<S>) -> Result<T, E>`
 /// (`T`: [`IntoContents`]).

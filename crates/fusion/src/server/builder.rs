@@ -13,7 +13,6 @@ use super::compile::{Settings, compile_group};
 use super::mount::compile_mount;
 use super::prompts::Prompts;
 use super::resources::Resources;
-use super::subscriptions::Subscriptions;
 use super::{FusionServer, Inner};
 use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
@@ -22,10 +21,12 @@ use crate::guard::{
     Concurrency, ConcurrencyGuard, FailurePolicy, Idempotency, MemoryStore, RateLimit, RateLimitStore, Stage,
     StoreSettings,
 };
+use crate::guard::{Layers, Placement};
 use crate::handoff::{Mount, MountState};
-use crate::middleware::{Layers, Middleware, Placement};
+use crate::middleware::Middleware;
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
+use crate::subscriptions::Subscriptions;
 
 /// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
 /// exposition, then [`build`](ServerBuilder::build) it with the application state.

@@ -10,17 +10,18 @@ use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::Value;
 use tracing::Instrument as _;
 
+use super::FusionServer;
 use super::compile::Settings;
 use super::observe::CallRecord;
-use super::{CompiledAction, FusionServer};
+use crate::compiled::CompiledAction;
 use crate::context::CallInfo;
+use crate::context::RequestInfo;
 use crate::failure::Failure;
 use crate::handler::Decoded;
 use crate::input::DecodeError;
 use crate::logging::Listening;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
-use crate::transport::RequestInfo;
 
 /// A call's input, decoded into the handler's type.
 type Input = Box<dyn std::any::Any + Send + Sync>;

@@ -6,23 +6,22 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_fusion_wire::ContractAwareness;
-use rmcp::model::Tool;
 use serde_json::{Map, Value};
 
 use super::awareness::Awareness;
-use super::subscriptions::Subscriptions;
 use crate::action::Action;
 use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
+use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::{
     ConcurrencyGuard, ConcurrencyLimit, Deprecation, Idempotency, IdempotencyGuard, RateLimit, RateLimitGuard,
     RequireCaller, ResultCap, Retry, Stage, StoreSettings, Timeout,
 };
-use crate::handler::{Decoder, ErasedHandler};
+use crate::guard::{Layers, StageLayers, assemble};
+use crate::handler::ErasedHandler;
 use crate::logging::Levels;
-use crate::middleware::{Chain, Layers, StageLayers};
+use crate::subscriptions::Subscriptions;
 use crate::validation::{
     Checker, input_generator, into_object, is_object_schema, output_generator, portable_input, property_names,
 };
@@ -45,69 +44,6 @@ pub(crate) struct Settings {
     pub subscriptions: Arc<Subscriptions>,
     /// The logging level each session set.
     pub log_levels: Levels,
-}
-
-/// A group ready to serve: its tools as listed, and its actions.
-pub(crate) struct CompiledGroup {
-    pub name: String,
-    pub tools: Vec<Tool>,
-    pub actions: Vec<Arc<CompiledAction>>,
-    pub(super) by_action: HashMap<String, usize>,
-    pub concurrency: Option<Arc<ConcurrencyGuard>>,
-    /// For a mounted namespace, where its upstream stands; its tools are always one per action.
-    pub mount: Option<MountStatus>,
-    /// For a mounted namespace, its tools (named without the namespace) that declared an
-    /// output schema when the upstream last listed them: kept while it reconnects, so a
-    /// client that still lists them gets a `HANDOFF_CONNECTING` it accepts.
-    pub output_schemas: Arc<HashSet<String>>,
-}
-
-/// Where the upstream of a mounted namespace stands, for calls that find no tool.
-#[derive(Debug, Clone)]
-pub(crate) enum MountStatus {
-    Connecting,
-    Unavailable { retry_at: std::time::Instant, reason: String },
-    Ready,
-}
-
-impl CompiledGroup {
-    /// The action named `name` (without the group's prefix).
-    pub(crate) fn action(&self, name: &str) -> Option<&Arc<CompiledAction>> {
-        self.by_action.get(name).map(|&index| &self.actions[index])
-    }
-
-    /// The action names, in order.
-    pub(crate) fn action_names(&self) -> impl Iterator<Item = &str> {
-        self.actions.iter().map(|action| action.name())
-    }
-
-    /// The qualified action names (`billing.get_invoice`), in order.
-    pub(crate) fn qualified_names(&self) -> impl Iterator<Item = &str> {
-        self.actions.iter().map(|action| &*action.qualified)
-    }
-}
-
-/// An action ready to serve: its checks, its decoder, its chain.
-pub(crate) struct CompiledAction {
-    pub qualified: Arc<str>,
-    /// Where the action's own name starts in `qualified`.
-    pub(super) name_at: usize,
-    /// `None` for a mounted tool whose arguments go to the upstream unchecked.
-    pub(super) checker: Option<Checker>,
-    pub(super) decode: Decoder,
-    pub(super) chain: Arc<Chain>,
-    /// What changed since the lockfile, told in this action's validation errors.
-    pub(super) awareness: Option<ContractAwareness>,
-    pub(super) mask_internal_errors: bool,
-    /// Whether the tool this action is called through declares an output schema.
-    pub(super) output_schema: bool,
-}
-
-impl CompiledAction {
-    /// The action's own name (`get_invoice`).
-    pub(crate) fn name(&self) -> &str {
-        &self.qualified[self.name_at..]
-    }
 }
 
 /// What a resource or a prompt asks of the guards: they are compiled as a read-only action of
@@ -147,17 +83,8 @@ pub(super) fn compile_read_only<S: Send + Sync + 'static>(
         check_with: None,
     };
     let guards = guards(settings, &scope, &spec, &qualified, schema)?;
-    let chain = Chain::assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
-    Ok(CompiledAction {
-        qualified,
-        name_at: 0,
-        checker: Some(checker),
-        decode: handler.decoder(),
-        chain: Arc::new(chain),
-        awareness: None,
-        mask_internal_errors: settings.mask_internal_errors,
-        output_schema: false,
-    })
+    let chain = assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
+    Ok(CompiledAction::new(qualified, 0, Some(checker), handler.decoder(), chain, settings.mask_internal_errors))
 }
 
 /// What an action's guards take from its group.
@@ -259,17 +186,15 @@ fn compile_action<S: Send + Sync + 'static>(
         .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
     let guards = guards(settings, group, &GuardSpec::from(&action), &qualified, &input)?;
     let levels = [&settings.middleware, group.middleware, &action.middleware];
-    let chain = Chain::assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
-    let compiled = CompiledAction {
-        qualified: Arc::clone(&qualified),
-        name_at: group.name.len() + 1,
-        checker: Some(checker),
-        decode: handler.decoder(),
-        chain: Arc::new(chain),
-        awareness: None,
-        mask_internal_errors: settings.mask_internal_errors,
-        output_schema: false,
-    };
+    let chain = assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
+    let compiled = CompiledAction::new(
+        Arc::clone(&qualified),
+        group.name.len() + 1,
+        Some(checker),
+        handler.decoder(),
+        chain,
+        settings.mask_internal_errors,
+    );
     let spec = ActionSpec {
         name: action.name,
         qualified,

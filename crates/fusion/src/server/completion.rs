@@ -3,32 +3,15 @@
 //! allows (an enum's).
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use mcp_fusion_wire::Sent;
 use rmcp::ErrorData;
 use rmcp::model::CompletionInfo;
 use serde_json::{Map, Value, json};
 
+pub(crate) use crate::completer::{Completer, StateCompleter};
 use crate::validation::property_names;
-
-/// A completer with the server's state bound: the prefix typed so far → the values.
-pub(crate) type Completer = Arc<dyn Fn(String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
-
-/// A completer as its author gives it, before the state is known.
-pub(crate) type StateCompleter<S> = Box<dyn Fn(Arc<S>, String) -> BoxFuture<'static, Vec<String>> + Send + Sync>;
-
-/// Erases an author's completer `async fn(Arc<S>, prefix) -> Vec<String>`.
-pub(crate) fn state_completer<S, F, Fut>(completer: F) -> StateCompleter<S>
-where
-    S: Send + Sync + 'static,
-    F: Fn(Arc<S>, String) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Vec<String>> + Send + 'static,
-{
-    Box::new(move |state, prefix| Box::pin(completer(state, prefix)))
-}
 
 /// The completers of one prompt or template, and the schema of its arguments.
 #[derive(Default)]

@@ -14,7 +14,6 @@ mod peers;
 mod prompts;
 mod resources;
 mod service;
-mod subscriptions;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -22,21 +21,19 @@ use std::sync::{Arc, Mutex};
 use arc_swap::ArcSwap;
 use rmcp::model::{Implementation, Prompt, Resource as ListedResource, ResourceTemplate as ListedTemplate, Tool};
 
+use crate::subscriptions::Connection;
+pub(crate) use crate::subscriptions::Subscriptions;
 pub use builder::ServerBuilder;
-pub(crate) use compile::{CompiledAction, CompiledGroup};
-pub(crate) use completion::{StateCompleter, state_completer};
-pub(crate) use mount::{mounted_guess, not_served};
-use subscriptions::Connection;
-pub(crate) use subscriptions::{Subscriptions, locked, same_session};
 
 use crate::catalog::Catalog;
+use crate::compiled::{CompiledGroup, MountStatus};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::ConcurrencyGuard;
 use crate::handoff::{Mount, MountState};
 use crate::in_flight::InFlight;
 use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
-use compile::{MountStatus, Settings, compile_group};
+use compile::{Settings, compile_group};
 use peers::{ListChanged, Peers};
 use resources::{Resources, compile_resource, compile_template};
 

@@ -3,22 +3,24 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
+use mcp_fusion_contract::ACTION_META_KEY;
 use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
 
-use super::compile::{CompiledAction, CompiledGroup, GroupScope, GuardSpec, MountStatus, Settings, check_name, guards};
+use super::compile::{GroupScope, GuardSpec, Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
-use crate::catalog::{Candidate, closest};
+use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
+use crate::compiled::{CompiledAction, CompiledGroup, MountStatus};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
+use crate::guard::{Layers, assemble};
 use crate::handoff::{Forward, ForwardError, Mount, MountState};
 use crate::input::DecodeError;
-use crate::middleware::{Call, Chain, Endpoint, Layers, Outcome};
+use crate::middleware::{Call, Endpoint, Outcome};
 use crate::output::Output;
 use crate::validation::Checker;
 
@@ -89,17 +91,8 @@ pub(crate) fn compile_mount(
     })
 }
 
-/// The longest tool name MCP allows, namespace included.
-const MAX_TOOL_NAME: usize = 128;
-
 /// Names the log quotes of the tools it drops; the rest are counted.
 const NAMES_LOGGED: usize = 5;
-
-/// Whether `name` is a tool name MCP allows: 1 to 128 of `A-Z a-z 0-9 _ . -`.
-pub(crate) fn is_tool_name(name: &str) -> bool {
-    (1..=MAX_TOOL_NAME).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
 
 /// The upstream's tools a client can be given: each name MCP allows once the namespace is in
 /// front of it, each listed once (the first kept). What is dropped is said in one warning per
@@ -186,17 +179,16 @@ fn compile_tool(
     let target =
         Target { namespace: scope.name.into(), tool: name, qualified: Arc::clone(&qualified), echo_arguments, output };
     let levels = [&settings.middleware, scope.middleware];
-    let chain = Chain::assemble(guards, &levels, forwarding(forward, Arc::new(target)));
-    let action = CompiledAction {
-        qualified: Arc::clone(&qualified),
-        name_at: scope.name.len() + 1,
+    let chain = assemble(guards, &levels, forwarding(forward, Arc::new(target)));
+    let mut action = CompiledAction::new(
+        Arc::clone(&qualified),
+        scope.name.len() + 1,
         checker,
-        decode: decode_nothing,
-        chain: Arc::new(chain),
-        awareness: None,
-        mask_internal_errors: settings.mask_internal_errors,
-        output_schema: tool.output_schema.is_some(),
-    };
+        decode_nothing,
+        chain,
+        settings.mask_internal_errors,
+    );
+    action.output_schema = tool.output_schema.is_some();
     tool.name = qualified.to_string().into();
     // An upstream of this framework publishing a flat action (`billing.get_invoice`) serves
     // it here as `crm.billing.get_invoice`: a client routes by the published name.
@@ -296,114 +288,8 @@ fn too_large(target: &Target, limit_bytes: usize) -> ToolError {
     .suggest("Ask for less (a smaller page, a narrower filter) and call again; if the tool changes anything, check first whether it already did.")
 }
 
-/// The envelope of a call to a mount that is not ready, or to a tool its upstream does not
-/// list (`tool` is the part after the namespace).
-pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str) -> ToolError {
-    let namespace = &group.name;
-    match status {
-        MountStatus::Connecting => ToolError::new(
-            ErrorCode::HandoffConnecting,
-            format!("Upstream \"{namespace}\" is still connecting; its tools are not available yet."),
-        )
-        .warning()
-        .suggest("Call again in 2 seconds; nothing was run.")
-        .retry_after(2),
-        MountStatus::Unavailable { retry_at, reason } => {
-            let seconds = whole_seconds(retry_at.saturating_duration_since(Instant::now()));
-            ToolError::new(
-                ErrorCode::HandoffUpstreamUnavailable,
-                format!("Upstream \"{namespace}\" is unavailable: {}.", bounded(reason)),
-            )
-            .suggest(format!(
-                "Call again in {}, when the next attempt to reach it is made; nothing was run. Tools of other namespaces still work.",
-                in_seconds(seconds)
-            ))
-            .retry_after(seconds)
-        }
-        MountStatus::Ready => {
-            let recovery = mounted_guess(group, tool)
-                .map(|candidate| candidate.guess())
-                .or_else(|| {
-                    closest(tool, group.action_names()).map(|close| format!("Did you mean \"{namespace}.{close}\"?"))
-                })
-                .map_or_else(
-                    || "Call one of the tools listed; tools/list describes them.".to_owned(),
-                    |guess| format!("{guess} Call one of the tools listed."),
-                );
-            ToolError::new(
-                ErrorCode::HandoffNamespaceMismatch,
-                format!("Upstream \"{namespace}\" has no tool {}.", Sent::text(tool)),
-            )
-            .suggest(recovery)
-            .actions(group.qualified_names())
-        }
-    }
-}
-
-/// What a name that is not a tool of the mount `group` most likely meant: the tool it names
-/// once its namespace is right (`echo` → `everything.echo`), or an action of a grouped
-/// upstream tool named as if it were a tool (`billing.list_invoices`, or `list_invoices`
-/// alone → `demo.billing` with `"action": "list_invoices"`). Exact names only: a misspelling
-/// is the did-you-mean's work. The upstream's discriminator and action names are suggested
-/// only when they are names MCP allows: they are the upstream's words.
-pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<Candidate> {
-    if !matches!(group.mount, Some(MountStatus::Ready)) {
-        return None;
-    }
-    let namespace = &group.name;
-    if group.action(name).is_some() {
-        return Some(Candidate::Tool { tool: format!("{namespace}.{name}") });
-    }
-    let (tool, action) = match name.split_once('.') {
-        Some((tool, action)) => (Some(tool), action),
-        None => (None, name),
-    };
-    group.tools.iter().find_map(|listed| {
-        let upstream = listed.name.strip_prefix(namespace.as_str())?.strip_prefix('.')?;
-        if tool.is_some_and(|tool| tool != upstream) {
-            return None;
-        }
-        match published_route(listed)? {
-            PublishedRoute::Grouped { discriminator, actions }
-                if is_tool_name(&discriminator) && is_tool_name(action) && actions.iter().any(|a| a == action) =>
-            {
-                Some(Candidate::Action {
-                    tool: listed.name.to_string(),
-                    discriminator,
-                    action: action.to_owned(),
-                    listed: listed.name.to_string(),
-                })
-            }
-            _ => None,
-        }
-    })
-}
-
 /// ` (16 MiB)` for a whole number of mebibytes, else nothing.
 fn in_mebibytes(bytes: usize) -> String {
     const MIB: usize = 1 << 20;
     if bytes >= MIB && bytes.is_multiple_of(MIB) { format!(" ({} MiB)", bytes / MIB) } else { String::new() }
-}
-
-/// `1 second`, `4 seconds`.
-fn in_seconds(seconds: u64) -> String {
-    if seconds == 1 { "1 second".to_owned() } else { format!("{seconds} seconds") }
-}
-
-/// Whole seconds, rounded up, from 1 to 30: how long a model is asked to wait.
-fn whole_seconds(wait: Duration) -> u64 {
-    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).clamp(1, 30)
-}
-
-/// A mount's reason, written by the gateway in words (whatever an upstream said in it is
-/// already quoted and cut there), kept to a length a model reads whole and to one line: a
-/// control character, which only a careless writer of the reason lets in, becomes a space.
-fn bounded(reason: &str) -> String {
-    const MAX: usize = 240;
-    let reason = reason.trim_end_matches('.');
-    let mut end = reason.len().min(MAX);
-    while !reason.is_char_boundary(end) {
-        end -= 1;
-    }
-    reason[..end].chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }

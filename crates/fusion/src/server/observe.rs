@@ -12,7 +12,7 @@ use metrics::SharedString;
 use tracing::{Level, Span};
 
 use crate::auth::Caller;
-use crate::transport::RequestInfo;
+use crate::context::RequestInfo;
 
 use crate::observe::{CALL_DURATION_SECONDS, CALL_TARGET as TARGET, CALLS_TOTAL};
 

@@ -11,13 +11,14 @@ use serde_json::{Map, Value, json};
 
 use super::FusionServer;
 use super::call::Refusal;
-use super::compile::{CompiledAction, ReadOnly, Settings, check_name, compile_read_only};
+use super::compile::{ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
 use super::resources::{echoed, failed, input_schema_meta, invalid_params, typed};
-use crate::catalog::closest;
+use crate::compiled::CompiledAction;
+use crate::context::RequestInfo;
 use crate::error::BuildError;
 use crate::prompt::{Prompt, past_deadline};
-use crate::transport::RequestInfo;
+use crate::similarity::closest;
 use crate::validation::{input_generator, into_object, property_names, required_names};
 
 /// The prompts a server has, as listed and as compiled.

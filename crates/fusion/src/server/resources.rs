@@ -14,20 +14,21 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value, json};
 
+use super::FusionServer;
 use super::call::Refusal;
 use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
-use super::{CompiledAction, FusionServer};
 use crate::auth::Caller;
-use crate::catalog::closest;
+use crate::compiled::CompiledAction;
 use crate::context::Ctx;
+use crate::context::RequestInfo;
 use crate::error::BuildError;
 use crate::guard::auth::RequireCaller;
 use crate::handler::ErasedHandler;
 use crate::output::Output;
 use crate::resource::template::UriTemplate;
 use crate::resource::{About, Resource, ResourceTemplate, complete};
-use crate::transport::RequestInfo;
+use crate::similarity::closest;
 use crate::validation::{input_generator, into_object, property_names, required_names};
 
 /// The name subscriptions go through the server's guards under, as a read goes under its URI.

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::FusionServer;
 use super::resources::{Gate, page};
-use crate::transport::RequestInfo;
+use crate::context::RequestInfo;
 
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {

@@ -45,8 +45,8 @@ use tokio_util::sync::CancellationToken;
 use super::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id, PARSE_ERROR};
 use super::std_streams::{Stdin, Stdout};
 use super::writer::{self, Output};
-use crate::resource::SubscriptionLimits;
 use crate::server::FusionServer;
+use crate::subscriptions::SubscriptionLimits;
 
 /// Longest accepted line, newline excluded (64 MiB).
 const MAX_LINE: usize = 64 << 20;

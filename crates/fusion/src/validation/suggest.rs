@@ -11,7 +11,7 @@ use mcp_fusion_wire::{KnownField, Suggestion};
 use serde_json::Value;
 
 use super::expectation::type_names;
-use crate::catalog::closest;
+use crate::similarity::closest;
 
 /// Words that say nothing about what a field is.
 const STOP_WORDS: &[&str] = &[

@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 
-use super::store::{Claim, IdempotencyStore, KeyBinding};
+use super::store::{Claim, IdempotencyStore};
 use crate::guard::StoreError;
+use crate::idempotency_key::KeyBinding;
 
 /// Idempotency keys in memory, for one process: at most `capacity` keys, each kept for its
 /// time to live. Replicas need a shared store ([`RedisStore`](crate::guard::RedisStore)).

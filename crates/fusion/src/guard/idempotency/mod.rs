@@ -38,21 +38,15 @@ use mcp_fusion_wire::{ErrorCode, Sent, ToolError, parse};
 use serde_json::{Map, Value, json};
 use sha2::{Digest as _, Sha256};
 
+pub use crate::idempotency_key::{
+    IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, IdempotencyKey, KeyBinding, MAX_IDEMPOTENCY_KEY_CHARS,
+};
 pub use memory::MemoryKeys;
-pub use store::{Claim, IdempotencyStore, KeyBinding};
+pub use store::{Claim, IdempotencyStore};
 
 use crate::context::CallInfo;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 use crate::output::Output;
-
-/// The argument that carries an idempotency key.
-pub const IDEMPOTENCY_KEY_ARGUMENT: &str = "idempotency_key";
-
-/// The key of the request's `_meta` that carries an idempotency key.
-pub const IDEMPOTENCY_KEY_META: &str = "fusion/idempotency_key";
-
-/// The longest idempotency key accepted, in characters.
-pub const MAX_IDEMPOTENCY_KEY_CHARS: usize = 255;
 
 /// How idempotency keys are kept: the store, how long a result stays, how long a call may
 /// hold its key, and how long a repeat waits for a call still running.
@@ -155,50 +149,6 @@ impl Idempotency {
     }
 }
 
-/// The idempotency key a call runs under, and what it is bound to; a handler that writes
-/// keeps both with its write, so a repeat can be answered from its own record after the store
-/// forgot the key (a restart, an eviction).
-///
-/// ```
-/// # use mcp_fusion::guard::{IdempotencyKey, KeyBinding};
-/// # fn kept(call: &IdempotencyKey, stored: KeyBinding) -> Result<(), mcp_fusion::wire::ToolError> {
-/// // In the write's transaction: a record under `call.key()` exists, bound to `stored`.
-/// call.check(&stored)?; // CONFLICT unless it is this caller with these arguments
-/// // … answer with what that write made, without writing again.
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone)]
-pub struct IdempotencyKey {
-    key: Arc<str>,
-    binding: KeyBinding,
-    action: Arc<str>,
-    check_with: Option<Arc<str>>,
-}
-
-impl IdempotencyKey {
-    /// The key as the client sent it (1 to 255 characters).
-    pub fn key(&self) -> &str {
-        &self.key
-    }
-
-    /// The caller and the arguments the key is bound to by this call.
-    pub fn binding(&self) -> &KeyBinding {
-        &self.binding
-    }
-
-    /// Whether a record kept under this key, bound to `stored`, is this same request: `Ok`
-    /// then (answer with what it did), else the `CONFLICT` envelope to answer with.
-    pub fn check(&self, stored: &KeyBinding) -> Result<(), ToolError> {
-        if stored.scope != self.binding.scope {
-            return Err(other_caller(&self.action, &self.key, self.check_with.as_deref()));
-        }
-        if stored.arguments != self.binding.arguments {
-            return Err(conflict(&self.action, &self.key));
-        }
-        Ok(())
-    }
-}
-
 /// The guard of an action declared idempotent by key.
 pub(crate) struct IdempotencyGuard {
     action: Arc<str>,
@@ -218,7 +168,7 @@ impl IdempotencyGuard {
         let Some(key) = sent_key(call)? else { return Ok(None) };
         let binding = KeyBinding { scope: self.keys.scope_of(&call.info), arguments: fingerprint(call.arguments()) };
         let action = Arc::clone(&self.action);
-        Ok(Some(IdempotencyKey { key: Arc::from(key), binding, action, check_with: self.check_with.clone() }))
+        Ok(Some(IdempotencyKey::new(Arc::from(key), binding, action, self.check_with.clone())))
     }
 }
 
@@ -396,30 +346,6 @@ fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
         return Some(Err(parse(error.as_str()?).error));
     }
     Some(Ok(Output::from_record(record.get_mut("ok")?.take()).ok()?))
-}
-
-/// The key was first sent by another caller (or this one, on an earlier session).
-fn other_caller(action: &str, key: &str, check_with: Option<&str>) -> ToolError {
-    let echoed = Sent::text(key);
-    let check = match check_with {
-        Some(check) => format!("call {check} to see whether it took effect before sending it again"),
-        None => "check whether it took effect before sending it again".to_owned(),
-    };
-    ToolError::conflict(format!("The idempotency_key {echoed} is bound to another caller's call of {action}."))
-        .suggest(format!(
-            "Send a new, unique idempotency_key (a UUID) for this operation. If you sent it yourself before reconnecting, it may have run: {check}."
-        ))
-        .actions(check_with)
-        .detail("idempotency_key", echoed.as_str())
-}
-
-fn conflict(action: &str, key: &str) -> ToolError {
-    let echoed = Sent::text(key);
-    ToolError::conflict(format!("The idempotency_key {echoed} was already used with other arguments for {action}."))
-        .suggest(
-            "To repeat that call, send its arguments unchanged with this key; for a new operation, send a new idempotency_key.",
-        )
-        .detail("idempotency_key", echoed.as_str())
 }
 
 fn busy(action: &str, lease: Duration) -> ToolError {

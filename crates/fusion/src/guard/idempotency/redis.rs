@@ -6,8 +6,9 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use redis::Script;
 
-use super::store::{Claim, IdempotencyStore, KeyBinding};
+use super::store::{Claim, IdempotencyStore};
 use crate::guard::{RedisStore, StoreError};
+use crate::idempotency_key::KeyBinding;
 
 /// Claims `KEYS[1]` for the claim token `ARGV[1]`, bound to the caller scope `ARGV[2]` and
 /// the arguments `ARGV[3]`, for `ARGV[4]` milliseconds; or returns what holds it:

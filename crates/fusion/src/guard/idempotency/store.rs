@@ -4,20 +4,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 
-use crate::guard::StoreError;
-
-/// What a key is bound to by the call that claimed it: who called, and with what arguments,
-/// each as a SHA-256 digest in hex. Only the same caller with the same arguments gets the
-/// result kept under the key; anything else gets `CONFLICT`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct KeyBinding {
-    /// The digest of the caller's scope: its identity, else its session, else its address
-    /// (see [`CallerKey`](crate::auth::CallerKey)).
-    pub scope: String,
-    /// The digest of the call's arguments as canonical JSON (object keys sorted), the key
-    /// itself left out.
-    pub arguments: String,
-}
+use crate::guard::{KeyBinding, StoreError};
 
 /// What a store says of a key when a call asks to claim it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -148,7 +148,7 @@ mod tests {
     }
 
     fn info() -> Arc<CallInfo> {
-        Arc::new(CallInfo::new("g.a".into(), crate::transport::RequestInfo::default(), false, false, None))
+        Arc::new(CallInfo::new("g.a".into(), crate::context::RequestInfo::default(), false, false, None))
     }
 
     async fn taken(store: &Arc<MemoryStore>, key: &str) -> Taken {

@@ -14,7 +14,7 @@ use mcp_fusion_wire::echo;
 use rmcp::model::{ClientJsonRpcMessage, RequestId};
 use serde::de::IgnoredAny;
 
-use crate::resource::SubscriptionLimits;
+use crate::subscriptions::SubscriptionLimits;
 use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
 
 /// The request ids in flight per session, the largest body read, and the most URIs one

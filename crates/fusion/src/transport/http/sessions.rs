@@ -56,10 +56,7 @@ impl Owner {
     }
 }
 
-/// A session the transport issued and holds, named by the request: what a call sees as its
-/// session.
-#[derive(Debug, Clone)]
-pub(crate) struct IssuedSession(pub Arc<str>);
+pub(crate) use crate::context::IssuedSession;
 
 /// The live sessions, their owners, and the slots reserved by `initialize` requests in flight.
 #[derive(Debug)]

@@ -1,4 +1,11 @@
-//! What a handler and a middleware know about the call they serve.
+//! What a handler and a middleware know about the call they serve, and what a transport knows
+//! about a request.
+
+mod request;
+
+pub use request::RequestInfo;
+#[cfg(feature = "http")]
+pub(crate) use request::{ClientAddress, IssuedSession};
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -10,11 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{Caller, CallerKey, Identity};
 use crate::commit::CommitGate;
+use crate::error::BoxError;
 use crate::failure::Failure;
-use crate::guard::IdempotencyKey;
-use crate::middleware::BoxError;
-use crate::server::Subscriptions;
-use crate::transport::RequestInfo;
+use crate::idempotency_key::IdempotencyKey;
+use crate::subscriptions::Subscriptions;
 
 /// Facts about one tool call: which action, from which session and client, with what
 /// transport extensions, and the warnings collected on the way.

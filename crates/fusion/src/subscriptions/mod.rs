@@ -9,13 +9,17 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 
-use crate::resource::SubscriptionLimits;
+mod limits;
+
+pub use limits::SubscriptionLimits;
+
+use crate::lock::locked;
 
 /// The subscribers of one server.
 #[derive(Default)]
@@ -162,19 +166,6 @@ impl std::fmt::Debug for Subscriptions {
             .field("listens", &state.listens.len())
             .field("held", &state.held)
             .finish()
-    }
-}
-
-pub(crate) fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Whether two handles are the same client connection: clones of one peer share the
-/// handshake's information, set once at `initialize`.
-pub(crate) fn same_session(a: &Peer<RoleServer>, b: &Peer<RoleServer>) -> bool {
-    match (a.peer_info(), b.peer_info()) {
-        (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
-        _ => false,
     }
 }
 

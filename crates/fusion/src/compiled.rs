@@ -1,0 +1,100 @@
+//! The compiled entry: a group, an action, a mounted tool, a resource or a prompt once its
+//! names are checked, its schemas compiled and its chain assembled — what routing finds and a
+//! call runs.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use mcp_fusion_wire::ContractAwareness;
+use rmcp::model::Tool;
+
+use crate::guard::ConcurrencyGuard;
+use crate::handler::Decoder;
+use crate::middleware::Chain;
+use crate::validation::Checker;
+
+/// A group ready to serve: its tools as listed, and its actions.
+pub(crate) struct CompiledGroup {
+    pub name: String,
+    pub tools: Vec<Tool>,
+    pub actions: Vec<Arc<CompiledAction>>,
+    pub(crate) by_action: HashMap<String, usize>,
+    pub concurrency: Option<Arc<ConcurrencyGuard>>,
+    /// For a mounted namespace, where its upstream stands; its tools are always one per action.
+    pub mount: Option<MountStatus>,
+    /// For a mounted namespace, its tools (named without the namespace) that declared an
+    /// output schema when the upstream last listed them: kept while it reconnects, so a
+    /// client that still lists them gets a `HANDOFF_CONNECTING` it accepts.
+    pub output_schemas: Arc<HashSet<String>>,
+}
+
+/// Where the upstream of a mounted namespace stands, for calls that find no tool.
+#[derive(Debug, Clone)]
+pub(crate) enum MountStatus {
+    Connecting,
+    Unavailable { retry_at: std::time::Instant, reason: String },
+    Ready,
+}
+
+impl CompiledGroup {
+    /// The action named `name` (without the group's prefix).
+    pub(crate) fn action(&self, name: &str) -> Option<&Arc<CompiledAction>> {
+        self.by_action.get(name).map(|&index| &self.actions[index])
+    }
+
+    /// The action names, in order.
+    pub(crate) fn action_names(&self) -> impl Iterator<Item = &str> {
+        self.actions.iter().map(|action| action.name())
+    }
+
+    /// The qualified action names (`billing.get_invoice`), in order.
+    pub(crate) fn qualified_names(&self) -> impl Iterator<Item = &str> {
+        self.actions.iter().map(|action| &*action.qualified)
+    }
+}
+
+/// An action ready to serve: its checks, its decoder, its chain.
+pub(crate) struct CompiledAction {
+    pub qualified: Arc<str>,
+    /// Where the action's own name starts in `qualified`.
+    pub(crate) name_at: usize,
+    /// `None` for a mounted tool whose arguments go to the upstream unchecked.
+    pub(crate) checker: Option<Checker>,
+    pub(crate) decode: Decoder,
+    pub(crate) chain: Arc<Chain>,
+    /// What changed since the lockfile, told in this action's validation errors.
+    pub(crate) awareness: Option<ContractAwareness>,
+    pub(crate) mask_internal_errors: bool,
+    /// Whether the tool this action is called through declares an output schema.
+    pub(crate) output_schema: bool,
+}
+
+impl CompiledAction {
+    /// The entry `qualified` (whose own name starts at `name_at`), checked by `checker`,
+    /// decoded by `decode`, served by `chain`; told of no drift, and with no output schema
+    /// until the tool it is listed in says otherwise.
+    pub(crate) fn new(
+        qualified: Arc<str>,
+        name_at: usize,
+        checker: Option<Checker>,
+        decode: Decoder,
+        chain: Chain,
+        mask_internal_errors: bool,
+    ) -> CompiledAction {
+        CompiledAction {
+            qualified,
+            name_at,
+            checker,
+            decode,
+            chain: Arc::new(chain),
+            awareness: None,
+            mask_internal_errors,
+            output_schema: false,
+        }
+    }
+
+    /// The action's own name (`get_invoice`).
+    pub(crate) fn name(&self) -> &str {
+        &self.qualified[self.name_at..]
+    }
+}

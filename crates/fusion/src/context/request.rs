@@ -1,0 +1,124 @@
+//! What a transport knows about a request before routing: its session, its client, its caller,
+//! and, over HTTP, the facts the endpoint's checks left on the request.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use rmcp::model::{Extensions, Implementation, ProgressToken};
+use rmcp::service::RequestContext;
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::Caller;
+use crate::idempotency_key::IDEMPOTENCY_KEY_META;
+
+/// What the transport knows about a request, before routing.
+#[derive(Debug, Clone)]
+pub struct RequestInfo {
+    /// The session, when the transport has one.
+    pub session_id: Option<Arc<str>>,
+    /// The client, as it introduced itself.
+    pub client: Option<Implementation>,
+    /// Fires when the client cancels the request.
+    pub cancellation: CancellationToken,
+    /// What the transport attached to the request.
+    pub extensions: Extensions,
+    /// The client connection.
+    pub peer: Option<Peer<RoleServer>>,
+    /// Whether requests sent to the peer can reach the client (not over stateless HTTP).
+    pub peer_accepts_requests: bool,
+    /// The `progressToken` of the request's `_meta`, if the client wants progress.
+    pub progress_token: Option<ProgressToken>,
+    /// Who is calling, as the transport's authenticator found.
+    pub caller: Caller,
+    /// The client's network address, when the transport knows it.
+    pub client_address: Option<IpAddr>,
+    /// The `fusion/idempotency_key` of the request's `_meta`, as sent.
+    pub idempotency_key: Option<serde_json::Value>,
+}
+
+impl Default for RequestInfo {
+    fn default() -> RequestInfo {
+        RequestInfo {
+            session_id: None,
+            client: None,
+            cancellation: CancellationToken::new(),
+            extensions: Extensions::default(),
+            peer: None,
+            peer_accepts_requests: false,
+            progress_token: None,
+            caller: Caller::Anonymous,
+            client_address: None,
+            idempotency_key: None,
+        }
+    }
+}
+
+impl RequestInfo {
+    /// What rmcp's request context says about the request, and, over HTTP, what the request's
+    /// headers say (its session, its caller).
+    pub(crate) fn from_context(context: RequestContext<RoleServer>) -> RequestInfo {
+        #[allow(unused_mut)]
+        let mut info = RequestInfo {
+            session_id: None,
+            client: context.client_info(),
+            cancellation: context.ct.clone(),
+            extensions: Extensions::default(),
+            peer: Some(context.peer.clone()),
+            peer_accepts_requests: true,
+            progress_token: context.meta.get_progress_token(),
+            caller: Caller::Anonymous,
+            client_address: None,
+            idempotency_key: context.meta.get(IDEMPOTENCY_KEY_META).cloned(),
+        };
+        #[cfg(feature = "http")]
+        if let Some(request) = HttpRequest::read(&context.extensions) {
+            // Over HTTP without a session (stateless), nothing carries a request to the client.
+            info.peer_accepts_requests = request.session_id.is_some();
+            info.session_id = request.session_id;
+            info.caller = request.caller;
+            info.client_address = request.client_address;
+        }
+        info.extensions = context.extensions;
+        info
+    }
+}
+
+/// A session the transport issued and holds, named by the request: what a call sees as its
+/// session.
+#[derive(Debug, Clone)]
+#[cfg(feature = "http")]
+pub(crate) struct IssuedSession(pub Arc<str>);
+
+#[cfg(feature = "http")]
+/// The address of the client that sent a request: the connection's peer, or what the
+/// configured proxy header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ClientAddress(pub IpAddr);
+
+#[cfg(feature = "http")]
+/// The facts of an HTTP request that reach a call.
+pub(crate) struct HttpRequest {
+    /// The session the request belongs to, when the transport issued it and holds it.
+    pub session_id: Option<Arc<str>>,
+    /// The verdict of the authenticator, left in the request's extensions; anonymous when
+    /// none is configured.
+    pub caller: Caller,
+    /// The client's address, when the server knows it.
+    pub client_address: Option<IpAddr>,
+}
+
+#[cfg(feature = "http")]
+impl HttpRequest {
+    /// The facts of the HTTP request rmcp attached to a request context (`None` when the
+    /// request did not come over HTTP).
+    pub(crate) fn read(extensions: &Extensions) -> Option<HttpRequest> {
+        let parts = extensions.get::<http::request::Parts>()?;
+        // The session the endpoint found live, never the header as sent: on a request outside
+        // a session (stateless, or 2026-07-28's session-less requests) any client can write it.
+        let session_id = parts.extensions.get::<IssuedSession>().map(|session| Arc::clone(&session.0));
+        let caller = parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::Anonymous);
+        let client_address = parts.extensions.get::<ClientAddress>().map(|address| address.0);
+        Some(HttpRequest { session_id, caller, client_address })
+    }
+}
