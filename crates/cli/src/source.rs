@@ -16,7 +16,7 @@ use crate::input;
 #[derive(Debug, Args)]
 #[group(skip)]
 // clap's derive cannot nest the server's group in another, so the three arguments form their
-// own group, and the server's group no longer requires one of its two.
+// own group, and the server's group, which requires one of its two, is made optional here.
 #[command(
     mut_group(SERVER_GROUP, |group| group.required(false)),
     group(ArgGroup::new("source").args(["stdio", "url", "tools"]).required(true).multiple(false)),

@@ -450,7 +450,7 @@ mod tests {
         }
     }
 
-    /// A version 1 lockfile, as this crate wrote it before prompts and templates were locked.
+    /// A version 1 lockfile: tools only, without the prompts and templates of version 2.
     const VERSION_1: &str = r#"{
   "digest": "sha256:4e532c12de6f2fe5663847ce8a2e441264d2f03f90dc5f646e43611426192e3b",
   "lockfileVersion": 1,

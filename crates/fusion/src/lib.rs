@@ -117,7 +117,7 @@ pub use transport::http;
 pub use transport::stdio::serve_stdio;
 
 #[cfg(feature = "macros")]
-#[doc = include_str!("docs/action.md")]
+#[doc = include_str!("../docs/action.md")]
 pub use mcp_fusion_macros::action;
 
 /// What `#[action]`'s expansion names; not an API.

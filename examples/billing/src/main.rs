@@ -31,9 +31,9 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// jemalloc's options, read before `main` (the `_RJEM_MALLOC_CONF` variable still overrides
 /// them): no thread caches, freed pages handed back at once, unmapped address space not kept.
 /// jemalloc never frees the descriptors of its busiest moment, so what stays after a burst of
-/// sessions grows with that moment's size: 20,000 sessions now peak at about 300 MB instead of
-/// 950 MB and leave about 6 MB behind once they expire instead of 14 MB. The price is CPU per
-/// call on HTTP (an arena lock per allocation, pages unmapped as they are freed; see
+/// sessions grows with that moment's size: 20,000 sessions peak at about 300 MB and leave about
+/// 6 MB behind once they expire, against 950 MB and 14 MB with jemalloc's defaults. The price is
+/// CPU per call on HTTP (an arena lock per allocation, pages unmapped as they are freed; see
 /// docs/benchmarks.md); stdio changes them at start-up.
 #[allow(unsafe_code)]
 #[unsafe(export_name = "_rjem_malloc_conf")]

@@ -40,7 +40,8 @@ const MIGRATIONS: &[&str] = &[
     ) WITHOUT ROWID;",
     // What each key is bound to: the digests of the caller's scope and of the arguments, so a
     // key sent again by another caller, or with other arguments, is refused instead of
-    // answered with this write. Keys kept before have neither, and are refused to everyone.
+    // answered with this write. A key kept under an earlier version of the schema has neither:
+    // nothing says whose it is, so it is refused to everyone.
     "ALTER TABLE idempotency_keys ADD COLUMN scope TEXT;
     ALTER TABLE idempotency_keys ADD COLUMN arguments TEXT;",
 ];
