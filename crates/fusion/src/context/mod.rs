@@ -49,6 +49,9 @@ pub struct CallInfo {
     pub(crate) output_schema: bool,
     /// The server's resource subscribers.
     pub(crate) subscriptions: Option<Arc<Subscriptions>>,
+    /// What the chain's guards keep for this call while it runs, one value per guard's type
+    /// (the rate limits' admission between their gates).
+    pub(crate) guard_state: Mutex<Extensions>,
 }
 
 impl CallInfo {
@@ -77,6 +80,7 @@ impl CallInfo {
             mask_internal_errors,
             output_schema,
             subscriptions,
+            guard_state: Mutex::new(Extensions::default()),
         }
     }
 

@@ -11,7 +11,7 @@ use crate::guard::StoreError;
 use crate::idempotency_key::KeyBinding;
 
 /// Idempotency keys in memory, for one process: at most `capacity` keys, each kept for its
-/// time to live. Replicas need a shared store ([`RedisStore`](crate::guard::RedisStore)).
+/// time to live. Replicas need a shared store (`RedisStore` (cargo feature `redis`)).
 ///
 /// When full, expired keys go first. A finished key is never forgotten before its time to
 /// live, since a forgotten key would run again: a store full of keys within their time to live

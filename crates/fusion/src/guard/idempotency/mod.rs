@@ -101,7 +101,7 @@ impl Idempotency {
     }
 
     /// Where keys live. Replicas behind one load balancer share one
-    /// ([`RedisStore`](crate::guard::RedisStore)), or a retry that lands on another replica
+    /// (`RedisStore` (cargo feature `redis`)), or a retry that lands on another replica
     /// runs again.
     pub fn store(mut self, store: impl IdempotencyStore) -> Idempotency {
         self.store = Arc::new(store);

@@ -13,9 +13,9 @@ use crate::idempotency_key::KeyBinding;
 /// Claims `KEYS[1]` for the claim token `ARGV[1]`, bound to the caller scope `ARGV[2]` and
 /// the arguments `ARGV[3]`, for `ARGV[4]` milliseconds; or returns what holds it:
 /// `{'r', scope, arguments}` (running) or `{'d', scope, arguments, record}` (done). The key is
-/// a hash: `s` state, `c` claim, `o` scope, `f` arguments, `v` record. A record written before
-/// keys were bound to their caller has no `o`: it answers with an empty scope, which no caller
-/// has, so the key refuses every call (`CONFLICT`) rather than answer one.
+/// a hash: `s` state, `c` claim, `o` scope, `f` arguments, `v` record. A record without `o`
+/// names no caller: it answers with an empty scope, which no caller has, so the key refuses
+/// every call (`CONFLICT`) rather than answer one.
 const CLAIM_SCRIPT: &str = r"
 local state = redis.call('HGET', KEYS[1], 's')
 if not state then

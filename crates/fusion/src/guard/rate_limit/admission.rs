@@ -14,13 +14,13 @@
 //! before the refusal is returned; when the call is dropped before its commit (cancelled while
 //! waiting for a slot, a panic) the refund runs in the background.
 
-use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::store::RateLimitStore;
 use crate::context::CallInfo;
+use crate::lock::locked;
 
 /// One call counted by one limit, to give back should the call not be admitted.
 pub(crate) struct Taken {
@@ -55,49 +55,37 @@ struct Held {
     committed: bool,
 }
 
-type Shared = Arc<Mutex<Held>>;
-
-/// The calls between their first gate and their last, by the address of their `CallInfo`: a
-/// call's gates find it there even when a middleware between them runs the rest of the chain
-/// in another task.
-static BETWEEN_GATES: LazyLock<Mutex<HashMap<usize, Shared>>> = LazyLock::new(Mutex::default);
-
-fn between_gates() -> std::sync::MutexGuard<'static, HashMap<usize, Shared>> {
-    BETWEEN_GATES.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The identity of a call while it runs: its `CallInfo` lives as long as the call.
-fn id(info: &Arc<CallInfo>) -> usize {
-    Arc::as_ptr(info).addr()
-}
+/// The admission of a call between its first gate and its last, kept in the call's own guard
+/// state: a call's gates find it there even when a middleware between them runs the rest of
+/// the chain in another task, and calls never contend for one another's.
+#[derive(Clone, Default)]
+struct Admission(Arc<Mutex<Held>>);
 
 /// Adds what a gate (not the call's last) counted to the call's admission; the first such gate
 /// gets the [`Owner`] of the admission.
 pub(crate) fn hold(info: &Arc<CallInfo>, taken: Option<Taken>) -> Option<Owner> {
-    let mut calls = between_gates();
-    if let Some(held) = calls.get(&id(info)) {
-        held.lock().unwrap_or_else(PoisonError::into_inner).taken.extend(taken);
+    let mut state = locked(&info.guard_state);
+    if let Some(admission) = state.get::<Admission>() {
+        locked(&admission.0).taken.extend(taken);
         return None;
     }
-    let held = Shared::default();
-    held.lock().unwrap_or_else(PoisonError::into_inner).taken.extend(taken);
-    calls.insert(id(info), Arc::clone(&held));
-    Some(Owner { id: id(info), held, _info: Arc::clone(info) })
+    let admission = Admission::default();
+    locked(&admission.0).taken.extend(taken);
+    state.insert(admission.clone());
+    Some(Owner { held: admission, info: Arc::clone(info) })
 }
 
 /// The call passed its last gate: it keeps everything it was counted, whatever happens next.
 pub(crate) fn commit(info: &Arc<CallInfo>) {
-    if let Some(held) = between_gates().remove(&id(info)) {
-        held.lock().unwrap_or_else(PoisonError::into_inner).committed = true;
+    if let Some(admission) = locked(&info.guard_state).remove::<Admission>() {
+        locked(&admission.0).committed = true;
     }
 }
 
 /// The first gate's hold on a call's admission.
 pub(crate) struct Owner {
-    id: usize,
-    held: Shared,
-    /// Keeps the call's address from being reused while its entry may exist.
-    _info: Arc<CallInfo>,
+    held: Admission,
+    info: Arc<CallInfo>,
 }
 
 impl Owner {
@@ -111,12 +99,12 @@ impl Owner {
     /// Closes the admission: what it holds, unless it was committed.
     fn release(&mut self) -> Vec<Taken> {
         {
-            let mut calls = between_gates();
-            if calls.get(&self.id).is_some_and(|held| Arc::ptr_eq(held, &self.held)) {
-                calls.remove(&self.id);
+            let mut state = locked(&self.info.guard_state);
+            if state.get::<Admission>().is_some_and(|open| Arc::ptr_eq(&open.0, &self.held.0)) {
+                state.remove::<Admission>();
             }
         }
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut held = locked(&self.held.0);
         if held.committed { Vec::new() } else { std::mem::take(&mut held.taken) }
     }
 }
@@ -176,7 +164,7 @@ mod tests {
         assert!(hold(&refused, Some(taken(&store, "second").await)).is_none());
         owner.finish().await;
         assert!(!spent(&store, "first").await && !spent(&store, "second").await);
-        assert!(between_gates().get(&id(&refused)).is_none());
+        assert!(locked(&refused.guard_state).get::<Admission>().is_none());
 
         let admitted = info();
         let owner = hold(&admitted, Some(taken(&store, "third").await)).unwrap();

@@ -38,8 +38,8 @@ pub trait RateLimitStore: Send + Sync + 'static {
     /// never leave the key with more than its full burst (a key that went idle meanwhile has
     /// nothing to give back). An error is logged and otherwise ignored: the call stays counted.
     ///
-    /// The default gives nothing back, which keeps a store written before refunds existed
-    /// counting refused calls as it always did.
+    /// The default gives nothing back: a store that does not implement it keeps a call it
+    /// admitted counted, even when a later guard refuses it.
     fn refund(&self, key: &str, calls: NonZeroU32, window: Duration) -> BoxFuture<'static, Result<(), StoreError>> {
         let _ = (key, calls, window);
         Box::pin(std::future::ready(Ok(())))
