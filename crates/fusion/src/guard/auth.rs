@@ -6,7 +6,9 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use mcp_fusion_wire::{Sent, ToolError};
 
+use super::entry::Entry;
 use crate::auth::{AuthError, Caller};
+use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// Refuses calls whose caller may not run the action.
@@ -69,4 +71,15 @@ impl Middleware for RequireCaller {
             (false, []) => "auth".to_owned(),
         }
     }
+}
+
+/// The auth stage of `entry`: its identity and scopes, or the server's `require_identity`.
+pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+    let require_identity = entry.server.require_identity || entry.asks.require_identity;
+    layers.push(Arc::new(RequireCaller::new(
+        Arc::clone(entry.qualified),
+        require_identity,
+        entry.asks.scopes.to_vec(),
+    )));
+    Ok(())
 }

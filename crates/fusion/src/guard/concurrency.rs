@@ -8,7 +8,9 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::entry::Entry;
 use super::rate_limit::admission;
+use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// Limits of a concurrency guard.
@@ -135,6 +137,17 @@ impl Drop for InLine<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// The concurrency stage of `entry`: the group's slot, then the server's, the last of them
+/// the call's last gate.
+pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+    let mut gates = entry.slots().count();
+    for guard in entry.slots() {
+        gates -= 1;
+        layers.push(Arc::new(ConcurrencyLimit::new(Arc::clone(guard), gates == 0)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,9 +14,10 @@
 //! [`Middleware`]: crate::middleware::Middleware
 #![doc = include_str!("../../docs/guards.md")]
 
-pub(crate) mod auth;
+mod auth;
 mod concurrency;
 mod deprecation;
+mod entry;
 mod idempotency;
 mod rate_limit;
 mod result_cap;
@@ -24,19 +25,38 @@ mod stage;
 mod timeout;
 
 pub(crate) use auth::RequireCaller;
-pub(crate) use concurrency::ConcurrencyLimit;
 pub use concurrency::{Concurrency, ConcurrencyGuard};
-pub(crate) use deprecation::Deprecation;
-pub(crate) use idempotency::IdempotencyGuard;
+pub(crate) use entry::{Entry, GroupScope, GuardSpec, ServerGuards};
 pub use idempotency::{
     Claim, IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, Idempotency, IdempotencyKey, IdempotencyStore, KeyBinding,
     MAX_IDEMPOTENCY_KEY_CHARS, MemoryKeys,
 };
+pub(crate) use rate_limit::StoreSettings;
 #[cfg(feature = "redis")]
 pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};
 pub use rate_limit::{Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
-pub(crate) use rate_limit::{RateLimitGuard, StoreSettings};
-pub(crate) use result_cap::ResultCap;
-pub use stage::Stage;
 pub(crate) use stage::{Layers, Placement, StageLayers, assemble};
-pub(crate) use timeout::{Retry, Timeout};
+
+// The built-in guards, one line each, in the order a call meets them. A new guard is a module
+// with a `compile(&Entry, &mut Vec<Arc<dyn Middleware>>)` and its line here.
+stage::stages! {
+    /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
+    /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
+    Auth => auth::compile,
+    /// Idempotency keys: a repeat of a finished call gets its result without counting
+    /// against any limit; the first call goes on through the rest of the chain.
+    Idempotency => idempotency::compile,
+    /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
+    /// so a limited call never waits in line for a slot. A call refused by a later limit or
+    /// shed by a concurrency guard gives back what the earlier limits counted.
+    RateLimit => rate_limit::compile,
+    /// Concurrency slots: the group's, then the server's, so a call waits in one line only.
+    Concurrency => concurrency::compile,
+    /// `DEPRECATED` warnings for a deprecated action or a deprecated field that was sent.
+    Deprecation => deprecation::compile,
+    /// The deadline on everything inside it: user middleware and the handler (`TIMEOUT`).
+    /// Time spent waiting for a slot does not count.
+    Timeout => timeout::compile,
+    /// Cuts an oversized result's text and adds a `RESULT_TRUNCATED` warning.
+    ResultCap => result_cap::compile,
+}

@@ -10,7 +10,9 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::{ErrorCode, ToolError};
 use rmcp::model::ContentBlock;
 
+use super::entry::Entry;
 use crate::context::CallInfo;
+use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 use crate::output::Output;
 
@@ -104,6 +106,14 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
         return text.len();
     }
     (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+}
+
+/// The result-cap stage of `entry`, when the server caps results.
+pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+    if let Some(max_bytes) = entry.server.max_result_bytes {
+        layers.push(Arc::new(ResultCap::new(max_bytes)));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -3,49 +3,38 @@
 
 use std::sync::Arc;
 
+use super::Stage;
 use crate::middleware::{Chain, Endpoint, Middleware};
 
-/// The stages of the chain, in the order a call meets them. User middleware can be placed
-/// before or after any of them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stage {
-    /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
-    /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
-    Auth,
-    /// Idempotency keys: a repeat of a finished call gets its result without counting
-    /// against any limit; the first call goes on through the rest of the chain.
-    Idempotency,
-    /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
-    /// so a limited call never waits in line for a slot. A call refused by a later limit or
-    /// shed by a concurrency guard gives back what the earlier limits counted.
-    RateLimit,
-    /// Concurrency slots: the group's, then the server's, so a call waits in one line only.
-    Concurrency,
-    /// `DEPRECATED` warnings for a deprecated action or a deprecated field that was sent.
-    Deprecation,
-    /// The deadline on everything inside it: user middleware and the handler (`TIMEOUT`).
-    /// Time spent waiting for a slot does not count.
-    Timeout,
-    /// Cuts an oversized result's text and adds a `RESULT_TRUNCATED` warning.
-    ResultCap,
+/// Declares the stages of the chain in their order, each with the `compile` of its guard:
+/// `Stage`, `Stage::ORDER`, and `built_in`, which compiles an entry's guards stage by stage.
+macro_rules! stages {
+    ($( $(#[$doc:meta])* $stage:ident => $compile:path, )*) => {
+        /// The stages of the chain, in the order a call meets them. User middleware can be
+        /// placed before or after any of them.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Stage {
+            $( $(#[$doc])* $stage, )*
+        }
+
+        impl Stage {
+            /// Every stage, outermost first.
+            pub const ORDER: &'static [Stage] = &[$( Stage::$stage, )*];
+        }
+
+        /// The built-in guards of `entry`, stage by stage in the chain's order.
+        pub(crate) fn built_in(
+            entry: &$crate::guard::entry::Entry<'_>,
+        ) -> Result<$crate::guard::StageLayers, $crate::error::BuildError> {
+            let mut guards = $crate::guard::StageLayers::default();
+            $( $compile(entry, guards.at(Stage::$stage))?; )*
+            Ok(guards)
+        }
+    };
 }
 
-impl Stage {
-    /// Every stage, outermost first.
-    pub const ORDER: [Stage; 7] = [
-        Stage::Auth,
-        Stage::Idempotency,
-        Stage::RateLimit,
-        Stage::Concurrency,
-        Stage::Deprecation,
-        Stage::Timeout,
-        Stage::ResultCap,
-    ];
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-}
+pub(super) use stages;
 
 /// Where a user middleware goes in the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,9 +65,16 @@ impl Layers {
 #[derive(Default)]
 pub(crate) struct StageLayers([Vec<Arc<dyn Middleware>>; Stage::ORDER.len()]);
 
+impl Stage {
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
 impl StageLayers {
-    pub(crate) fn add(&mut self, stage: Stage, guard: impl Middleware) {
-        self.0[stage.index()].push(Arc::new(guard));
+    /// The guards of `stage`, to add to.
+    pub(crate) fn at(&mut self, stage: Stage) -> &mut Vec<Arc<dyn Middleware>> {
+        &mut self.0[stage.index()]
     }
 }
 
@@ -88,7 +84,7 @@ impl StageLayers {
 pub(crate) fn assemble(guards: StageLayers, levels: &[&Layers], handler: Endpoint) -> Chain {
     let mut layers = Vec::new();
     let StageLayers(mut by_stage) = guards;
-    for stage in Stage::ORDER {
+    for &stage in Stage::ORDER {
         layers.extend(levels.iter().flat_map(|level| level.at(Placement::Before(stage))));
         layers.append(&mut by_stage[stage.index()]);
         layers.extend(levels.iter().flat_map(|level| level.at(Placement::After(stage))));

@@ -6,6 +6,8 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 
+use super::entry::Entry;
+use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// What a model may rely on when a call of the action timed out: the recovery its `TIMEOUT`
@@ -109,4 +111,22 @@ impl Middleware for Timeout {
     fn name(&self) -> String {
         format!("timeout ({} ms)", self.after.as_millis())
     }
+}
+
+/// The timeout stage of `entry`: its own deadline, else the server's, with the retry advice
+/// its kind allows.
+pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+    let asks = entry.asks;
+    let Some(after) = asks.timeout.or(entry.server.timeout) else { return Ok(()) };
+    let retry = if asks.by_key {
+        Retry::ByKey(entry.check_with())
+    } else if asks.read_only {
+        Retry::ReadOnly
+    } else if asks.idempotent {
+        Retry::Idempotent
+    } else {
+        Retry::CheckFirst(entry.check_with())
+    };
+    layers.push(Arc::new(Timeout::new(entry.qualified, after, retry)));
+    Ok(())
 }

@@ -18,8 +18,8 @@ use crate::catalog::{Catalog, Exposition};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::{
-    Concurrency, ConcurrencyGuard, FailurePolicy, Idempotency, MemoryStore, RateLimit, RateLimitStore, Stage,
-    StoreSettings,
+    Concurrency, ConcurrencyGuard, FailurePolicy, Idempotency, MemoryStore, RateLimit, RateLimitStore, ServerGuards,
+    Stage, StoreSettings,
 };
 use crate::guard::{Layers, Placement};
 use crate::handoff::{Mount, MountState};
@@ -311,17 +311,19 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         let settings = Settings {
             exposition: self.exposition,
             mask_internal_errors: self.mask_internal_errors,
-            require_identity: self.require_identity,
-            rate_limits: self.rate_limits,
-            concurrency,
-            store: StoreSettings {
-                store: self.store,
-                failure_policy: self.failure_policy,
-                timeout: self.store_timeout,
+            guards: ServerGuards {
+                require_identity: self.require_identity,
+                rate_limits: self.rate_limits,
+                concurrency,
+                store: StoreSettings {
+                    store: self.store,
+                    failure_policy: self.failure_policy,
+                    timeout: self.store_timeout,
+                },
+                timeout: self.timeout,
+                idempotency: self.idempotency,
+                max_result_bytes: self.max_result_bytes,
             },
-            timeout: self.timeout,
-            idempotency: self.idempotency,
-            max_result_bytes: self.max_result_bytes,
             middleware: self.middleware,
             awareness,
             subscriptions: Arc::new(Subscriptions::new(self.subscription_limits)),

@@ -2,7 +2,7 @@
 //! action's chain assembled, and the group's tools laid out. Done once per group, when the
 //! server is built or when the group is added to a running server.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,11 +14,8 @@ use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::group::Group;
-use crate::guard::{
-    ConcurrencyGuard, ConcurrencyLimit, Deprecation, Idempotency, IdempotencyGuard, RateLimit, RateLimitGuard,
-    RequireCaller, ResultCap, Retry, Stage, StoreSettings, Timeout,
-};
-use crate::guard::{Layers, StageLayers, assemble};
+use crate::guard::{ConcurrencyGuard, Entry, GroupScope, GuardSpec, RateLimit, ServerGuards, StageLayers, built_in};
+use crate::guard::{Layers, assemble};
 use crate::handler::ErasedHandler;
 use crate::logging::Levels;
 use crate::subscriptions::Subscriptions;
@@ -31,13 +28,8 @@ use crate::validation::{
 pub(crate) struct Settings {
     pub exposition: Exposition,
     pub mask_internal_errors: bool,
-    pub require_identity: bool,
-    pub rate_limits: Vec<RateLimit>,
-    pub concurrency: Option<Arc<ConcurrencyGuard>>,
-    pub store: StoreSettings,
-    pub timeout: Option<Duration>,
-    pub idempotency: Idempotency,
-    pub max_result_bytes: Option<usize>,
+    /// What every entry's built-in guards take from the server.
+    pub guards: ServerGuards,
     pub middleware: Layers,
     pub awareness: Option<Awareness>,
     /// Who is told when a resource changes.
@@ -68,31 +60,11 @@ pub(super) fn compile_read_only<S: Send + Sync + 'static>(
     let checker = Checker::new(schema, Vec::new())
         .map_err(|reason| BuildError::Schema { action: qualified.to_owned(), reason })?;
     let qualified: Arc<str> = qualified.into();
-    let no_layers = Layers::default();
-    let scope = GroupScope { name: &qualified, rate_limits: &[], middleware: &no_layers, concurrency: None };
-    let spec = GuardSpec {
-        require_identity: asks.require_identity || !asks.scopes.is_empty(),
-        scopes: asks.scopes,
-        rate_limits: asks.rate_limits,
-        deprecated: None,
-        deprecated_fields: &[],
-        timeout: asks.timeout,
-        idempotent: true,
-        read_only: true,
-        by_key: false,
-        check_with: None,
-    };
+    let scope = GroupScope { name: &qualified, rate_limits: &[], concurrency: None };
+    let spec = GuardSpec::read(asks.require_identity, asks.scopes, asks.rate_limits, asks.timeout);
     let guards = guards(settings, &scope, &spec, &qualified, schema)?;
     let chain = assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
     Ok(CompiledAction::new(qualified, 0, Some(checker), handler.decoder(), chain, settings.mask_internal_errors))
-}
-
-/// What an action's guards take from its group.
-pub(super) struct GroupScope<'a> {
-    pub name: &'a str,
-    pub rate_limits: &'a [RateLimit],
-    pub middleware: &'a Layers,
-    pub concurrency: Option<&'a Arc<ConcurrencyGuard>>,
 }
 
 /// Compiles `group`, whose handlers get `state`.
@@ -107,12 +79,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         return Err(BuildError::EmptyGroup { group: name });
     }
     let concurrency = concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Tool \"{name}\""), limits)));
-    let scope = GroupScope {
-        name: &name,
-        rate_limits: &rate_limits,
-        middleware: &middleware,
-        concurrency: concurrency.as_ref(),
-    };
+    let scope = GroupScope { name: &name, rate_limits: &rate_limits, concurrency: concurrency.as_ref() };
     check_checks(&name, &actions)?;
     let mut compiled = Vec::with_capacity(actions.len());
     let mut specs = Vec::with_capacity(actions.len());
@@ -122,7 +89,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         if by_action.insert(action.name.clone(), compiled.len()).is_some() {
             return Err(BuildError::Duplicate { what: "action", name: format!("{name}.{}", action.name) });
         }
-        let (action, spec) = compile_action(settings, &scope, action, state)?;
+        let (action, spec) = compile_action(settings, &scope, &middleware, action, state)?;
         compiled.push(action);
         specs.push(spec);
     }
@@ -162,18 +129,11 @@ fn check_checks<S>(group: &str, actions: &[Action<S>]) -> Result<(), BuildError>
     Ok(())
 }
 
-/// `get_invoice` of the group `billing` is `billing.get_invoice`; a qualified name stays.
-fn qualify(group: &str, action: &str) -> String {
-    match action.strip_prefix(group).and_then(|rest| rest.strip_prefix('.')) {
-        Some(_) => action.to_owned(),
-        None => format!("{group}.{action}"),
-    }
-}
-
 /// Compiles one action of a group: its input schema, its checker, its chain.
 fn compile_action<S: Send + Sync + 'static>(
     settings: &Settings,
     group: &GroupScope<'_>,
+    middleware: &Layers,
     action: Action<S>,
     state: &Arc<S>,
 ) -> Result<(CompiledAction, ActionSpec), BuildError> {
@@ -185,7 +145,7 @@ fn compile_action<S: Send + Sync + 'static>(
     let checker = Checker::new(&input, action.sensitive.clone())
         .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
     let guards = guards(settings, group, &GuardSpec::from(&action), &qualified, &input)?;
-    let levels = [&settings.middleware, group.middleware, &action.middleware];
+    let levels = [&settings.middleware, middleware, &action.middleware];
     let chain = assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
     let compiled = CompiledAction::new(
         Arc::clone(&qualified),
@@ -228,20 +188,6 @@ fn input_schema<S>(
     Ok(input)
 }
 
-/// What an action asks of its guards, whether it is a typed action or a mounted tool.
-pub(super) struct GuardSpec<'a> {
-    pub require_identity: bool,
-    pub scopes: &'a [String],
-    pub rate_limits: &'a [RateLimit],
-    pub deprecated: Option<Option<&'a str>>,
-    pub deprecated_fields: &'a [(String, Option<String>)],
-    pub timeout: Option<Duration>,
-    pub idempotent: bool,
-    pub read_only: bool,
-    pub by_key: bool,
-    pub check_with: Option<&'a str>,
-}
-
 impl<'a, S> From<&'a Action<S>> for GuardSpec<'a> {
     fn from(action: &'a Action<S>) -> GuardSpec<'a> {
         GuardSpec {
@@ -259,72 +205,15 @@ impl<'a, S> From<&'a Action<S>> for GuardSpec<'a> {
     }
 }
 
-/// The built-in guards of one action, stage by stage in the chain's order.
+/// The built-in guards of one entry, stage by stage in the chain's order.
 pub(super) fn guards(
     settings: &Settings,
     group: &GroupScope<'_>,
-    action: &GuardSpec<'_>,
+    asks: &GuardSpec<'_>,
     qualified: &Arc<str>,
     input: &Map<String, Value>,
 ) -> Result<StageLayers, BuildError> {
-    let mut guards = StageLayers::default();
-    let require_identity = settings.require_identity || action.require_identity;
-    guards.add(Stage::Auth, RequireCaller::new(Arc::clone(qualified), require_identity, action.scopes.to_vec()));
-    if action.by_key {
-        let check = action.check_with.map(|check| qualify(group.name, check));
-        guards
-            .add(Stage::Idempotency, IdempotencyGuard::new(Arc::clone(qualified), settings.idempotency.clone(), check));
-    }
-    // Each limit counts under its scope and its name, never its position among the others.
-    let scopes = [
-        (&**qualified, action.rate_limits, qualified.to_string()),
-        (group.name, group.rate_limits, format!("group {:?}", group.name)),
-        ("*", &settings.rate_limits[..], "the server".to_owned()),
-    ];
-    // The last gate (limit or slot) a call passes commits what its limits counted; a call
-    // that stops before it gives that back.
-    let slots: Vec<_> = group.concurrency.into_iter().chain(&settings.concurrency).collect();
-    let mut gates = scopes.iter().map(|(_, limits, _)| limits.len()).sum::<usize>() + slots.len();
-    for (scope, limits, described) in scopes {
-        let mut counters = HashSet::new();
-        for limit in limits {
-            gates -= 1;
-            let name = limit.name();
-            check_rate_limit_name(&name)?;
-            if !counters.insert((name.clone(), limit.counts_per())) {
-                return Err(BuildError::DuplicateRateLimit { scope: described, name });
-            }
-            guards.add(
-                Stage::RateLimit,
-                RateLimitGuard::new(Arc::clone(qualified), scope, limit.clone(), settings.store.clone(), gates == 0),
-            );
-        }
-    }
-    // The group's slot first, then the server's: a call waits in one line only.
-    for guard in slots {
-        gates -= 1;
-        guards.add(Stage::Concurrency, ConcurrencyLimit::new(Arc::clone(guard), gates == 0));
-    }
-    if let Some(deprecation) = Deprecation::new(qualified, action.deprecated, input, action.deprecated_fields) {
-        guards.add(Stage::Deprecation, deprecation);
-    }
-    if let Some(after) = action.timeout.or(settings.timeout) {
-        let check = action.check_with.map(|check| qualify(group.name, check));
-        let retry = if action.by_key {
-            Retry::ByKey(check)
-        } else if action.read_only {
-            Retry::ReadOnly
-        } else if action.idempotent {
-            Retry::Idempotent
-        } else {
-            Retry::CheckFirst(check)
-        };
-        guards.add(Stage::Timeout, Timeout::new(qualified, after, retry));
-    }
-    if let Some(max_bytes) = settings.max_result_bytes {
-        guards.add(Stage::ResultCap, ResultCap::new(max_bytes));
-    }
-    Ok(guards)
+    built_in(&Entry { qualified, input, server: &settings.guards, group, asks })
 }
 
 /// MCP clients accept tool names of `A-Z a-z 0-9 _ -`; keeping group and action names to
@@ -336,16 +225,5 @@ pub(super) fn check_name(what: &'static str, name: &str) -> Result<(), BuildErro
         Ok(())
     } else {
         Err(BuildError::InvalidName { what, name: name.to_owned(), allowed: "A-Z a-z 0-9 _ -" })
-    }
-}
-
-/// A rate limit's name is part of its counter's key, between `:`s: it holds none.
-fn check_rate_limit_name(name: &str) -> Result<(), BuildError> {
-    let valid = (1..=64).contains(&name.len())
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
-    if valid {
-        Ok(())
-    } else {
-        Err(BuildError::InvalidName { what: "rate limit", name: name.to_owned(), allowed: "A-Z a-z 0-9 _ - . /" })
     }
 }

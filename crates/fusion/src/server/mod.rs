@@ -142,7 +142,7 @@ impl FusionServer {
     pub fn concurrency_guard(&self, group: Option<&str>) -> Option<Arc<ConcurrencyGuard>> {
         match group {
             Some(group) => self.inner.catalog.load().group(group)?.concurrency.clone(),
-            None => self.inner.settings.concurrency.clone(),
+            None => self.inner.settings.guards.concurrency.clone(),
         }
     }
 
@@ -303,7 +303,7 @@ impl FusionServer {
         metrics::gauge!(CALLS_IN_FLIGHT).set(self.in_flight() as f64);
         let catalog = self.inner.catalog.load();
         let groups = catalog.groups().iter().filter_map(|g| Some((g.name.clone(), g.concurrency.as_ref()?)));
-        let server = self.inner.settings.concurrency.as_ref().map(|guard| ("server".to_owned(), guard));
+        let server = self.inner.settings.guards.concurrency.as_ref().map(|guard| ("server".to_owned(), guard));
         for (name, guard) in server.into_iter().chain(groups) {
             metrics::gauge!(CONCURRENCY_ACTIVE, "guard" => name.clone()).set(guard.active() as f64);
             metrics::gauge!(CONCURRENCY_QUEUED, "guard" => name).set(guard.queued() as f64);

@@ -11,13 +11,14 @@ use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, Too
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
 
-use super::compile::{GroupScope, GuardSpec, Settings, check_name, guards};
+use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
 use crate::compiled::{CompiledAction, CompiledGroup, MountStatus};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
-use crate::guard::{Layers, assemble};
+use crate::guard::assemble;
+use crate::guard::{GroupScope, GuardSpec};
 use crate::handoff::{Forward, ForwardError, Mount, MountState};
 use crate::input::DecodeError;
 use crate::middleware::{Call, Endpoint, Outcome};
@@ -49,13 +50,7 @@ pub(crate) fn compile_mount(
     };
     let concurrency =
         mount.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Upstream \"{namespace}\""), limits)));
-    let no_middleware = Layers::default();
-    let scope = GroupScope {
-        name: namespace,
-        rate_limits: &mount.rate_limits,
-        middleware: &no_middleware,
-        concurrency: concurrency.as_ref(),
-    };
+    let scope = GroupScope { name: namespace, rate_limits: &mount.rate_limits, concurrency: concurrency.as_ref() };
     let mut actions = Vec::with_capacity(tools.len());
     let mut listed = Vec::with_capacity(tools.len());
     let mut by_action = HashMap::with_capacity(tools.len());
@@ -161,25 +156,15 @@ fn compile_tool(
         None => None,
     };
     let idempotent = tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
-    let spec = GuardSpec {
-        require_identity: false,
-        scopes: &[],
-        rate_limits: &[],
-        deprecated: None,
-        deprecated_fields: &[],
-        timeout: Some(mount.timeout.or(settings.timeout).unwrap_or(Mount::DEFAULT_TIMEOUT)),
-        idempotent,
-        read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true),
-        by_key: false,
-        check_with: None,
-    };
+    let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+    let timeout = mount.timeout.or(settings.guards.timeout).unwrap_or(Mount::DEFAULT_TIMEOUT);
+    let spec = GuardSpec::forwarded(timeout, idempotent, read_only);
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
     let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");
     let output = tool.output_schema.as_ref().map(|schema| OutputCheck::new(JsonObject::clone(schema)));
     let target =
         Target { namespace: scope.name.into(), tool: name, qualified: Arc::clone(&qualified), echo_arguments, output };
-    let levels = [&settings.middleware, scope.middleware];
-    let chain = assemble(guards, &levels, forwarding(forward, Arc::new(target)));
+    let chain = assemble(guards, &[&settings.middleware], forwarding(forward, Arc::new(target)));
     let mut action = CompiledAction::new(
         Arc::clone(&qualified),
         scope.name.len() + 1,

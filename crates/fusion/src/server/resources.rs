@@ -23,7 +23,7 @@ use crate::compiled::CompiledAction;
 use crate::context::Ctx;
 use crate::context::RequestInfo;
 use crate::error::BuildError;
-use crate::guard::auth::RequireCaller;
+use crate::guard::RequireCaller;
 use crate::handler::ErasedHandler;
 use crate::output::Output;
 use crate::resource::template::UriTemplate;

@@ -45,6 +45,8 @@ pub use memory::MemoryKeys;
 pub use store::{Claim, IdempotencyStore};
 
 use crate::context::CallInfo;
+use crate::error::BuildError;
+use crate::guard::entry::Entry;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 use crate::output::Output;
 
@@ -358,6 +360,16 @@ fn unavailable(action: &str) -> ToolError {
     ToolError::server_busy(format!("{action} could not check its idempotency_key: the key store did not answer."))
         .suggest("Nothing ran. Call again with the same arguments and idempotency_key in a few seconds.")
         .retry_after(2)
+}
+
+/// The idempotency stage of `entry`, when it is idempotent by key.
+pub(in crate::guard) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+    if entry.asks.by_key {
+        let guard =
+            IdempotencyGuard::new(Arc::clone(entry.qualified), entry.server.idempotency.clone(), entry.check_with());
+        layers.push(Arc::new(guard));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

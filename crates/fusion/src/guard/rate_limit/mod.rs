@@ -25,6 +25,7 @@ mod memory;
 pub(crate) mod redis;
 mod store;
 
+use std::collections::HashSet;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,8 @@ pub use store::{Decision, RateLimitStore, StoreError};
 
 use crate::auth::CallerKey;
 use crate::context::CallInfo;
+use crate::error::BuildError;
+use crate::guard::entry::Entry;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// A limit: `calls` per `window`, counted per key.
@@ -410,6 +413,52 @@ impl Check {
             .detail("window_seconds", self.limit.window.as_secs_f64())
             .detail("scope", self.scope.kind())
             .detail("counted_per", self.limit.counts_per())
+    }
+}
+
+/// The rate-limit stage of `entry`: its own limits, its group's, the server's. The last gate
+/// (limit or concurrency slot) a call passes commits what its limits counted; a call that
+/// stops before it gives that back. Each limit counts under its scope and its name, never its
+/// position among the others.
+pub(in crate::guard) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+    let qualified = entry.qualified;
+    let group = entry.group.name;
+    let scopes = [
+        (&**qualified, entry.asks.rate_limits, qualified.to_string()),
+        (group, entry.group.rate_limits, format!("group {group:?}")),
+        ("*", &entry.server.rate_limits[..], "the server".to_owned()),
+    ];
+    let mut gates = scopes.iter().map(|(_, limits, _)| limits.len()).sum::<usize>() + entry.slots().count();
+    for (scope, limits, described) in scopes {
+        let mut counters = HashSet::new();
+        for limit in limits {
+            gates -= 1;
+            let name = limit.name();
+            check_name(&name)?;
+            if !counters.insert((name.clone(), limit.counts_per())) {
+                return Err(BuildError::DuplicateRateLimit { scope: described, name });
+            }
+            let guard = RateLimitGuard::new(
+                Arc::clone(qualified),
+                scope,
+                limit.clone(),
+                entry.server.store.clone(),
+                gates == 0,
+            );
+            layers.push(Arc::new(guard));
+        }
+    }
+    Ok(())
+}
+
+/// A rate limit's name is part of its counter's key, between `:`s: it holds none.
+fn check_name(name: &str) -> Result<(), BuildError> {
+    let valid = (1..=64).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'));
+    if valid {
+        Ok(())
+    } else {
+        Err(BuildError::InvalidName { what: "rate limit", name: name.to_owned(), allowed: "A-Z a-z 0-9 _ - . /" })
     }
 }
 
