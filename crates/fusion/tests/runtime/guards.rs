@@ -1,7 +1,7 @@
 //! The guards, each failing into its exact envelope: concurrency and load shedding, rate
 //! limits, timeouts, cancellation, identity and scopes, the payload cap, deprecation.
 
-mod support;
+use crate::support;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! arguments, the deadline, every failure as the JSON-RPC error a client gets, and completing
 //! prompt arguments and template parameters.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

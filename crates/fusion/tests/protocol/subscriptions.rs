@@ -3,7 +3,7 @@
 //! server may hold, URIs checked as a read checks them, the rate limits counting subscriptions,
 //! and what a session held freed when it ends.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

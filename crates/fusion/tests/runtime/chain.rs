@@ -2,7 +2,7 @@
 //! and scope, panics caught at the edge with the action's name, and a catalog that changes
 //! while clients are connected.
 
-mod support;
+use crate::support;
 
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
