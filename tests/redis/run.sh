@@ -4,7 +4,7 @@
 #   bash tests/redis/run.sh
 #
 # Installs redis-server with apt-get when it is missing (as root, or through sudo without a
-# password), then runs the ignored tests of crates/fusion/tests/redis.rs one at a time; each
+# password), then runs the ignored tests of crates/fusion/tests/redis/ one at a time; each
 # test starts (and kills) its own redis-server on a free port, without persistence.
 # REDIS_SERVER=/path/to/redis-server uses that binary instead of the one on PATH.
 set -euo pipefail

@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::task::JoinHandle;
 
+use crate::support::wait_until;
+
 /// What the handlers saw.
 #[derive(Default)]
 struct Seen {
@@ -131,16 +133,6 @@ impl Raw {
     async fn wait_started(&self, count: usize) {
         wait_until(|| self.seen.started.load(Ordering::SeqCst) == count).await;
     }
-}
-
-async fn wait_until(mut done: impl FnMut() -> bool) {
-    for _ in 0..3000 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the condition did not hold within 30 s");
 }
 
 /// `(id, code)` of error responses.
@@ -303,7 +295,10 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ErrorCount {
     }
 }
 
-#[tokio::test]
+// On the paused clock the last sleep ends only once every task is idle: a call the stopped
+// server still took would have started by then. rmcp's wait for the handlers of a closed
+// connection passes without taking real time.
+#[tokio::test(start_paused = true)]
 async fn a_closed_output_stops_the_server_and_cancels_the_calls_in_flight() {
     use tracing_subscriber::layer::SubscriberExt as _;
     let errors = ErrorCount::default();

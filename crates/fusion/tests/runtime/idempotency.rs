@@ -1,7 +1,7 @@
 //! Idempotency keys in memory: replays, conflicts, a repeat while the first call runs, keys in
 //! `_meta`, bad keys, what is not kept, and the chain's order.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

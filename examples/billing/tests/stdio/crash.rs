@@ -91,13 +91,21 @@ fn killed_mid_stream_again_and_again_it_keeps_every_acknowledged_write_and_no_ke
             // Kept open: the server must not see the end of its input before the kill.
             thread::sleep(Duration::from_secs(30));
         });
-        // Spread the kills over the stream: early, in the middle, near its end.
-        thread::sleep(Duration::from_millis(40 + (round as u64 * 97) % 600));
+        // Spread the kills over the stream: early, in the middle, near its end. Each lands once
+        // the round's share is acknowledged (none in the first round, 275 in the last), while
+        // the creates after it are still running, however fast or slow the machine is.
+        let share = round * CREATES_PER_ROUND / ROUNDS;
+        let before_the_kill: Vec<(u64, String)> = (0..share)
+            .map(|_| answers.recv_timeout(Duration::from_secs(60)).expect("billing-server answers the creates"))
+            .collect();
         child.kill().unwrap();
         child.wait().unwrap();
         drop(writer);
-        let acknowledged: HashMap<String, String> =
-            answers.try_iter().map(|(id, invoice)| (key(round, id as usize - 1), invoice)).collect();
+        let acknowledged: HashMap<String, String> = before_the_kill
+            .into_iter()
+            .chain(answers.try_iter())
+            .map(|(id, invoice)| (key(round, id as usize - 1), invoice))
+            .collect();
         acknowledged_in_all += acknowledged.len();
 
         let conn = rusqlite::Connection::open(&db).unwrap();

@@ -1,7 +1,7 @@
 //! The runtime end to end: a real rmcp client over an in-process duplex transport, one test per
 //! row of what the runtime promises, each asserting the exact envelope.
 
-mod support;
+use crate::support;
 
 use mcp_fusion::contract::{PublishedRoute, published_route};
 use mcp_fusion::middleware::{Call, Next};

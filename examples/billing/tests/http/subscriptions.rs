@@ -1,7 +1,7 @@
 //! The built `billing-server` over HTTP, driven by rmcp's client: a listen request for too many
 //! resource URIs refused at once, and the bounds on subscriptions set by flags.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -156,7 +156,8 @@ fn the_macro_builds_what_the_builder_builds() {
     assert_eq!(contract(with_macro()), contract(with_builder()));
 }
 
-#[tokio::test]
+// On the paused clock echo's 50 ms timeout ends its 5 s of work at once.
+#[tokio::test(start_paused = true)]
 async fn macro_actions_run_and_heal_as_builder_actions() {
     let server = server(with_macro());
     let anonymous = || Caller::Anonymous;

@@ -3,7 +3,7 @@
 //! server may hold, URIs checked as a read checks them, the rate limits counting subscriptions,
 //! and what a session held freed when it ends.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -337,7 +337,9 @@ async fn rate_limits_count_subscriptions_and_listens() {
     assert!(data["retry_after"].as_u64().is_some_and(|seconds| seconds >= 1), "{data}");
 }
 
-#[tokio::test]
+// On the paused clock rmcp's 5 s for the handlers of a closed connection pass as soon as
+// nothing else can run, not in real time.
+#[tokio::test(start_paused = true)]
 async fn a_closed_connection_frees_what_its_session_held() {
     let server = server();
     let client = support::connect(server.clone()).await;

@@ -2,7 +2,7 @@
 //! templates with typed parameters, every failure as the JSON-RPC error a client gets, and
 //! resources that come and go while clients are connected.
 
-mod support;
+use crate::support;
 
 use mcp_fusion::resource::{Blob, Resource, ResourceTemplate};
 use mcp_fusion::wire::ToolError;

@@ -1,7 +1,7 @@
 //! The server built in process (`billing_server::server`) over a real SQLite file: what
 //! needs no transport, or needs the database tampered with behind the server's back.
 
-mod support;
+use crate::support;
 
 use billing_server::Options;
 use serde_json::{Value, json};

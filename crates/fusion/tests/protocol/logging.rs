@@ -4,9 +4,10 @@
 
 #![allow(deprecated, reason = "MCP logging is deprecated by SEP-2577 and offered before 2026-07-28")]
 
-mod support;
+use crate::support;
 
-use std::sync::{Arc, Mutex, Once};
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
 
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
@@ -21,15 +22,18 @@ use serde::Deserialize;
 use serde_json::json;
 use support::wait_until;
 use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 #[derive(Deserialize, JsonSchema)]
 struct Nothing {}
 
+/// The target its events are logged under, which the client hears as their logger (a module
+/// path by default: `protocol::logging` here, in the binary that holds this module).
+const TARGET: &str = "logging";
+
 async fn chatty(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolError> {
-    tracing::debug!("looking closely");
-    tracing::info!(invoices = 3, "counted the invoices");
-    tracing::warn!("one is overdue");
+    tracing::debug!(target: TARGET, "looking closely");
+    tracing::info!(target: TARGET, invoices = 3, "counted the invoices");
+    tracing::warn!(target: TARGET, "one is overdue");
     Ok("done")
 }
 
@@ -40,12 +44,32 @@ fn server() -> FusionServer {
         .unwrap()
 }
 
-/// The one subscriber of this test binary: the layer alone.
-fn subscriber() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        tracing_subscriber::registry().with(mcp_fusion::logging::layer()).init();
-    });
+/// The layer alone, as a dispatcher.
+fn layer_alone() -> tracing::Dispatch {
+    tracing::Dispatch::new(tracing_subscriber::registry().with(mcp_fusion::logging::layer()))
+}
+
+/// The layer alone as this thread's default subscriber, until the guard drops. Not the
+/// global one: the other tests of this binary share its process. On a current-thread runtime
+/// the server's tasks run on this thread too, so they log through it.
+fn subscriber() -> tracing::dispatcher::DefaultGuard {
+    tracing::dispatcher::set_default(&layer_alone())
+}
+
+/// A runtime of `workers` threads, each with `dispatch` as its default subscriber: a call's
+/// events are logged on whichever worker runs it.
+fn runtime_logging_to(workers: usize, dispatch: &tracing::Dispatch) -> tokio::runtime::Runtime {
+    thread_local! {
+        static DEFAULT: RefCell<Option<tracing::dispatcher::DefaultGuard>> = const { RefCell::new(None) };
+    }
+    let dispatch = dispatch.clone();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .on_thread_start(move || DEFAULT.set(Some(tracing::dispatcher::set_default(&dispatch))))
+        .on_thread_stop(|| DEFAULT.set(None))
+        .build()
+        .unwrap()
 }
 
 #[derive(Clone, Default)]
@@ -79,7 +103,7 @@ async fn call_chatty(client: &RunningService<RoleClient, Heard>) {
 
 #[tokio::test]
 async fn a_client_hears_its_calls_events_at_its_level_and_others_hear_nothing() {
-    subscriber();
+    let _logging = subscriber();
     let server = server();
     let (listening, silent) = (Heard::default(), Heard::default());
     let client = connect(server.clone(), listening.clone()).await;
@@ -112,7 +136,7 @@ async fn a_client_hears_its_calls_events_at_its_level_and_others_hear_nothing() 
 
 #[tokio::test]
 async fn a_client_on_2026_07_28_is_told_logging_is_gone() {
-    subscriber();
+    let _logging = subscriber();
     let server = server();
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
@@ -179,23 +203,27 @@ async fn lines_until_answer(server: FusionServer, action: &str) -> Vec<serde_jso
     written
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_calls_messages_arrive_in_order_and_before_its_result() {
-    subscriber();
-    let server = FusionServer::builder("logging-test", "1")
-        .group(Group::new("t", "T.").action(Action::new("counting", "Logs forty events.").handler(counting)))
-        .build(())
-        .unwrap();
-    for _ in 0..5 {
-        let written = lines_until_answer(server.clone(), "counting").await;
-        let answer = written.iter().position(|m| m["id"] == 2).expect("the call is answered");
-        let heard: Vec<_> = written[..answer]
-            .iter()
-            .filter(|m| m["method"] == "notifications/message")
-            .map(|m| m["params"]["data"]["n"].as_u64().unwrap())
-            .collect();
-        assert_eq!(heard, (0..40).collect::<Vec<_>>(), "every message, in order, before the result");
-    }
+#[test]
+fn a_calls_messages_arrive_in_order_and_before_its_result() {
+    let dispatch = layer_alone();
+    let runtime = runtime_logging_to(4, &dispatch);
+    let _logging = tracing::dispatcher::set_default(&dispatch);
+    runtime.block_on(async {
+        let server = FusionServer::builder("logging-test", "1")
+            .group(Group::new("t", "T.").action(Action::new("counting", "Logs forty events.").handler(counting)))
+            .build(())
+            .unwrap();
+        for _ in 0..5 {
+            let written = lines_until_answer(server.clone(), "counting").await;
+            let answer = written.iter().position(|m| m["id"] == 2).expect("the call is answered");
+            let heard: Vec<_> = written[..answer]
+                .iter()
+                .filter(|m| m["method"] == "notifications/message")
+                .map(|m| m["params"]["data"]["n"].as_u64().unwrap())
+                .collect();
+            assert_eq!(heard, (0..40).collect::<Vec<_>>(), "every message, in order, before the result");
+        }
+    });
 }
 
 async fn failing(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, std::io::Error> {
@@ -207,7 +235,7 @@ async fn failing(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, std::io
 
 #[tokio::test]
 async fn with_masking_a_client_hears_only_what_is_addressed_to_it() {
-    subscriber();
+    let _logging = subscriber();
     let server = |mask| {
         FusionServer::builder("logging-test", "1")
             .mask_internal_errors(mask)

@@ -290,7 +290,7 @@ async fn shutdown_lets_a_call_in_flight_finish() {
 #[tokio::test]
 async fn bearer_tokens_become_identities_or_envelopes() {
     // With anonymous callers allowed, refused and missing tokens reach the actions, which
-    // answer with envelopes; by default the transport refuses them (tests/hostile_http.rs).
+    // answer with envelopes; by default the transport refuses them (hostile_http.rs, beside this file).
     let tokens = StaticTokens::new().token("good-token", Identity::new("ana"));
     let running = Running::start(loopback().authenticator(tokens).allow_anonymous(true)).await;
     let whoami = |token: Option<&'static str>| {

@@ -7,7 +7,7 @@
 //!
 //! Rate limits count the caller, not a session header a session-less request merely carries.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! grouped tool's description and merged fields say each action's meaning and hints, and
 //! `RATE_LIMITED` names the scope of the limit that refused the call.
 
-mod support;
+use crate::support;
 
 use std::num::NonZeroU32;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! What a handler can send besides its result: content blocks of any kind, and progress
 //! notifications to a client that asked for them.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

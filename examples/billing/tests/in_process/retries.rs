@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-mod support;
+use crate::support;
 
 use billing_server::Options;
 use mcp_fusion::FusionServer;

@@ -1,7 +1,7 @@
 //! The guards, each failing into its exact envelope: concurrency and load shedding, rate
 //! limits, timeouts, cancellation, identity and scopes, the payload cap, deprecation.
 
-mod support;
+use crate::support;
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -47,7 +47,9 @@ fn object(value: Value) -> serde_json::Map<String, Value> {
     value.as_object().cloned().unwrap()
 }
 
-#[tokio::test]
+// On the paused clock the handlers' 30 ms end only once every call has arrived: the line of
+// four overflows however slowly a busy machine sends the 200.
+#[tokio::test(start_paused = true)]
 async fn two_hundred_calls_at_two_active_four_queued_are_all_answered() {
     let server = FusionServer::builder("load", "1")
         .group(
@@ -140,7 +142,8 @@ async fn slots_come_back_after_panics_timeouts_and_cancellations() {
     assert_eq!((guard.active(), guard.queued()), (0, 0));
 }
 
-#[tokio::test]
+// On the paused clock the 50 ms timeout ends the 5 s of work at once.
+#[tokio::test(start_paused = true)]
 async fn an_idempotent_action_times_out_with_a_safe_retry() {
     let server = FusionServer::builder("t", "1")
         .timeout(Duration::from_millis(50))

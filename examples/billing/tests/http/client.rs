@@ -2,7 +2,7 @@
 //! comes back as the right `FusionClientError` fields, a typed success decodes, and the retry
 //! policy honours `retry_after`.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

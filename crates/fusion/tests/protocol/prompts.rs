@@ -2,7 +2,7 @@
 //! arguments, the deadline, every failure as the JSON-RPC error a client gets, and completing
 //! prompt arguments and template parameters.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -216,7 +216,8 @@ async fn a_handlers_error_and_a_guards_refusal_keep_their_codes() {
     assert_eq!(error.data.unwrap()["code"], "AUTH_REQUIRED");
 }
 
-#[tokio::test]
+// On the paused clock the 50 ms deadline ends the 30 s of waiting at once.
+#[tokio::test(start_paused = true)]
 async fn past_its_deadline_a_prompt_says_to_go_on_without_live_data() {
     let client = connect(server()).await;
     let result = client.get_prompt(get("slow", json!({}))).await.unwrap();

@@ -1,7 +1,7 @@
 //! The built `billing-server` binary over Streamable HTTP: started on a free loopback port,
 //! driven by rmcp's HTTP client, stopped with SIGTERM.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

@@ -8,7 +8,7 @@
 //! `cargo test -p mcp-fusion --features redis --test redis -- --ignored --test-threads=1`.
 //! `REDIS_SERVER=/path/to/redis-server` picks the binary.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};

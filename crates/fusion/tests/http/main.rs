@@ -1,0 +1,5 @@
+//! Streamable HTTP on a loopback port: as a client uses it, and as an attacker or a careless
+//! client would. One test binary, one module per area.
+
+mod hostile_http;
+mod http;

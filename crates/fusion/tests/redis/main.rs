@@ -1,0 +1,7 @@
+//! `RedisStore` against a real `redis-server` (feature `redis`; the tests are ignored unless
+//! `tests/redis/run.sh` runs them).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod redis;

@@ -1,0 +1,17 @@
+//! The runtime in process: the chain of guards and middleware, the guards' envelopes, healing,
+//! listing, lockfiles, `#[action]`, garbage input, idempotency keys, handoff mounts and what an
+//! operator sees of each call. One test binary, one module per area.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod action_macro;
+mod bad_input;
+mod chain;
+mod guards;
+mod handoff;
+mod healing;
+mod idempotency;
+mod listing;
+mod lockfile;
+mod observability;
