@@ -17,6 +17,7 @@ use futures_util::future::BoxFuture;
 
 /// An authenticated caller: a subject and the scopes it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Identity {
     /// Who it is (a user id, a client id).
     pub subject: String,
@@ -48,6 +49,7 @@ impl Identity {
 
 /// Why a token was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuthError {
     /// No such token.
     #[error("the bearer token is not valid")]
@@ -98,6 +100,7 @@ impl Authenticator for StaticTokens {
 
 /// What the transport learned about the caller, attached to the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Caller {
     /// No credentials.
     Anonymous,
@@ -112,6 +115,7 @@ pub enum Caller {
 /// client's address; else (stdio, in-process) the one local client. Never a value the client
 /// merely sends: a session header on a request outside a live session is not a session.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CallerKey {
     /// An authenticated identity, by its subject.
     Identity(String),

@@ -119,6 +119,7 @@ impl Mount {
 
 /// Where a mount stands.
 #[derive(Clone)]
+#[non_exhaustive]
 pub enum MountState {
     /// The upstream is starting or being reconnected.
     Connecting,

@@ -142,6 +142,9 @@ pub mod __macro {
 
 pub use mcp_fusion_contract as contract;
 pub use mcp_fusion_wire as wire;
+/// The rmcp this framework is built on: its types appear in the API (`rmcp::model::Tool`,
+/// `CallToolResult`, `Peer`), and using them through this re-export keeps one version of it.
+pub use rmcp;
 pub use rmcp::Json;
 /// The `schemars` the framework derives input and output schemas with. Deriving through it
 /// needs `#[schemars(crate = "mcp_fusion::schemars")]` on the type.

@@ -136,7 +136,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         .with_context(|| format!("--config {}", cli.config.display()))?;
     let mut builder = FusionServer::builder::<()>("fusion-gateway", env!("CARGO_PKG_VERSION"))
         .mask_internal_errors(cli.mask_internal_errors)
-        .require_identity(cli.token.is_some() && cli.http.is_some());
+        .requires_identity(cli.token.is_some() && cli.http.is_some());
     if let Some(path) = &cli.lockfile {
         let lockfile = Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?;
         builder = builder.contract_lockfile(lockfile);

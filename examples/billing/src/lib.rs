@@ -117,7 +117,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     }
     builder
         .subscription_limits(options.subscription_limits)
-        .require_identity(options.require_identity)
+        .requires_identity(options.require_identity)
         .instructions(
             "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \
              When a call fails, read the envelope: follow its recovery and available actions.",

@@ -73,7 +73,7 @@ impl Middleware for RequireCaller {
     }
 }
 
-/// The auth stage of `entry`: its identity and scopes, or the server's `require_identity`.
+/// The auth stage of `entry`: its identity and scopes, or the server's `requires_identity`.
 pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     let require_identity = entry.server.require_identity || entry.asks.require_identity;
     layers.push(Arc::new(RequireCaller::new(

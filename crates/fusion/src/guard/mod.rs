@@ -3,7 +3,7 @@
 //!
 //! | stage | guard | configure | envelope |
 //! |---|---|---|---|
-//! | [`Stage::Auth`] | identity and scopes | `require_identity`, `Action::scope` | `AUTH_REQUIRED`, `UNAUTHORIZED`, `FORBIDDEN` |
+//! | [`Stage::Auth`] | identity and scopes | `requires_identity`, `Action::scope` | `AUTH_REQUIRED`, `UNAUTHORIZED`, `FORBIDDEN` |
 //! | [`Stage::Idempotency`] | [`Idempotency`] keys | `Action::idempotent_by_key`, `.idempotency(..)` | the first call's result, `CONFLICT`, `SERVER_BUSY` |
 //! | [`Stage::RateLimit`] | [`RateLimit`] per action, group, server | `.rate_limit(..)`, `.rate_limit_store(..)` | `RATE_LIMITED` with `retry_after` |
 //! | [`Stage::Concurrency`] | [`Concurrency`] per group, server | `.concurrency(..)` | `SERVER_BUSY` |

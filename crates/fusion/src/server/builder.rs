@@ -162,7 +162,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     }
 
     /// Refuses anonymous calls to every action with `AUTH_REQUIRED`.
-    pub fn require_identity(mut self, require: bool) -> ServerBuilder<S> {
+    pub fn requires_identity(mut self, require: bool) -> ServerBuilder<S> {
         self.require_identity = require;
         self
     }

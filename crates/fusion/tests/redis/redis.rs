@@ -363,6 +363,7 @@ async fn outage(policy: FailurePolicy) {
                 assert_eq!(error.retry_after, Some(5));
                 assert!(error.message.contains("cannot be checked right now"), "{}", error.message);
             }
+            other => panic!("no expectation for the failure policy {other:?}"),
         }
     }
     // Concurrent calls during the outage are bounded too.

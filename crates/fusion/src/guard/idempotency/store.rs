@@ -8,6 +8,7 @@ use crate::guard::{KeyBinding, StoreError};
 
 /// What a store says of a key when a call asks to claim it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Claim {
     /// The key was free and is now this call's, under this claim token (for
     /// [`complete`](IdempotencyStore::complete) and [`release`](IdempotencyStore::release)).

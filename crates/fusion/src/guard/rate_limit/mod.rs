@@ -273,6 +273,7 @@ impl Scope {
 
 /// What to do with a call when the store cannot decide (Redis down, or too slow).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum FailurePolicy {
     /// Admit the call (availability first). The default.
     #[default]

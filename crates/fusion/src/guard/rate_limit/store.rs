@@ -7,6 +7,7 @@ use futures_util::future::BoxFuture;
 
 /// The answer of a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Decision {
     /// Admitted, and counted.
     Allowed,

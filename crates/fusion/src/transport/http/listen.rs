@@ -34,6 +34,7 @@ pub struct ListenAddress {
 /// messages leave the text out: whoever reports one shows it (a command line's
 /// `invalid value '127.0.0.1' for '--http'`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ListenAddressError {
     /// No `:PORT`.
     #[error("no port; {EXPECTED}")]
