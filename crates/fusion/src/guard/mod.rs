@@ -14,15 +14,8 @@
 //! [`Middleware`]: crate::middleware::Middleware
 #![doc = include_str!("../../docs/guards.md")]
 
-mod auth;
-mod concurrency;
-mod deprecation;
 mod entry;
-mod idempotency;
-mod rate_limit;
-mod result_cap;
 mod stage;
-mod timeout;
 
 pub(crate) use auth::RequireCaller;
 pub use concurrency::{Concurrency, ConcurrencyGuard};
@@ -37,26 +30,27 @@ pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};
 pub use rate_limit::{Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
 pub(crate) use stage::{Layers, Placement, StageLayers, assemble};
 
-// The built-in guards, one line each, in the order a call meets them. A new guard is a module
-// with a `compile(&Entry, &mut Vec<Arc<dyn Middleware>>)` and its line here.
+// The built-in guards, one line each, in the order a call meets them: `Stage => module`. A new
+// guard is its module (a `Middleware`, and a `compile(&Entry, &mut Vec<Arc<dyn Middleware>>)`
+// that makes its layers for an entry) and its line here.
 stage::stages! {
     /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
     /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
-    Auth => auth::compile,
+    Auth => auth,
     /// Idempotency keys: a repeat of a finished call gets its result without counting
     /// against any limit; the first call goes on through the rest of the chain.
-    Idempotency => idempotency::compile,
+    Idempotency => idempotency,
     /// Rate limits: the action's, then its group's, then the server's. Before concurrency,
     /// so a limited call never waits in line for a slot. A call refused by a later limit or
     /// shed by a concurrency guard gives back what the earlier limits counted.
-    RateLimit => rate_limit::compile,
+    RateLimit => rate_limit,
     /// Concurrency slots: the group's, then the server's, so a call waits in one line only.
-    Concurrency => concurrency::compile,
+    Concurrency => concurrency,
     /// `DEPRECATED` warnings for a deprecated action or a deprecated field that was sent.
-    Deprecation => deprecation::compile,
+    Deprecation => deprecation,
     /// The deadline on everything inside it: user middleware and the handler (`TIMEOUT`).
     /// Time spent waiting for a slot does not count.
-    Timeout => timeout::compile,
+    Timeout => timeout,
     /// Cuts an oversized result's text and adds a `RESULT_TRUNCATED` warning.
-    ResultCap => result_cap::compile,
+    ResultCap => result_cap,
 }

@@ -6,10 +6,13 @@ use std::sync::Arc;
 use super::Stage;
 use crate::middleware::{Chain, Endpoint, Middleware};
 
-/// Declares the stages of the chain in their order, each with the `compile` of its guard:
-/// `Stage`, `Stage::ORDER`, and `built_in`, which compiles an entry's guards stage by stage.
+/// Declares the stages of the chain in their order, each with the module of its guard (whose
+/// `compile` makes the stage's layers for an entry): the modules, `Stage`, `Stage::ORDER`, and
+/// `built_in`, which compiles an entry's guards stage by stage.
 macro_rules! stages {
-    ($( $(#[$doc:meta])* $stage:ident => $compile:path, )*) => {
+    ($( $(#[$doc:meta])* $stage:ident => $module:ident, )*) => {
+        $( mod $module; )*
+
         /// The stages of the chain, in the order a call meets them. User middleware can be
         /// placed before or after any of them.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,7 +31,7 @@ macro_rules! stages {
             entry: &$crate::guard::entry::Entry<'_>,
         ) -> Result<$crate::guard::StageLayers, $crate::error::BuildError> {
             let mut guards = $crate::guard::StageLayers::default();
-            $( $compile(entry, guards.at(Stage::$stage))?; )*
+            $( $module::compile(entry, guards.at(Stage::$stage))?; )*
             Ok(guards)
         }
     };
