@@ -17,7 +17,6 @@
 mod entry;
 mod stage;
 
-pub(crate) use auth::RequireCaller;
 pub use concurrency::{Concurrency, ConcurrencyGuard};
 pub(crate) use entry::{Entry, GroupScope, GuardSpec, ServerGuards};
 pub use idempotency::{
@@ -28,6 +27,7 @@ pub(crate) use rate_limit::StoreSettings;
 #[cfg(feature = "redis")]
 pub use rate_limit::redis::{DEFAULT_KEY_PREFIX, RedisStore, RedisStoreBuilder};
 pub use rate_limit::{Decision, FailurePolicy, MemoryStore, RateLimit, RateLimitStore, StoreError};
+pub(crate) use require_caller::RequireCaller;
 pub(crate) use stage::{Layers, Placement, StageLayers, assemble};
 
 // The built-in guards, one line each, in the order a call meets them: `Stage => module`. A new
@@ -36,7 +36,7 @@ pub(crate) use stage::{Layers, Placement, StageLayers, assemble};
 stage::stages! {
     /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope
     /// (`FORBIDDEN`). First, so nothing is counted for a caller who may not call at all.
-    Auth => auth,
+    Auth => require_caller,
     /// Idempotency keys: a repeat of a finished call gets its result without counting
     /// against any limit; the first call goes on through the rest of the chain.
     Idempotency => idempotency,

@@ -11,8 +11,8 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::FusionServer;
+use super::call_record::CallRecord;
 use super::compile::Settings;
-use super::observe::CallRecord;
 use crate::compiled::CompiledAction;
 use crate::context::CallInfo;
 use crate::context::RequestInfo;

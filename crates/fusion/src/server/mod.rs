@@ -5,11 +5,11 @@
 mod awareness;
 mod builder;
 mod call;
+mod call_record;
 mod compile;
 mod completion;
 mod mount;
 mod mount_output;
-mod observe;
 mod peers;
 mod prompts;
 mod resources;
