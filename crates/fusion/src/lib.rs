@@ -110,7 +110,7 @@ pub use error::BuildError;
 pub use group::Group;
 pub use input::{FieldIssue, NoInput, Validate, Validated};
 pub use middleware::from_fn;
-pub use output::{IntoOutput, Output};
+pub use output::{IntoOutput, Output, Payload};
 pub use server::{FusionServer, ServerBuilder};
 #[cfg(feature = "http")]
 pub use transport::http;

@@ -232,8 +232,7 @@ where
             let future = f(Ctx::new(Arc::clone(&state), Arc::clone(&info)), *arguments);
             Box::pin(async move {
                 let messages = future.await.map_err(|error| info.failure(error))?.into_messages();
-                let messages = serde_json::to_value(messages).map_err(|error| info.failure(error))?;
-                Ok(Output::structured(messages))
+                Ok(Output::messages(messages))
             })
         })
     }

@@ -56,7 +56,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use rmcp::model::ContentBlock;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
@@ -267,7 +266,7 @@ where
             Box::pin(async move {
                 let contents = future.await.map_err(|error| info.failure(error))?;
                 let contents = contents.into_contents().map_err(|error| info.failure(error))?;
-                Ok(Output::blocks(contents.into_iter().map(ContentBlock::resource).collect()))
+                Ok(Output::contents(contents))
             })
         })
     }
