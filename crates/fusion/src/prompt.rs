@@ -31,21 +31,17 @@
 //! ```
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
-
-use futures_util::future::BoxFuture;
-use schemars::{Schema, SchemaGenerator};
 
 pub use rmcp::model::{ContentBlock, PromptMessage, Role};
 
 use crate::completer::{StateCompleter, state_completer};
 use crate::context::Ctx;
 use crate::guard::RateLimit;
-use crate::handler::{Decoder, ErasedHandler, Types, decode_as};
+use crate::handler::{ErasedHandler, Returns, TypedHandler};
 use crate::input::ActionInput;
-use crate::middleware::{BoxError, Call, Endpoint, Outcome};
+use crate::middleware::BoxError;
 use crate::output::Output;
 
 /// A prompt: a name, a description, typed arguments and a handler
@@ -91,7 +87,7 @@ impl<S: Send + Sync + 'static> Prompt<S> {
         T: IntoMessages,
         E: Into<BoxError> + 'static,
     {
-        self.handler = Some(Arc::new(MessagesHandler::<F, A, T, E>::new(handler)));
+        self.handler = Some(Arc::new(TypedHandler::<F, A, T, E, AsMessages>::new(handler)));
         self
     }
 
@@ -187,53 +183,35 @@ pub(crate) fn past_deadline(prompt: &str, deadline: Duration) -> PromptMessage {
     )
 }
 
-/// A prompt handler behind the same face as an action's, so that a `prompts/get` runs
-/// through the same chain: its messages travel as the structured content of an [`Output`].
-struct MessagesHandler<F, A, T, E> {
-    f: Arc<F>,
-    types: Types<A, T, E>,
-}
+/// A prompt's handler: its messages, carried to `prompts/get` as they are, through the same
+/// chain as a call.
+struct AsMessages;
 
-impl<F, A, T, E> MessagesHandler<F, A, T, E> {
-    fn new(f: F) -> Self {
-        MessagesHandler { f: Arc::new(f), types: PhantomData }
+impl<T: IntoMessages> Returns<T> for AsMessages {
+    fn into_output(value: T) -> Result<Output, BoxError> {
+        Ok(Output::messages(value.into_messages()))
+    }
+
+    fn lost_input(_input: &'static str) -> String {
+        "a middleware removed the prompt's arguments or replaced them with another type".to_owned()
     }
 }
 
-impl<S, F, Fut, A, T, E> ErasedHandler<S> for MessagesHandler<F, A, T, E>
-where
-    S: Send + Sync + 'static,
-    F: Fn(Ctx<S>, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<T, E>> + Send + 'static,
-    A: ActionInput,
-    T: IntoMessages,
-    E: Into<BoxError> + 'static,
-{
-    fn input_schema(&self, generator: &mut SchemaGenerator) -> Schema {
-        A::input_schema(generator)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Payload;
 
-    fn output_schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
-        None
-    }
-
-    fn decoder(&self) -> Decoder {
-        decode_as::<A>
-    }
-
-    fn endpoint(&self, state: Arc<S>) -> Endpoint {
-        let f = Arc::clone(&self.f);
-        Box::new(move |mut call: Call| -> BoxFuture<'static, Outcome> {
-            let info = Arc::clone(&call.info);
-            let Some(Ok(arguments)) = call.input.take().map(|input| input.downcast::<A>()) else {
-                let message = "a middleware removed the prompt's arguments or replaced them with another type";
-                return Box::pin(std::future::ready(Err(info.failure(message))));
-            };
-            let future = f(Ctx::new(Arc::clone(&state), Arc::clone(&info)), *arguments);
-            Box::pin(async move {
-                let messages = future.await.map_err(|error| info.failure(error))?.into_messages();
-                Ok(Output::messages(messages))
-            })
-        })
+    #[test]
+    fn messages_travel_typed_and_a_lost_input_is_named_a_prompts_arguments() {
+        let output = <AsMessages as Returns<&str>>::into_output("hi").unwrap();
+        let expected =
+            Payload::Messages { description: None, messages: vec![PromptMessage::new_text(Role::User, "hi")] };
+        assert_eq!(output.payload(), Some(&expected));
+        assert!(output.content.is_empty() && output.structured.is_none());
+        assert_eq!(
+            <AsMessages as Returns<&str>>::lost_input("A"),
+            "a middleware removed the prompt's arguments or replaced them with another type"
+        );
     }
 }
