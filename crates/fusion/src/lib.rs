@@ -105,7 +105,7 @@ mod validation;
 pub use action::{Action, Annotations};
 pub use catalog::Exposition;
 pub use commit::CommitGate;
-pub use context::{CallInfo, Ctx};
+pub use context::{CallInfo, Ctx, Entry};
 pub use error::BuildError;
 pub use group::Group;
 pub use input::{FieldIssue, NoInput, Validate, Validated};

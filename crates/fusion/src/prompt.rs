@@ -5,7 +5,7 @@
 //! MCP sends prompt arguments as text: a field whose schema asks for a number or a boolean
 //! gets one when the text reads as one. Arguments that do not fit answer `-32602` with one
 //! "You sent … Expected …" sentence per field. A prompt that fetches live data can set a
-//! [`deadline`](Prompt::deadline): past it, the prompt answers with a message telling the
+//! [`timeout`](Prompt::timeout): past it, the prompt answers with a message telling the
 //! model the data could not be fetched and to go on without it, instead of hanging.
 //!
 //! ```
@@ -50,7 +50,7 @@ pub struct Prompt<S = ()> {
     pub(crate) name: String,
     pub(crate) title: Option<String>,
     pub(crate) description: String,
-    pub(crate) deadline: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     pub(crate) require_identity: bool,
     pub(crate) scopes: Vec<String>,
     pub(crate) rate_limits: Vec<RateLimit>,
@@ -66,7 +66,7 @@ impl<S: Send + Sync + 'static> Prompt<S> {
             name: name.into(),
             title: None,
             description: description.into(),
-            deadline: None,
+            timeout: None,
             require_identity: false,
             scopes: Vec::new(),
             rate_limits: Vec::new(),
@@ -112,9 +112,15 @@ impl<S: Send + Sync + 'static> Prompt<S> {
     /// How long the handler may take to fetch what it needs. Past it, the prompt answers at
     /// once with one user message saying the live data could not be fetched and to go on
     /// without it (the handler is dropped).
-    pub fn deadline(mut self, after: Duration) -> Prompt<S> {
-        self.deadline = Some(after);
+    pub fn timeout(mut self, after: Duration) -> Prompt<S> {
+        self.timeout = Some(after);
         self
+    }
+
+    /// The same as [`timeout`](Self::timeout), under the name code written for it may use.
+    #[doc(hidden)]
+    pub fn deadline(self, after: Duration) -> Prompt<S> {
+        self.timeout(after)
     }
 
     /// Refuses anonymous callers with `AUTH_REQUIRED`.

@@ -18,7 +18,7 @@ use super::compile::{ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
 use super::resources::{echoed, failed, input_schema_meta, invalid_params, typed};
 use crate::compiled::CompiledAction;
-use crate::context::RequestInfo;
+use crate::context::{EntryKind, RequestInfo};
 use crate::error::BuildError;
 use crate::output::{Output, Payload};
 use crate::prompt::{Prompt, past_deadline};
@@ -97,7 +97,8 @@ fn compile<S: Send + Sync + 'static>(
     prompt: Prompt<S>,
     state: &Arc<S>,
 ) -> Result<(Compiled, ListedPrompt), BuildError> {
-    let handler = prompt.handler.ok_or_else(|| BuildError::MissingHandler { action: prompt.name.clone() })?;
+    let handler =
+        prompt.handler.ok_or_else(|| BuildError::MissingHandler { what: "prompt", action: prompt.name.clone() })?;
     let schema = into_object(handler.input_schema(&mut input_generator(true)));
     let asks = ReadOnly {
         require_identity: prompt.require_identity,
@@ -105,7 +106,8 @@ fn compile<S: Send + Sync + 'static>(
         rate_limits: &prompt.rate_limits,
         timeout: None,
     };
-    let action = compile_read_only(settings, &prompt.name, handler.as_ref(), &schema, &asks, state)?;
+    let mut action = compile_read_only(settings, &prompt.name, handler.as_ref(), &schema, &asks, state)?;
+    action.kind = EntryKind::Prompt;
     let required = required_names(&schema);
     let properties = schema.get("properties").and_then(Value::as_object);
     let arguments: Vec<PromptArgument> = property_names(&schema)
@@ -131,7 +133,7 @@ fn compile<S: Send + Sync + 'static>(
             argument: (*argument).to_owned(),
         });
     }
-    Ok((Compiled { action, arguments: schema, deadline: prompt.deadline, completions }, listed))
+    Ok((Compiled { action, arguments: schema, deadline: prompt.timeout, completions }, listed))
 }
 
 impl FusionServer {
@@ -249,5 +251,31 @@ mod tests {
                 PromptMessage::new(Role::User, ContentBlock::image("iVBO", "image/png")),
             ]
         );
+    }
+
+    #[tokio::test]
+    async fn a_middleware_tells_a_prompt_from_a_read_and_a_missing_handler_names_the_prompt() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = std::sync::Arc::clone(&seen);
+        let server = FusionServer::builder("s", "1")
+            .prompt(
+                Prompt::new("hello", "Says hello.")
+                    .handler(|_ctx: Ctx<()>, _: crate::NoInput| async { Ok::<_, ToolError>("hello") }),
+            )
+            .resource(
+                crate::resource::Resource::new("x://a", "a").handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("a") }),
+            )
+            .middleware(from_fn(move |call: Call, next: Next| {
+                record.lock().unwrap().push(format!("{:?}", call.info().entry()));
+                next.run(call)
+            }))
+            .build(())
+            .unwrap();
+        server.get_prompt("hello", None, RequestInfo::default()).await.unwrap();
+        server.read_resource("x://a", RequestInfo::default()).await.unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["Prompt(\"hello\")", "Resource { uri: \"x://a\" }"]);
+
+        let missing = FusionServer::builder("s", "1").prompt(Prompt::<()>::new("p", "P.")).build(()).err().unwrap();
+        assert_eq!(missing.to_string(), "prompt \"p\" has no handler: call `.handler(..)` on it");
     }
 }

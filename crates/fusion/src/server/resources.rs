@@ -20,8 +20,7 @@ use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use crate::auth::Caller;
 use crate::compiled::CompiledAction;
-use crate::context::Ctx;
-use crate::context::RequestInfo;
+use crate::context::{Ctx, EntryKind, RequestInfo};
 use crate::error::BuildError;
 use crate::guard::auth::RequireCaller;
 use crate::handler::ErasedHandler;
@@ -402,7 +401,8 @@ fn compile<S: Send + Sync + 'static>(
         rate_limits: &about.rate_limits,
         timeout: about.timeout,
     };
-    let action = compile_read_only(settings, &about.uri, handler.as_ref(), &params, &asks, state)?;
+    let mut action = compile_read_only(settings, &about.uri, handler.as_ref(), &params, &asks, state)?;
+    action.kind = EntryKind::Resource;
     let completions = Completions::new(completers, &params, state);
     if let Some(argument) = completions.unknown_arguments().first() {
         return Err(BuildError::Completion {
@@ -525,7 +525,9 @@ fn compile_gate(settings: &Settings, name: &str) -> Result<CompiledAction, Build
     let handler = pass.handler.ok_or_else(|| uri_error(name, "the gate has no handler"))?;
     let params = into_object(handler.input_schema(&mut input_generator(true)));
     let asks = ReadOnly { require_identity: false, scopes: &[], rate_limits: &[], timeout: None };
-    compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))
+    let mut gate = compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))?;
+    gate.kind = EntryKind::Subscription;
+    Ok(gate)
 }
 
 /// A template's expansion whose parameters do not fit: one sentence per field, as a read
