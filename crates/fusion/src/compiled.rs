@@ -8,6 +8,7 @@ use std::sync::Arc;
 use mcp_fusion_wire::ContractAwareness;
 use rmcp::model::Tool;
 
+use crate::context::EntryKind;
 use crate::guard::ConcurrencyGuard;
 use crate::handler::Decoder;
 use crate::middleware::Chain;
@@ -67,6 +68,8 @@ pub(crate) struct CompiledAction {
     pub(crate) mask_internal_errors: bool,
     /// Whether the tool this action is called through declares an output schema.
     pub(crate) output_schema: bool,
+    /// What its calls run, as [`CallInfo::entry`](crate::CallInfo::entry) tells a middleware.
+    pub(crate) kind: EntryKind,
 }
 
 impl CompiledAction {
@@ -90,6 +93,7 @@ impl CompiledAction {
             awareness: None,
             mask_internal_errors,
             output_schema: false,
+            kind: EntryKind::Action,
         }
     }
 

@@ -32,10 +32,12 @@ pub enum BuildError {
         /// The characters allowed.
         allowed: &'static str,
     },
-    /// An action was declared without a handler.
-    #[error("action {action:?} has no handler: call `.handler(..)` on it")]
+    /// An action or a prompt was declared without a handler.
+    #[error("{what} {action:?} has no handler: call `.handler(..)` on it")]
     MissingHandler {
-        /// The qualified action.
+        /// `action` or `prompt`.
+        what: &'static str,
+        /// The qualified action, or the prompt's name.
         action: String,
     },
     /// An action's input does not describe a JSON object.

@@ -14,7 +14,7 @@ use futures_util::future::BoxFuture;
 use crate::context::Ctx;
 use crate::input::{ActionInput, DecodeError, FieldIssue};
 use crate::middleware::{BoxError, Call, Endpoint, Outcome};
-use crate::output::IntoOutput;
+use crate::output::{IntoOutput, Output};
 
 /// A decoded input, and the problems its custom rules found.
 pub(crate) type Decoded = (Box<dyn Any + Send + Sync>, Vec<FieldIssue>);
@@ -30,42 +30,78 @@ pub(crate) trait ErasedHandler<S>: Send + Sync {
     fn endpoint(&self, state: Arc<S>) -> Endpoint;
 }
 
-pub(crate) fn decode_as<I: ActionInput>(arguments: &Value) -> Result<Decoded, DecodeError> {
+fn decode_as<I: ActionInput>(arguments: &Value) -> Result<Decoded, DecodeError> {
     let input = I::from_arguments(arguments)?;
     let issues = input.check();
     Ok((Box::new(input), issues))
 }
 
-/// A handler `async fn(Ctx<S>, I) -> Result<O, E>` and its types.
-pub(crate) struct TypedHandler<F, I, O, E> {
-    f: Arc<F>,
-    types: Types<I, O, E>,
+/// How what a handler returns becomes the [`Output`] the chain carries, for one kind of
+/// entry: an action's result, a prompt's messages, a resource's contents. It is the only
+/// part of a handler that differs between kinds, so one erased handler serves them all.
+pub(crate) trait Returns<T>: 'static {
+    /// The output schema the entry declares, if any.
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        let _ = generator;
+        None
+    }
+
+    /// The output of what the handler returned on success.
+    fn into_output(value: T) -> Result<Output, BoxError>;
+
+    /// The failure's message when a middleware took the input, of type `input`, away.
+    fn lost_input(input: &'static str) -> String;
 }
 
-/// The handler's input, output and error types, held without owning any.
-pub(crate) type Types<I, O, E> = PhantomData<fn() -> (I, O, E)>;
+/// An action's handler: its result as [`IntoOutput`] makes it.
+pub(crate) struct AsAction;
 
-impl<F, I, O, E> TypedHandler<F, I, O, E> {
+impl<O: IntoOutput> Returns<O> for AsAction {
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        O::output_schema(generator)
+    }
+
+    fn into_output(value: O) -> Result<Output, BoxError> {
+        value.into_output()
+    }
+
+    fn lost_input(input: &'static str) -> String {
+        format!("a middleware removed the input or replaced it with another type; the handler takes {input}")
+    }
+}
+
+/// A handler `async fn(Ctx<S>, I) -> Result<O, E>` and its types, whose `O` becomes an
+/// [`Output`] as `R` says.
+pub(crate) struct TypedHandler<F, I, O, E, R = AsAction> {
+    f: Arc<F>,
+    types: Types<I, O, E, R>,
+}
+
+/// The handler's input, output and error types, and its conversion, held without owning any.
+type Types<I, O, E, R> = PhantomData<fn() -> (I, O, E, R)>;
+
+impl<F, I, O, E, R> TypedHandler<F, I, O, E, R> {
     pub(crate) fn new(f: F) -> Self {
         TypedHandler { f: Arc::new(f), types: PhantomData }
     }
 }
 
-impl<S, F, Fut, I, O, E> ErasedHandler<S> for TypedHandler<F, I, O, E>
+impl<S, F, Fut, I, O, E, R> ErasedHandler<S> for TypedHandler<F, I, O, E, R>
 where
     S: Send + Sync + 'static,
     F: Fn(Ctx<S>, I) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, E>> + Send + 'static,
     I: ActionInput,
-    O: IntoOutput,
+    O: Send + 'static,
     E: Into<BoxError> + 'static,
+    R: Returns<O>,
 {
     fn input_schema(&self, generator: &mut SchemaGenerator) -> Schema {
         I::input_schema(generator)
     }
 
     fn output_schema(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
-        O::output_schema(generator)
+        R::output_schema(generator)
     }
 
     fn decoder(&self) -> Decoder {
@@ -78,19 +114,29 @@ where
             let input = call.input.take().map(|input| input.downcast::<I>());
             let info = Arc::clone(&call.info);
             let Some(Ok(input)) = input else {
-                let message = format!(
-                    "a middleware removed the input or replaced it with another type; the handler takes {}",
-                    type_name::<I>()
-                );
+                let message = R::lost_input(type_name::<I>());
                 return Box::pin(std::future::ready(Err(info.failure(message))));
             };
             let future = f(Ctx::new(Arc::clone(&state), Arc::clone(&info)), *input);
             Box::pin(async move {
                 match future.await {
-                    Ok(output) => output.into_output().map_err(|error| info.failure(error)),
+                    Ok(output) => R::into_output(output).map_err(|error| info.failure(error)),
                     Err(error) => Err(info.failure(error)),
                 }
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_action_says_which_input_a_middleware_took() {
+        assert_eq!(
+            <AsAction as Returns<String>>::lost_input("billing::Invoice"),
+            "a middleware removed the input or replaced it with another type; the handler takes billing::Invoice"
+        );
     }
 }

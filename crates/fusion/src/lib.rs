@@ -105,12 +105,12 @@ mod validation;
 pub use action::{Action, Annotations};
 pub use catalog::Exposition;
 pub use commit::CommitGate;
-pub use context::{CallInfo, Ctx};
+pub use context::{CallInfo, Ctx, Entry};
 pub use error::BuildError;
 pub use group::Group;
 pub use input::{FieldIssue, NoInput, Validate, Validated};
 pub use middleware::from_fn;
-pub use output::{IntoOutput, Output};
+pub use output::{IntoOutput, Output, Payload};
 pub use server::{FusionServer, ServerBuilder};
 #[cfg(feature = "http")]
 pub use transport::http;

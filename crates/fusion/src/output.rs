@@ -2,7 +2,7 @@
 
 use mcp_fusion_wire::{CallResult, ToolError};
 use rmcp::Json;
-use rmcp::model::{CallToolResult, ContentBlock, MetaObject};
+use rmcp::model::{CallToolResult, ContentBlock, MetaObject, PromptMessage, ResourceContents};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Serialize;
 use serde_json::Value;
@@ -19,6 +19,29 @@ pub struct Output {
     pub structured: Option<Value>,
     /// A result that came whole from elsewhere (a mounted upstream): its `isError` and `_meta`.
     passed_through: Option<(bool, Option<MetaObject>)>,
+    /// A prompt's messages or a resource's contents, as the handler made them.
+    payload: Option<Payload>,
+}
+
+/// What a prompt or a resource read answers with, carried through the chain as typed values:
+/// a prompt's messages and a read's contents are not content blocks, and a conversion to
+/// blocks and back would lose what blocks cannot say (a blob's URI, a message's role).
+///
+/// The content blocks of an [`Output`] that carries one are what a middleware added: a
+/// prompt sends each as one more user message, a read as one more contents (see
+/// [`FusionServer::read_resource`](crate::FusionServer::read_resource)).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub enum Payload {
+    /// A prompt's messages.
+    Messages {
+        /// The description `prompts/get` answers with; the prompt's own when `None`.
+        description: Option<String>,
+        /// The messages, in order.
+        messages: Vec<PromptMessage>,
+    },
+    /// A resource's contents.
+    Contents(Vec<ResourceContents>),
 }
 
 impl Output {
@@ -29,19 +52,59 @@ impl Output {
 
     /// A structured result: the value as compact JSON text and as `structuredContent`.
     pub fn structured(value: Value) -> Output {
-        Output { content: vec![ContentBlock::text(value.to_string())], structured: Some(value), passed_through: None }
+        Output {
+            content: vec![ContentBlock::text(value.to_string())],
+            structured: Some(value),
+            passed_through: None,
+            payload: None,
+        }
     }
 
     /// A result of any content blocks: images, audio, embedded resources, text.
     pub fn blocks(content: Vec<ContentBlock>) -> Output {
-        Output { content, structured: None, passed_through: None }
+        Output { content, structured: None, passed_through: None, payload: None }
+    }
+
+    /// A prompt's answer: its messages, with the prompt's own description.
+    pub fn messages(messages: Vec<PromptMessage>) -> Output {
+        Output::carrying(Payload::Messages { description: None, messages })
+    }
+
+    /// A resource read's answer: its contents (an empty `uri` is filled with the URI read).
+    pub fn contents(contents: Vec<ResourceContents>) -> Output {
+        Output::carrying(Payload::Contents(contents))
+    }
+
+    /// An output carrying `payload`, with no content block of its own.
+    pub fn carrying(payload: Payload) -> Output {
+        Output { content: Vec::new(), structured: None, passed_through: None, payload: Some(payload) }
+    }
+
+    /// The prompt's messages or the read's contents this output carries, if any.
+    pub fn payload(&self) -> Option<&Payload> {
+        self.payload.as_ref()
+    }
+
+    /// The payload, to adjust before it is sent.
+    pub fn payload_mut(&mut self) -> Option<&mut Payload> {
+        self.payload.as_mut()
+    }
+
+    /// Takes the payload out, leaving the content blocks and the structured content.
+    pub(crate) fn take_payload(&mut self) -> Option<Payload> {
+        self.payload.take()
     }
 
     /// Another server's result, passed on as it came: its content, structured content,
     /// `isError` (a tool error of the upstream stays one, byte for byte) and `_meta`.
     pub fn passed_through(result: CallToolResult) -> Output {
         let passed = (result.is_error == Some(true), result.meta);
-        Output { content: result.content, structured: result.structured_content, passed_through: Some(passed) }
+        Output {
+            content: result.content,
+            structured: result.structured_content,
+            passed_through: Some(passed),
+            payload: None,
+        }
     }
 
     /// Whether this is a result passed through with `isError: true`.
@@ -55,13 +118,14 @@ impl Output {
             content: self.content.clone(),
             structured: self.structured.clone(),
             passed_through: self.passed_through.clone(),
+            payload: self.payload.clone(),
         })
     }
 
     /// The output [`Output::to_record`] kept.
     pub(crate) fn from_record(record: Value) -> Result<Output, serde_json::Error> {
-        let Record { content, structured, passed_through } = serde_json::from_value(record)?;
-        Ok(Output { content, structured, passed_through })
+        let Record { content, structured, passed_through, payload } = serde_json::from_value(record)?;
+        Ok(Output { content, structured, passed_through, payload })
     }
 }
 
@@ -71,6 +135,8 @@ struct Record {
     content: Vec<ContentBlock>,
     structured: Option<Value>,
     passed_through: Option<(bool, Option<MetaObject>)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    payload: Option<Payload>,
 }
 
 /// What a handler may return on success, like axum's `IntoResponse`.

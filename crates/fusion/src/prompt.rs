@@ -5,7 +5,7 @@
 //! MCP sends prompt arguments as text: a field whose schema asks for a number or a boolean
 //! gets one when the text reads as one. Arguments that do not fit answer `-32602` with one
 //! "You sent … Expected …" sentence per field. A prompt that fetches live data can set a
-//! [`deadline`](Prompt::deadline): past it, the prompt answers with a message telling the
+//! [`timeout`](Prompt::timeout): past it, the prompt answers with a message telling the
 //! model the data could not be fetched and to go on without it, instead of hanging.
 //!
 //! ```
@@ -31,21 +31,17 @@
 //! ```
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
-
-use futures_util::future::BoxFuture;
-use schemars::{Schema, SchemaGenerator};
 
 pub use rmcp::model::{ContentBlock, PromptMessage, Role};
 
 use crate::completer::{StateCompleter, state_completer};
 use crate::context::Ctx;
 use crate::guard::RateLimit;
-use crate::handler::{Decoder, ErasedHandler, Types, decode_as};
+use crate::handler::{ErasedHandler, Returns, TypedHandler};
 use crate::input::ActionInput;
-use crate::middleware::{BoxError, Call, Endpoint, Outcome};
+use crate::middleware::BoxError;
 use crate::output::Output;
 
 /// A prompt: a name, a description, typed arguments and a handler
@@ -54,7 +50,7 @@ pub struct Prompt<S = ()> {
     pub(crate) name: String,
     pub(crate) title: Option<String>,
     pub(crate) description: String,
-    pub(crate) deadline: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     pub(crate) require_identity: bool,
     pub(crate) scopes: Vec<String>,
     pub(crate) rate_limits: Vec<RateLimit>,
@@ -70,7 +66,7 @@ impl<S: Send + Sync + 'static> Prompt<S> {
             name: name.into(),
             title: None,
             description: description.into(),
-            deadline: None,
+            timeout: None,
             require_identity: false,
             scopes: Vec::new(),
             rate_limits: Vec::new(),
@@ -91,7 +87,7 @@ impl<S: Send + Sync + 'static> Prompt<S> {
         T: IntoMessages,
         E: Into<BoxError> + 'static,
     {
-        self.handler = Some(Arc::new(MessagesHandler::<F, A, T, E>::new(handler)));
+        self.handler = Some(Arc::new(TypedHandler::<F, A, T, E, AsMessages>::new(handler)));
         self
     }
 
@@ -116,9 +112,15 @@ impl<S: Send + Sync + 'static> Prompt<S> {
     /// How long the handler may take to fetch what it needs. Past it, the prompt answers at
     /// once with one user message saying the live data could not be fetched and to go on
     /// without it (the handler is dropped).
-    pub fn deadline(mut self, after: Duration) -> Prompt<S> {
-        self.deadline = Some(after);
+    pub fn timeout(mut self, after: Duration) -> Prompt<S> {
+        self.timeout = Some(after);
         self
+    }
+
+    /// The same as [`timeout`](Self::timeout), under the name code written for it may use.
+    #[doc(hidden)]
+    pub fn deadline(self, after: Duration) -> Prompt<S> {
+        self.timeout(after)
     }
 
     /// Refuses anonymous callers with `AUTH_REQUIRED`.
@@ -187,54 +189,35 @@ pub(crate) fn past_deadline(prompt: &str, deadline: Duration) -> PromptMessage {
     )
 }
 
-/// A prompt handler behind the same face as an action's, so that a `prompts/get` runs
-/// through the same chain: its messages travel as the structured content of an [`Output`].
-struct MessagesHandler<F, A, T, E> {
-    f: Arc<F>,
-    types: Types<A, T, E>,
-}
+/// A prompt's handler: its messages, carried to `prompts/get` as they are, through the same
+/// chain as a call.
+struct AsMessages;
 
-impl<F, A, T, E> MessagesHandler<F, A, T, E> {
-    fn new(f: F) -> Self {
-        MessagesHandler { f: Arc::new(f), types: PhantomData }
+impl<T: IntoMessages> Returns<T> for AsMessages {
+    fn into_output(value: T) -> Result<Output, BoxError> {
+        Ok(Output::messages(value.into_messages()))
+    }
+
+    fn lost_input(_input: &'static str) -> String {
+        "a middleware removed the prompt's arguments or replaced them with another type".to_owned()
     }
 }
 
-impl<S, F, Fut, A, T, E> ErasedHandler<S> for MessagesHandler<F, A, T, E>
-where
-    S: Send + Sync + 'static,
-    F: Fn(Ctx<S>, A) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<T, E>> + Send + 'static,
-    A: ActionInput,
-    T: IntoMessages,
-    E: Into<BoxError> + 'static,
-{
-    fn input_schema(&self, generator: &mut SchemaGenerator) -> Schema {
-        A::input_schema(generator)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Payload;
 
-    fn output_schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
-        None
-    }
-
-    fn decoder(&self) -> Decoder {
-        decode_as::<A>
-    }
-
-    fn endpoint(&self, state: Arc<S>) -> Endpoint {
-        let f = Arc::clone(&self.f);
-        Box::new(move |mut call: Call| -> BoxFuture<'static, Outcome> {
-            let info = Arc::clone(&call.info);
-            let Some(Ok(arguments)) = call.input.take().map(|input| input.downcast::<A>()) else {
-                let message = "a middleware removed the prompt's arguments or replaced them with another type";
-                return Box::pin(std::future::ready(Err(info.failure(message))));
-            };
-            let future = f(Ctx::new(Arc::clone(&state), Arc::clone(&info)), *arguments);
-            Box::pin(async move {
-                let messages = future.await.map_err(|error| info.failure(error))?.into_messages();
-                let messages = serde_json::to_value(messages).map_err(|error| info.failure(error))?;
-                Ok(Output::structured(messages))
-            })
-        })
+    #[test]
+    fn messages_travel_typed_and_a_lost_input_is_named_a_prompts_arguments() {
+        let output = <AsMessages as Returns<&str>>::into_output("hi").unwrap();
+        let expected =
+            Payload::Messages { description: None, messages: vec![PromptMessage::new_text(Role::User, "hi")] };
+        assert_eq!(output.payload(), Some(&expected));
+        assert!(output.content.is_empty() && output.structured.is_none());
+        assert_eq!(
+            <AsMessages as Returns<&str>>::lost_input("A"),
+            "a middleware removed the prompt's arguments or replaced them with another type"
+        );
     }
 }

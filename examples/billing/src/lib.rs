@@ -142,7 +142,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
                 "A payment reminder for one open invoice, friendly or firm, written from the invoice as it stands.",
             )
             .title("Dunning letter")
-            .deadline(Duration::from_secs(2))
+            .timeout(Duration::from_secs(2))
             .handler(actions::dunning_letter),
         )
         .build(store)

@@ -22,11 +22,45 @@ use crate::failure::Failure;
 use crate::idempotency_key::IdempotencyKey;
 use crate::subscriptions::Subscriptions;
 
+/// What a call runs: an action, a prompt, a resource read, or a subscription passing the
+/// server's guards. Prompts and reads go through the same chain as an action, so a
+/// middleware tells them apart here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Entry<'a> {
+    /// A tool call of the qualified action (`billing.get_invoice`).
+    Action(&'a str),
+    /// A `prompts/get` of the prompt named so.
+    Prompt(&'a str),
+    /// A `resources/read` of this URI.
+    Resource {
+        /// The URI read, as sent.
+        uri: &'a str,
+    },
+    /// A `resources/subscribe` or a `subscriptions/listen`, by its method.
+    Subscription(&'a str),
+}
+
+/// Which kind of entry a compiled chain serves, to answer [`CallInfo::entry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum EntryKind {
+    /// A tool call.
+    #[default]
+    Action,
+    /// A `prompts/get`.
+    Prompt,
+    /// A `resources/read`.
+    Resource,
+    /// A subscription's gate.
+    Subscription,
+}
+
 /// Facts about one tool call: which action, from which session and client, with what
 /// transport extensions, and the warnings collected on the way.
 #[derive(Debug)]
 pub struct CallInfo {
     pub(crate) action: Arc<str>,
+    kind: EntryKind,
     pub(crate) session_id: Option<Arc<str>>,
     pub(crate) client: Option<Implementation>,
     pub(crate) cancellation: CancellationToken,
@@ -64,6 +98,7 @@ impl CallInfo {
     ) -> CallInfo {
         CallInfo {
             action,
+            kind: EntryKind::Action,
             session_id: request.session_id,
             client: request.client,
             cancellation: request.cancellation,
@@ -84,9 +119,26 @@ impl CallInfo {
         }
     }
 
-    /// The qualified action (`billing.get_invoice`).
+    /// The call as one of the entry `kind`.
+    pub(crate) fn of_kind(mut self, kind: EntryKind) -> CallInfo {
+        self.kind = kind;
+        self
+    }
+
+    /// The qualified action (`billing.get_invoice`); for a prompt its name, for a resource
+    /// read the URI read, for a subscription its method (see [`entry`](Self::entry)).
     pub fn action(&self) -> &str {
         &self.action
+    }
+
+    /// What the call runs: an action, a prompt, a resource read or a subscription, by name.
+    pub fn entry(&self) -> Entry<'_> {
+        match self.kind {
+            EntryKind::Action => Entry::Action(&self.action),
+            EntryKind::Prompt => Entry::Prompt(&self.action),
+            EntryKind::Resource => Entry::Resource { uri: &self.action },
+            EntryKind::Subscription => Entry::Subscription(&self.action),
+        }
     }
 
     /// The session, when the transport issued one and still holds it (a live session of

@@ -45,7 +45,8 @@ pub struct Call {
 }
 
 impl Call {
-    /// The qualified action (`billing.get_invoice`).
+    /// The qualified action (`billing.get_invoice`), or what [`CallInfo::action`] names for
+    /// a prompt, a resource read or a subscription.
     pub fn action(&self) -> &str {
         self.info.action()
     }

@@ -51,13 +51,10 @@ mod contents;
 pub(crate) mod template;
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-use rmcp::model::ContentBlock;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 pub use crate::subscriptions::SubscriptionLimits;
@@ -68,9 +65,9 @@ pub use rmcp::model::ResourceContents;
 use crate::completer::{StateCompleter, state_completer};
 use crate::context::Ctx;
 use crate::guard::RateLimit;
-use crate::handler::{Decoder, ErasedHandler, Types, decode_as};
+use crate::handler::{ErasedHandler, Returns, TypedHandler};
 use crate::input::ActionInput;
-use crate::middleware::{BoxError, Call, Endpoint, Outcome};
+use crate::middleware::BoxError;
 use crate::output::Output;
 
 /// A resource with one fixed URI, read by a handler `async fn(Ctx<S>) -> Result<T, E>`
@@ -169,7 +166,7 @@ impl<S: Send + Sync + 'static> Resource<S> {
         E: Into<BoxError> + 'static,
     {
         let handler = move |ctx: Ctx<S>, _: NoParams| handler(ctx);
-        self.handler = Some(Arc::new(ContentsHandler::<_, NoParams, T, E>::new(handler)));
+        self.handler = Some(Arc::new(TypedHandler::<_, NoParams, T, E, AsContents>::new(handler)));
         self
     }
 
@@ -197,7 +194,7 @@ impl<S: Send + Sync + 'static> ResourceTemplate<S> {
         T: IntoContents,
         E: Into<BoxError> + 'static,
     {
-        self.handler = Some(Arc::new(ContentsHandler::<F, P, T, E>::new(handler)));
+        self.handler = Some(Arc::new(TypedHandler::<F, P, T, E, AsContents>::new(handler)));
         self
     }
 
@@ -221,54 +218,32 @@ impl<S: Send + Sync + 'static> ResourceTemplate<S> {
 #[serde(deny_unknown_fields)]
 struct NoParams {}
 
-/// A resource handler behind the same face as an action's, so that a read runs through the
-/// same chain: its contents travel as embedded resources of an [`Output`].
-struct ContentsHandler<F, P, T, E> {
-    f: Arc<F>,
-    types: Types<P, T, E>,
-}
+/// A resource's handler: its contents, carried to `resources/read` as they are, through the
+/// same chain as a call.
+struct AsContents;
 
-impl<F, P, T, E> ContentsHandler<F, P, T, E> {
-    fn new(f: F) -> Self {
-        ContentsHandler { f: Arc::new(f), types: PhantomData }
+impl<T: IntoContents> Returns<T> for AsContents {
+    fn into_output(value: T) -> Result<Output, BoxError> {
+        Ok(Output::contents(value.into_contents()?))
+    }
+
+    fn lost_input(_input: &'static str) -> String {
+        "a middleware removed the resource's parameters or replaced them with another type".to_owned()
     }
 }
 
-impl<S, F, Fut, P, T, E> ErasedHandler<S> for ContentsHandler<F, P, T, E>
-where
-    S: Send + Sync + 'static,
-    F: Fn(Ctx<S>, P) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<T, E>> + Send + 'static,
-    P: ActionInput,
-    T: IntoContents,
-    E: Into<BoxError> + 'static,
-{
-    fn input_schema(&self, generator: &mut SchemaGenerator) -> Schema {
-        P::input_schema(generator)
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-    fn output_schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
-        None
-    }
-
-    fn decoder(&self) -> Decoder {
-        decode_as::<P>
-    }
-
-    fn endpoint(&self, state: Arc<S>) -> Endpoint {
-        let f = Arc::clone(&self.f);
-        Box::new(move |mut call: Call| -> BoxFuture<'static, Outcome> {
-            let info = Arc::clone(&call.info);
-            let Some(Ok(params)) = call.input.take().map(|input| input.downcast::<P>()) else {
-                let message = "a middleware removed the resource's parameters or replaced them with another type";
-                return Box::pin(std::future::ready(Err(info.failure(message))));
-            };
-            let future = f(Ctx::new(Arc::clone(&state), Arc::clone(&info)), *params);
-            Box::pin(async move {
-                let contents = future.await.map_err(|error| info.failure(error))?;
-                let contents = contents.into_contents().map_err(|error| info.failure(error))?;
-                Ok(Output::blocks(contents.into_iter().map(ContentBlock::resource).collect()))
-            })
-        })
+    #[test]
+    fn contents_travel_typed_and_a_lost_input_is_named_a_resources_parameters() {
+        let output = <AsContents as Returns<Blob>>::into_output(Blob(vec![1])).unwrap();
+        let Some(crate::output::Payload::Contents(contents)) = output.payload() else { panic!("{output:?}") };
+        assert!(matches!(&contents[..], [ResourceContents::BlobResourceContents { blob, .. }] if blob == "AQ=="));
+        assert_eq!(
+            <AsContents as Returns<Blob>>::lost_input("P"),
+            "a middleware removed the resource's parameters or replaced them with another type"
+        );
     }
 }

@@ -135,13 +135,16 @@ impl CompiledAction {
         admitted: &OnceLock<Arc<CallInfo>>,
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
-        let info = Arc::new(CallInfo::new(
-            Arc::clone(&self.qualified),
-            request,
-            self.mask_internal_errors,
-            self.output_schema,
-            Some(Arc::clone(&settings.subscriptions)),
-        ));
+        let info = Arc::new(
+            CallInfo::new(
+                Arc::clone(&self.qualified),
+                request,
+                self.mask_internal_errors,
+                self.output_schema,
+                Some(Arc::clone(&settings.subscriptions)),
+            )
+            .of_kind(self.kind),
+        );
         let info = Arc::clone(admitted.get_or_init(|| info));
         // A client that set a logging level hears the events of its calls: they run in a span
         // of their own, listed for the client while the call runs.

@@ -138,8 +138,10 @@ fn compile_action<S: Send + Sync + 'static>(
     state: &Arc<S>,
 ) -> Result<(CompiledAction, ActionSpec), BuildError> {
     let qualified: Arc<str> = format!("{}.{}", group.name, action.name).into();
-    let handler =
-        action.handler.as_ref().ok_or_else(|| BuildError::MissingHandler { action: qualified.to_string() })?;
+    let handler = action
+        .handler
+        .as_ref()
+        .ok_or_else(|| BuildError::MissingHandler { what: "action", action: qualified.to_string() })?;
     let input = input_schema(settings, &qualified, handler.as_ref(), action.strict)?;
     let output = handler.output_schema(&mut output_generator()).map(into_object);
     let checker = Checker::new(&input, action.sensitive.clone())

@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use mcp_fusion_wire::Sent;
 use rmcp::ErrorData;
-use rmcp::model::{CompletionInfo, GetPromptResult, JsonObject, Prompt as ListedPrompt, PromptArgument, PromptMessage};
+use rmcp::model::{
+    CompletionInfo, ContentBlock, GetPromptResult, JsonObject, Prompt as ListedPrompt, PromptArgument, PromptMessage,
+    Role,
+};
 use serde_json::{Map, Value, json};
 
 use super::FusionServer;
@@ -15,8 +18,9 @@ use super::compile::{ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
 use super::resources::{echoed, failed, input_schema_meta, invalid_params, typed};
 use crate::compiled::CompiledAction;
-use crate::context::RequestInfo;
+use crate::context::{EntryKind, RequestInfo};
 use crate::error::BuildError;
+use crate::output::{Output, Payload};
 use crate::prompt::{Prompt, past_deadline};
 use crate::similarity::closest;
 use crate::validation::{input_generator, into_object, property_names, required_names};
@@ -93,7 +97,8 @@ fn compile<S: Send + Sync + 'static>(
     prompt: Prompt<S>,
     state: &Arc<S>,
 ) -> Result<(Compiled, ListedPrompt), BuildError> {
-    let handler = prompt.handler.ok_or_else(|| BuildError::MissingHandler { action: prompt.name.clone() })?;
+    let handler =
+        prompt.handler.ok_or_else(|| BuildError::MissingHandler { what: "prompt", action: prompt.name.clone() })?;
     let schema = into_object(handler.input_schema(&mut input_generator(true)));
     let asks = ReadOnly {
         require_identity: prompt.require_identity,
@@ -101,7 +106,8 @@ fn compile<S: Send + Sync + 'static>(
         rate_limits: &prompt.rate_limits,
         timeout: None,
     };
-    let action = compile_read_only(settings, &prompt.name, handler.as_ref(), &schema, &asks, state)?;
+    let mut action = compile_read_only(settings, &prompt.name, handler.as_ref(), &schema, &asks, state)?;
+    action.kind = EntryKind::Prompt;
     let required = required_names(&schema);
     let properties = schema.get("properties").and_then(Value::as_object);
     let arguments: Vec<PromptArgument> = property_names(&schema)
@@ -127,7 +133,7 @@ fn compile<S: Send + Sync + 'static>(
             argument: (*argument).to_owned(),
         });
     }
-    Ok((Compiled { action, arguments: schema, deadline: prompt.deadline, completions }, listed))
+    Ok((Compiled { action, arguments: schema, deadline: prompt.timeout, completions }, listed))
 }
 
 impl FusionServer {
@@ -157,20 +163,11 @@ impl FusionServer {
                 }
             },
         };
-        let description = prompts.listed[index].description.clone();
         match outcome {
             Ok(output) => {
-                let messages = output.structured.unwrap_or(Value::Array(Vec::new()));
-                let messages: Vec<PromptMessage> = serde_json::from_value(messages).map_err(|error| {
-                    // The decoder's words may quote the handler's text: for the log only.
-                    tracing::error!(prompt = %Sent::text(name), "the prompt's messages do not decode: {error}");
-                    ErrorData::internal_error(
-                        "The prompt's messages could not be sent; report it to the server's operator.",
-                        None,
-                    )
-                })?;
+                let (description, messages) = messages(output, name)?;
                 let mut result = GetPromptResult::new(messages);
-                result.description = description;
+                result.description = description.or_else(|| prompts.listed[index].description.clone());
                 Ok(result)
             }
             Err(Refusal::Invalid(error)) => Err(invalid_params(
@@ -181,5 +178,104 @@ impl FusionServer {
             )),
             Err(Refusal::Failed(error)) => Err(failed(("prompt", name), &error)),
         }
+    }
+}
+
+/// The messages of a prompt's output, and the description it sets: the messages it carries,
+/// then one user message per content block a middleware added. An output a middleware made
+/// whole (no payload) is read as a prompt's answer of JSON: its structured content, the
+/// messages as JSON, else its blocks, each a user message.
+fn messages(mut output: Output, name: &str) -> Result<(Option<String>, Vec<PromptMessage>), ErrorData> {
+    let added = |blocks: Vec<ContentBlock>| blocks.into_iter().map(|block| PromptMessage::new(Role::User, block));
+    match output.take_payload() {
+        Some(Payload::Messages { description, mut messages }) => {
+            messages.extend(added(output.content));
+            Ok((description, messages))
+        }
+        Some(Payload::Contents(_)) => {
+            tracing::error!(prompt = %Sent::text(name), "a middleware answered the prompt with a resource's contents");
+            Err(unsendable())
+        }
+        None => match output.structured {
+            Some(messages) => {
+                let messages = serde_json::from_value(messages).map_err(|error| {
+                    // The decoder's words may quote the handler's text: for the log only.
+                    tracing::error!(prompt = %Sent::text(name), "the prompt's messages do not decode: {error}");
+                    unsendable()
+                })?;
+                Ok((None, messages))
+            }
+            None => Ok((None, added(output.content).collect())),
+        },
+    }
+}
+
+/// A prompt's answer that cannot be sent as messages; the log says why.
+fn unsendable() -> ErrorData {
+    ErrorData::internal_error("The prompt's messages could not be sent; report it to the server's operator.", None)
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ContentBlock, PromptMessage, Role};
+
+    use crate::context::RequestInfo;
+    use crate::middleware::{Call, Next, from_fn};
+    use crate::prompt::Prompt;
+    use crate::wire::ToolError;
+    use crate::{Ctx, FusionServer, Output, Payload};
+
+    #[tokio::test]
+    async fn a_middleware_sees_the_messages_typed_and_what_it_adds_is_sent() {
+        let server = FusionServer::builder("s", "1")
+            .prompt(Prompt::new("hello", "Says hello.").handler(|_ctx: Ctx<()>, _: crate::NoInput| async {
+                Ok::<_, ToolError>(PromptMessage::new_text(Role::Assistant, "hello"))
+            }))
+            .middleware(from_fn(|call: Call, next: Next| async move {
+                let mut output = next.run(call).await?;
+                if let Some(Payload::Messages { description, messages }) = output.payload_mut() {
+                    assert_eq!(messages.len(), 1, "the handler's message, as it made it");
+                    *description = Some("Says hello, checked.".into());
+                }
+                output.content.push(ContentBlock::image("iVBO", "image/png"));
+                Ok::<Output, ToolError>(output)
+            }))
+            .build(())
+            .unwrap();
+        let result = server.get_prompt("hello", None, RequestInfo::default()).await.unwrap();
+        assert_eq!(result.description.as_deref(), Some("Says hello, checked."));
+        assert_eq!(
+            result.messages,
+            vec![
+                PromptMessage::new_text(Role::Assistant, "hello"),
+                PromptMessage::new(Role::User, ContentBlock::image("iVBO", "image/png")),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_middleware_tells_a_prompt_from_a_read_and_a_missing_handler_names_the_prompt() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = std::sync::Arc::clone(&seen);
+        let server = FusionServer::builder("s", "1")
+            .prompt(
+                Prompt::new("hello", "Says hello.")
+                    .handler(|_ctx: Ctx<()>, _: crate::NoInput| async { Ok::<_, ToolError>("hello") }),
+            )
+            .resource(
+                crate::resource::Resource::new("x://a", "a").handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("a") }),
+            )
+            .middleware(from_fn(move |call: Call, next: Next| {
+                record.lock().unwrap().push(format!("{:?}", call.info().entry()));
+                next.run(call)
+            }))
+            .build(())
+            .unwrap();
+        server.get_prompt("hello", None, RequestInfo::default()).await.unwrap();
+        server.read_resource("x://a", RequestInfo::default()).await.unwrap();
+        assert_eq!(*seen.lock().unwrap(), ["Prompt(\"hello\")", "Resource { uri: \"x://a\" }"]);
+
+        let missing = FusionServer::builder("s", "1").prompt(Prompt::<()>::new("p", "P.")).build(()).err().unwrap();
+        assert_eq!(missing.to_string(), "prompt \"p\" has no handler: call `.handler(..)` on it");
     }
 }

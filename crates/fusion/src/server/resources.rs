@@ -20,12 +20,11 @@ use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use crate::auth::Caller;
 use crate::compiled::CompiledAction;
-use crate::context::Ctx;
-use crate::context::RequestInfo;
+use crate::context::{Ctx, EntryKind, RequestInfo};
 use crate::error::BuildError;
 use crate::guard::RequireCaller;
 use crate::handler::ErasedHandler;
-use crate::output::Output;
+use crate::output::{Output, Payload};
 use crate::resource::template::UriTemplate;
 use crate::resource::{About, Resource, ResourceTemplate, complete};
 use crate::similarity::closest;
@@ -402,7 +401,8 @@ fn compile<S: Send + Sync + 'static>(
         rate_limits: &about.rate_limits,
         timeout: about.timeout,
     };
-    let action = compile_read_only(settings, &about.uri, handler.as_ref(), &params, &asks, state)?;
+    let mut action = compile_read_only(settings, &about.uri, handler.as_ref(), &params, &asks, state)?;
+    action.kind = EntryKind::Resource;
     let completions = Completions::new(completers, &params, state);
     if let Some(argument) = completions.unknown_arguments().first() {
         return Err(BuildError::Completion {
@@ -488,7 +488,7 @@ impl FusionServer {
         let arguments = Value::Object(typed(&compiled.params, values));
         let (outcome, _warnings) = compiled.action.outcome(arguments, request, &self.inner.settings).await;
         match outcome {
-            Ok(output) => Ok(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref()))),
+            Ok(output) => Ok(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref())?)),
             Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error)),
             Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),
         }
@@ -525,7 +525,9 @@ fn compile_gate(settings: &Settings, name: &str) -> Result<CompiledAction, Build
     let handler = pass.handler.ok_or_else(|| uri_error(name, "the gate has no handler"))?;
     let params = into_object(handler.input_schema(&mut input_generator(true)));
     let asks = ReadOnly { require_identity: false, scopes: &[], rate_limits: &[], timeout: None };
-    compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))
+    let mut gate = compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))?;
+    gate.kind = EntryKind::Subscription;
+    Ok(gate)
 }
 
 /// A template's expansion whose parameters do not fit: one sentence per field, as a read
@@ -539,20 +541,50 @@ fn invalid_uri(uri: &str, error: &ValidationError) -> ErrorData {
     )
 }
 
-/// The contents a handler's output carries, completed with the URI read and the MIME type.
-fn contents(output: Output, uri: &str, mime_type: Option<&str>) -> Vec<ResourceContents> {
-    let mut contents: Vec<ResourceContents> = output
-        .content
-        .into_iter()
-        .filter_map(|block| match block {
-            ContentBlock::Resource(embedded) => Some(embedded.resource),
+/// The contents a handler's output carries, then one contents per content block a
+/// middleware added, completed with the URI read and the MIME type.
+///
+/// An image or an audio block becomes a blob of its MIME type: the block already holds
+/// base64 data and its type, which is all a blob holds, so the client gets every byte the
+/// middleware meant to send. A block with no data to send as contents (a link to another
+/// resource, a kind a later rmcp adds) refuses the read with `INTERNAL_ERROR` naming the
+/// resource: dropping it would send a read that looks whole and is not.
+fn contents(mut output: Output, uri: &str, mime_type: Option<&str>) -> Result<Vec<ResourceContents>, ErrorData> {
+    let mut contents = match output.take_payload() {
+        Some(Payload::Contents(contents)) => contents,
+        None => Vec::new(),
+        Some(Payload::Messages { .. }) => return Err(unsendable(uri, "a prompt's messages")),
+    };
+    for block in output.content {
+        let added = match block {
+            ContentBlock::Resource(embedded) => embedded.resource,
             // A middleware may answer with text of its own.
-            ContentBlock::Text(text) => Some(ResourceContents::text(text.text, String::new())),
-            _ => None,
-        })
-        .collect();
+            ContentBlock::Text(text) => ResourceContents::text(text.text, String::new()),
+            ContentBlock::Image(image) => {
+                ResourceContents::blob(image.data, String::new()).with_mime_type(image.mime_type)
+            }
+            ContentBlock::Audio(audio) => {
+                ResourceContents::blob(audio.data, String::new()).with_mime_type(audio.mime_type)
+            }
+            ContentBlock::ResourceLink(_) => return Err(unsendable(uri, "a resource link")),
+            _ => return Err(unsendable(uri, "a content block of a kind resources cannot hold")),
+        };
+        contents.push(added);
+    }
     complete(&mut contents, uri, mime_type);
-    contents
+    Ok(contents)
+}
+
+/// A read whose output holds `what`, which resource contents cannot carry.
+fn unsendable(uri: &str, what: &str) -> ErrorData {
+    tracing::error!(uri = %Sent::text(uri), "a read's output holds {what}, which resource contents cannot carry");
+    ErrorData::internal_error(
+        format!(
+            "The contents of the resource {} could not be sent; report it to the server's operator.",
+            Sent::text(uri)
+        ),
+        Some(json!({"uri": echoed(uri)})),
+    )
 }
 
 impl Resources {
@@ -634,4 +666,67 @@ pub(super) fn failed(subject: (&str, &str), error: &ToolError) -> ErrorData {
         None => error.message.clone(),
     };
     ErrorData::new(code, message, Some(data))
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{ContentBlock, ErrorCode, ResourceContents};
+
+    use crate::context::RequestInfo;
+    use crate::middleware::{Call, Next, from_fn};
+    use crate::resource::{Blob, Resource};
+    use crate::wire::ToolError;
+    use crate::{Ctx, FusionServer, Output, Payload};
+
+    /// A server whose one resource serves a blob, behind a middleware that adds `added`.
+    fn server(added: ContentBlock) -> FusionServer {
+        let added = std::sync::Arc::new(added);
+        FusionServer::builder("s", "1")
+            .resource(
+                Resource::new("files://logo", "logo")
+                    .mime_type("image/png")
+                    .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>(Blob(vec![1, 2])) }),
+            )
+            .middleware(from_fn(move |call: Call, next: Next| {
+                let added = (*added).clone();
+                async move {
+                    let mut output = next.run(call).await?;
+                    assert!(
+                        matches!(output.payload(), Some(Payload::Contents(contents)) if contents.len() == 1),
+                        "the middleware sees the handler's contents typed"
+                    );
+                    output.content.push(added);
+                    Ok::<Output, ToolError>(output)
+                }
+            }))
+            .build(())
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_image_or_audio_block_a_middleware_adds_is_read_as_a_blob() {
+        for (block, mime_type) in [
+            (ContentBlock::image("iVBO", "image/webp"), "image/webp"),
+            (ContentBlock::audio("UklG", "audio/wav"), "audio/wav"),
+        ] {
+            let read = server(block).read_resource("files://logo", RequestInfo::default()).await.unwrap();
+            let blob = |data: &str, mime_type: &str| ResourceContents::BlobResourceContents {
+                uri: "files://logo".into(),
+                mime_type: Some(mime_type.into()),
+                blob: data.into(),
+                meta: None,
+            };
+            let added = if mime_type == "image/webp" { "iVBO" } else { "UklG" };
+            assert_eq!(read.contents, vec![blob("AQI=", "image/png"), blob(added, mime_type)]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_block_contents_cannot_hold_refuses_the_read_naming_the_resource() {
+        let link = ContentBlock::resource_link(rmcp::model::Resource::new("files://other", "other"));
+        let error = server(link).read_resource("files://logo", RequestInfo::default()).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::INTERNAL_ERROR);
+        assert!(error.message.contains("'files://logo'"), "{}", error.message);
+        assert_eq!(error.data.unwrap()["uri"], "files://logo");
+    }
 }
