@@ -117,12 +117,6 @@ impl<S: Send + Sync + 'static> Prompt<S> {
         self
     }
 
-    /// The same as [`timeout`](Self::timeout), under the name code written for it may use.
-    #[doc(hidden)]
-    pub fn deadline(self, after: Duration) -> Prompt<S> {
-        self.timeout(after)
-    }
-
     /// Refuses anonymous callers with `AUTH_REQUIRED`.
     pub fn requires_identity(mut self) -> Prompt<S> {
         self.require_identity = true;

@@ -74,7 +74,7 @@ fn server() -> FusionServer {
         .prompt(
             Prompt::new("dunning_letter", "A letter asking a customer to pay.").title("Dunning letter").handler(letter),
         )
-        .prompt(Prompt::new("slow", "Needs live data that never comes.").deadline(Duration::from_millis(50)).handler(
+        .prompt(Prompt::new("slow", "Needs live data that never comes.").timeout(Duration::from_millis(50)).handler(
             |_ctx: Ctx<()>, _: Nothing| async {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 Ok::<_, ToolError>("never")
