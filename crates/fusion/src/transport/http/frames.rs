@@ -66,14 +66,16 @@ pub(super) struct Framed {
     pub(super) release: Option<Release>,
 }
 
-/// Reads a JSON POST body (other requests pass as they are): `413` beyond the size limit, and
-/// a request whose id is already in flight in its session refused with `400`. The body is not
-/// decoded whole here: rmcp does that, and [`Framed::refuse_undecodable`] words its refusal.
-pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Request, Option<Framed>), Response> {
-    if request.method() != http::Method::POST || !is_json(&request) {
-        // Anything else rmcp answers itself (405, 415 for a body that is not JSON).
-        return Ok((request, None));
-    }
+/// Whether [`read`] reads `request`'s body: a JSON POST. Anything else rmcp answers itself
+/// (405, 415 for a body that is not JSON).
+pub(super) fn reads(request: &Request) -> bool {
+    request.method() == http::Method::POST && is_json(request)
+}
+
+/// Reads a JSON POST body: `413` beyond the size limit, and a request whose id is already in
+/// flight in its session refused with `400`. The body is not decoded whole here: rmcp does
+/// that, and [`Framed::refuse_undecodable`] words its refusal.
+pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Request, Framed), Response> {
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, frames.max_body_bytes).await else {
         let mut response = Response::new(Body::from("Payload Too Large: the body is larger than this server accepts"));
@@ -99,7 +101,7 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         None => None,
     };
     let framed = Framed { bytes: bytes.clone(), release };
-    Ok((Request::from_parts(parts, Body::from(bytes)), Some(framed)))
+    Ok((Request::from_parts(parts, Body::from(bytes)), framed))
 }
 
 /// The id of a request (a message with both a method and an id) as JSON — the number 5 and
