@@ -25,10 +25,10 @@ use tokio_util::sync::CancellationToken;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::auth::Gate;
+use super::bearer::Gate;
 use super::frames::Frames;
 use super::sessions::Registry;
-use super::{HttpConfig, McpService, auth, frames, rebinding, refusal, request, service_with, sessions, strict};
+use super::{HttpConfig, McpService, bearer, frames, rebinding, refusal, request, service_with, sessions, strict};
 use crate::auth::Authenticator;
 use crate::in_flight::InFlight;
 use crate::server::FusionServer;
@@ -360,7 +360,7 @@ where
         };
         let mut inner = take_ready(&mut self.inner);
         Either::Left(Box::pin(async move {
-            if let Err(refused) = auth::authenticate(&gate, &mut request).await {
+            if let Err(refused) = bearer::authenticate(&gate, &mut request).await {
                 return Ok(refused);
             }
             inner.call(request).await

@@ -18,7 +18,7 @@
 //! [`FramingLayer`], [`ResponseCountLayer`], and [`HostOriginLayer`] for routes beside the
 //! endpoint. [`router`] composes them in their order around [`McpEndpoint`].
 
-mod auth;
+mod bearer;
 mod checks;
 mod config;
 mod deadlines;
