@@ -44,7 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id, PARSE_ERROR};
 use super::std_streams::{Stdin, Stdout};
-use super::writer::{self, Output};
+use super::writer::{self, Outbox};
 use crate::server::FusionServer;
 use crate::subscriptions::SubscriptionLimits;
 
@@ -76,10 +76,10 @@ type Incoming = RxJsonRpcMessage<RoleServer>;
 /// A server transport over a reader and a writer, one JSON-RPC message per line.
 pub struct LineTransport<R, W> {
     reader: BufReader<R>,
-    output: Arc<Output>,
+    output: Arc<Outbox>,
     /// The writer, until the first use of the transport hands it to its writer task.
     writer: Option<W>,
-    requests: Arc<Mutex<InFlight>>,
+    requests: Arc<Mutex<OpenRequests>>,
     /// Signalled when a request leaves the in-flight set, for a reader paused at the cap.
     released: Arc<tokio::sync::Notify>,
     max_in_flight: usize,
@@ -149,7 +149,7 @@ where
         self
     }
 
-    fn in_flight(&self) -> MutexGuard<'_, InFlight> {
+    fn open_requests(&self) -> MutexGuard<'_, OpenRequests> {
         lock(&self.requests)
     }
 
@@ -264,7 +264,7 @@ where
                     || serde_json::to_vec(&request.id).unwrap_or_default(),
                     |range| object[range].to_vec(),
                 );
-                if !self.in_flight().admit(&request.id, aliased.then(|| id.as_slice().into())) {
+                if !self.open_requests().admit(&request.id, aliased.then(|| id.as_slice().into())) {
                     let id = String::from_utf8_lossy(&id);
                     let message =
                         format!("Invalid request: id {id} is already in use by a request in flight; use a new id");
@@ -279,7 +279,7 @@ where
                 if let ClientNotification::CancelledNotification(cancelled) = &notification.notification
                     && let Some(id) = &cancelled.params.request_id
                 {
-                    self.in_flight().release(id);
+                    self.open_requests().release(id);
                     self.released.notify_one();
                 }
                 Some(JsonRpcMessage::Notification(notification))
@@ -362,7 +362,7 @@ where
     /// Takes no more requests, and has the service cancel those in flight.
     fn stop(&mut self) {
         self.stopped = true;
-        let ids = self.in_flight().drain();
+        let ids = self.open_requests().drain();
         if !ids.is_empty() {
             tracing::info!(requests = ids.len(), "the client is gone: cancelling the requests in flight");
         }
@@ -396,7 +396,7 @@ where
             _ => None,
         };
         // Released before the write: the client may reuse the id once it reads the answer.
-        let original = answered.and_then(|id| self.in_flight().release(id));
+        let original = answered.and_then(|id| self.open_requests().release(id));
         if answered.is_some() {
             self.released.notify_one();
         }
@@ -465,9 +465,9 @@ impl<R, W> Drop for LineTransport<R, W> {
 /// The client's requests passed on to the service and not answered yet, by the id the
 /// service knows; for a number it could not hold, the number as the client wrote it.
 #[derive(Debug, Default)]
-struct InFlight(HashMap<RequestId, Option<Box<[u8]>>>);
+struct OpenRequests(HashMap<RequestId, Option<Box<[u8]>>>);
 
-impl InFlight {
+impl OpenRequests {
     /// Takes `id` in; false if a request in flight already has it.
     fn admit(&mut self, id: &RequestId, original: Option<Box<[u8]>>) -> bool {
         if self.0.contains_key(id) {
@@ -487,7 +487,7 @@ impl InFlight {
     }
 }
 
-fn lock(requests: &Mutex<InFlight>) -> MutexGuard<'_, InFlight> {
+fn lock(requests: &Mutex<OpenRequests>) -> MutexGuard<'_, OpenRequests> {
     requests.lock().unwrap_or_else(PoisonError::into_inner)
 }
 

@@ -15,7 +15,7 @@ const MAX_QUEUED: usize = 1 << 20;
 
 /// What is waiting to be written, shared by every sender and the writer task.
 #[derive(Debug, Default)]
-pub(super) struct Output {
+pub(super) struct Outbox {
     queue: Mutex<Queue>,
     /// Wakes the writer: something was queued, or the output is closing.
     queued: Notify,
@@ -33,7 +33,7 @@ struct Queue {
     closing: bool,
 }
 
-impl Output {
+impl Outbox {
     fn queue(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -69,7 +69,7 @@ impl Output {
 }
 
 /// Writes what `output` queues to `writer` until the output closes or a write fails.
-pub(super) async fn write_out<W: AsyncWrite + Unpin>(output: Arc<Output>, mut writer: W) {
+pub(super) async fn write_out<W: AsyncWrite + Unpin>(output: Arc<Outbox>, mut writer: W) {
     let mut batch = Vec::new();
     loop {
         let closing = {
@@ -105,7 +105,7 @@ pub(super) async fn write_out<W: AsyncWrite + Unpin>(output: Arc<Output>, mut wr
     output.drained.notify_waiters();
 }
 
-fn fail(output: &Output, error: &io::Error) {
+fn fail(output: &Outbox, error: &io::Error) {
     tracing::warn!("cannot write to the client ({error}): taking no more requests and cancelling those in flight");
     output.broken.cancel();
     output.queue().lines = Vec::new();
@@ -140,7 +140,7 @@ mod tests {
 
     #[tokio::test]
     async fn lines_queued_together_leave_in_one_write() {
-        let output = Arc::new(Output::default());
+        let output = Arc::new(Outbox::default());
         for _ in 0..3 {
             output.push(b"{\"jsonrpc\":\"2.0\"}\n");
         }
@@ -155,7 +155,7 @@ mod tests {
     #[tokio::test]
     async fn a_client_that_stops_reading_holds_up_senders() {
         let (mut client, server) = tokio::io::duplex(4096);
-        let output = Arc::new(Output::default());
+        let output = Arc::new(Outbox::default());
         tokio::spawn(write_out(Arc::clone(&output), server));
         let line = [b'x'; 1023];
         for _ in 0..2 {
@@ -177,7 +177,7 @@ mod tests {
     async fn a_failed_write_breaks_the_output_once() {
         let (client, server) = tokio::io::duplex(64);
         drop(client);
-        let output = Arc::new(Output::default());
+        let output = Arc::new(Outbox::default());
         let writer = tokio::spawn(write_out(Arc::clone(&output), server));
         output.push(b"lost\n");
         writer.await.unwrap();

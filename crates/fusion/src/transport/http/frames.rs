@@ -23,12 +23,12 @@ use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
 pub(super) struct Frames {
     max_body_bytes: usize,
     limits: SubscriptionLimits,
-    in_flight: Mutex<HashSet<(Box<str>, Box<str>)>>,
+    ids_in_flight: Mutex<HashSet<(Box<str>, Box<str>)>>,
 }
 
 impl Frames {
     pub(super) fn new(max_body_bytes: usize, limits: SubscriptionLimits) -> Arc<Frames> {
-        Arc::new(Frames { max_body_bytes, limits, in_flight: Mutex::default() })
+        Arc::new(Frames { max_body_bytes, limits, ids_in_flight: Mutex::default() })
     }
 
     /// The refusal of a listen request for more URIs than one listen may hold: `200`, as for
@@ -55,7 +55,7 @@ pub(super) struct Release {
 
 impl Drop for Release {
     fn drop(&mut self) {
-        self.frames.in_flight.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.key);
+        self.frames.ids_in_flight.lock().unwrap_or_else(PoisonError::into_inner).remove(&self.key);
     }
 }
 
@@ -66,14 +66,16 @@ pub(super) struct Framed {
     pub(super) release: Option<Release>,
 }
 
-/// Reads a JSON POST body (other requests pass as they are): `413` beyond the size limit, and
-/// a request whose id is already in flight in its session refused with `400`. The body is not
-/// decoded whole here: rmcp does that, and [`Framed::refuse_undecodable`] words its refusal.
-pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Request, Option<Framed>), Response> {
-    if request.method() != http::Method::POST || !is_json(&request) {
-        // Anything else rmcp answers itself (405, 415 for a body that is not JSON).
-        return Ok((request, None));
-    }
+/// Whether [`read`] reads `request`'s body: a JSON POST. Anything else rmcp answers itself
+/// (405, 415 for a body that is not JSON).
+pub(super) fn reads(request: &Request) -> bool {
+    request.method() == http::Method::POST && is_json(request)
+}
+
+/// Reads a JSON POST body: `413` beyond the size limit, and a request whose id is already in
+/// flight in its session refused with `400`. The body is not decoded whole here: rmcp does
+/// that, and [`Framed::refuse_undecodable`] words its refusal.
+pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Request, Framed), Response> {
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, frames.max_body_bytes).await else {
         let mut response = Response::new(Body::from("Payload Too Large: the body is larger than this server accepts"));
@@ -85,10 +87,10 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
     }
     let session = parts.headers.get("mcp-session-id").and_then(|value| value.to_str().ok());
     // Only a request in a session can collide with another in flight: the id is read then.
-    let release = match session.and_then(|session| Some((session, request_id(&bytes)?))) {
+    let release = match session.and_then(|session| Some((session, id_as_json(&bytes)?))) {
         Some((session, id)) => {
             let key: (Box<str>, Box<str>) = (session.into(), id.as_str().into());
-            let admitted = frames.in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone());
+            let admitted = frames.ids_in_flight.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone());
             if !admitted {
                 let message =
                     format!("Invalid request: id {id} is already in use by a request in flight; use a new id");
@@ -99,12 +101,12 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         None => None,
     };
     let framed = Framed { bytes: bytes.clone(), release };
-    Ok((Request::from_parts(parts, Body::from(bytes)), Some(framed)))
+    Ok((Request::from_parts(parts, Body::from(bytes)), framed))
 }
 
 /// The id of a request (a message with both a method and an id) as JSON — the number 5 and
 /// the string "5" are two ids — read without decoding its params.
-fn request_id(bytes: &[u8]) -> Option<String> {
+fn id_as_json(bytes: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Head {
         id: Option<RequestId>,

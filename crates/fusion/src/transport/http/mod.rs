@@ -12,11 +12,16 @@
 //! http.serve(shutdown_signal()).await
 //! # }
 //! ```
+//!
+//! The checks in front of rmcp are tower layers, each usable alone in an axum app:
+//! [`StrictRequestLayer`], [`ClientAddressLayer`], [`BearerAuthLayer`], [`SessionLayer`],
+//! [`FramingLayer`], [`ResponseCountLayer`], and [`HostOriginLayer`] for routes beside the
+//! endpoint. [`router`] composes them in their order around [`McpEndpoint`].
 
-mod auth;
+mod bearer;
+mod checks;
 mod config;
 mod deadlines;
-mod endpoint;
 mod frames;
 mod listen;
 mod probes;
@@ -33,26 +38,28 @@ use axum::Router;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
+pub use checks::{
+    BearerAuth, BearerAuthLayer, CheckedEndpoint, ClientAddressLayer, CountResponses, Framing, FramingLayer,
+    HostOrigin, HostOriginLayer, McpEndpoint, ResolveClientAddress, ResponseCountLayer, ResponsesInFlight,
+    SessionCheck, SessionLayer, StrictRequest, StrictRequestLayer,
+};
 pub use config::HttpConfig;
 pub use listen::{ListenAddress, ListenAddressError};
 pub use serve::{HttpServer, shutdown_signal};
 pub use sessions::OwnedSessions;
 
-use crate::in_flight::InFlight;
 use crate::server::FusionServer;
 use sessions::Registry;
 
-/// The MCP endpoint as rmcp serves it, ready to mount in an axum app.
+/// rmcp's MCP service, with none of the checks: what [`McpEndpoint`] serves.
 pub type McpService = StreamableHttpService<FusionServer, OwnedSessions>;
 
-/// The MCP endpoint for `server`, to mount in your own axum app at a path of your choice.
-/// Cancelling `sessions` ends every session and open stream. Authentication, session owners
-/// and caps, and the strict reading of requests are layers of [`router`]: mount that unless
-/// you bring your own. Behind this service alone, calls see no session (nothing checks that a
-/// request's session header names a live session, so none counts), and so no
-/// [`peer`](crate::CallInfo::peer).
-pub fn service(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpService {
-    service_with(server, config, sessions, Registry::new(config.limits))
+/// The MCP endpoint for `server` with every check of [`router`] in front of rmcp, to mount in
+/// your own axum app at a path of your choice. Cancelling `sessions` ends every session and
+/// open stream. To compose the checks otherwise, build the layers themselves around an
+/// [`McpEndpoint`] (see [`SessionLayer::endpoint`]).
+pub fn service(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> CheckedEndpoint {
+    checks::checked(server, config, sessions, None)
 }
 
 fn service_with(
@@ -68,37 +75,13 @@ fn service_with(
     )
 }
 
-/// A router serving `server` at the configured path (`/mcp`). For a request, in order: the
-/// strict reading of HTTP, the client's address, the bearer token, the session's owner and
-/// caps, the body read as JSON-RPC (and its id not already in flight), then MCP. With
+/// A router serving `server` at the configured path (`/mcp`), behind the checks, outermost
+/// first: [`ResponseCountLayer`] (for [`HttpServer`]'s graceful shutdown), [`StrictRequestLayer`],
+/// [`ClientAddressLayer`], [`BearerAuthLayer`] (when an authenticator is configured),
+/// [`SessionLayer`] (unless stateless), [`FramingLayer`], then rmcp ([`McpEndpoint`], which
+/// applies the `Host` and `Origin` rules of [`HostOriginLayer`] itself). With
 /// [`axum::serve()`], serve it `into_make_service_with_connect_info` so that the client's
 /// address is known; [`HttpServer`] does that itself.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    Router::new().nest_service(&config.path, endpoint(server, config, sessions, None))
-}
-
-/// The endpoint of [`router`], counting POST requests in `responding` until their response
-/// has been sent.
-fn endpoint(
-    server: FusionServer,
-    config: &HttpConfig,
-    sessions: CancellationToken,
-    responding: Option<InFlight>,
-) -> endpoint::Endpoint {
-    let registry = Registry::new(config.limits);
-    let subscription_limits = server.subscription_limits();
-    let gate = config.authenticator.as_ref().map(|authenticator| auth::Gate {
-        authenticator: Arc::clone(authenticator),
-        allow_anonymous: config.allow_anonymous,
-    });
-    let checks = endpoint::Checks {
-        mcp: service_with(server, config, sessions, Arc::clone(&registry)),
-        hosts: config.hosts(),
-        client_address_header: config.client_address_header.clone(),
-        gate,
-        registry: (!config.is_stateless()).then_some(registry),
-        frames: frames::Frames::new(config.max_body_bytes, subscription_limits),
-        responding,
-    };
-    endpoint::Endpoint::new(checks)
+    Router::new().nest_service(&config.path, service(server, config, sessions))
 }

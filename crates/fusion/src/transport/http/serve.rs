@@ -19,11 +19,9 @@ use tokio_util::sync::CancellationToken;
 use tower_service::Service as _;
 
 use super::deadlines::CoarseTimer;
-use super::endpoint::Endpoint;
 use super::probes::Probes;
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
-use super::{HttpConfig, ListenAddress, endpoint, refusal};
-use crate::in_flight::InFlight;
+use super::{CheckedEndpoint, HttpConfig, ListenAddress, ResponsesInFlight, checks, refusal};
 use crate::server::FusionServer;
 
 /// A bound HTTP server, ready to serve.
@@ -71,11 +69,11 @@ impl HttpServer {
         let HttpServer { listener, server, config } = self;
         let sessions = CancellationToken::new();
         let stopping = CancellationToken::new();
-        let responding = InFlight::default();
+        let responding = ResponsesInFlight::default();
         // POST requests are counted until their response has been sent: a call is done for the
         // client only when its response has left, which in stateful mode is on an SSE stream
         // after the handler returned; standalone GET streams never end by themselves.
-        let app = endpoint(server.clone(), &config, sessions.clone(), Some(responding.clone()));
+        let app = checks::checked(server.clone(), &config, sessions.clone(), Some(responding.clone()));
         let probes = Probes {
             server: server.clone(),
             metrics: config.metrics.clone(),
@@ -142,7 +140,7 @@ impl Connections {
     async fn accept_until(
         &self,
         listener: TcpListener,
-        (app, path): (Endpoint, String),
+        (app, path): (CheckedEndpoint, String),
         probes: Probes,
         stopping: &CancellationToken,
     ) -> GracefulShutdown {
