@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::entry::Entry;
+use super::entry::GuardedEntry;
 use super::rate_limit::admission;
 use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
@@ -141,7 +141,7 @@ impl Drop for InLine<'_> {
 
 /// The concurrency stage of `entry`: the group's slot, then the server's, the last of them
 /// the call's last gate.
-pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(super) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     let mut gates = entry.slots().count();
     for guard in entry.slots() {
         gates -= 1;

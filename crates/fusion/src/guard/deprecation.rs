@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 use serde_json::{Map, Value};
 
-use super::entry::Entry;
+use super::entry::GuardedEntry;
 use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 use std::sync::Arc;
@@ -98,7 +98,7 @@ fn deprecated_fields(
 }
 
 /// The deprecation stage of `entry`, when it or one of its fields is deprecated.
-pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(super) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     let asks = entry.asks;
     if let Some(deprecation) = Deprecation::new(entry.qualified, asks.deprecated, entry.input, asks.deprecated_fields) {
         layers.push(Arc::new(deprecation));

@@ -1,6 +1,6 @@
 //! What compiling the built-in guards of one entry takes: the server's settings, the entry's
 //! group, and what the entry asks. Each guard's `compile` reads what it needs from an
-//! [`Entry`]; [`built_in`](super::built_in) runs them stage by stage.
+//! [`GuardedEntry`]; [`built_in`](super::built_in) runs them stage by stage.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,7 +85,7 @@ impl<'a> GuardSpec<'a> {
 }
 
 /// One entry whose built-in guards are being compiled.
-pub(crate) struct Entry<'a> {
+pub(crate) struct GuardedEntry<'a> {
     /// The qualified name (`billing.get_invoice`, a URI, a prompt's name).
     pub qualified: &'a Arc<str>,
     /// The entry's input schema.
@@ -95,7 +95,7 @@ pub(crate) struct Entry<'a> {
     pub asks: &'a GuardSpec<'a>,
 }
 
-impl Entry<'_> {
+impl GuardedEntry<'_> {
     /// The read-only action of the group to check with, qualified (`billing.get_invoice`).
     pub(crate) fn check_with(&self) -> Option<String> {
         let check = self.asks.check_with?;

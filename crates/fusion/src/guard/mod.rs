@@ -18,7 +18,7 @@ mod entry;
 mod stage;
 
 pub use concurrency::{Concurrency, ConcurrencyGuard};
-pub(crate) use entry::{Entry, GroupScope, GuardSpec, ServerGuards};
+pub(crate) use entry::{GroupScope, GuardSpec, GuardedEntry, ServerGuards};
 pub use idempotency::{
     Claim, IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, Idempotency, IdempotencyKey, IdempotencyStore, KeyBinding,
     MAX_IDEMPOTENCY_KEY_CHARS, MemoryKeys,
@@ -31,7 +31,7 @@ pub(crate) use require_caller::RequireCaller;
 pub(crate) use stage::{Layers, Placement, StageLayers, assemble};
 
 // The built-in guards, one line each, in the order a call meets them: `Stage => module`. A new
-// guard is its module (a `Middleware`, and a `compile(&Entry, &mut Vec<Arc<dyn Middleware>>)`
+// guard is its module (a `Middleware`, and a `compile(&GuardedEntry, &mut Vec<Arc<dyn Middleware>>)`
 // that makes its layers for an entry) and its line here.
 stage::stages! {
     /// Credentials refused (`UNAUTHORIZED`), missing (`AUTH_REQUIRED`), or short of a scope

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use mcp_fusion_wire::{Sent, ToolError};
 
-use super::entry::Entry;
+use super::entry::GuardedEntry;
 use crate::auth::{AuthError, Caller};
 use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
@@ -74,7 +74,7 @@ impl Middleware for RequireCaller {
 }
 
 /// The auth stage of `entry`: its identity and scopes, or the server's `requires_identity`.
-pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(super) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     let require_identity = entry.server.require_identity || entry.asks.require_identity;
     layers.push(Arc::new(RequireCaller::new(
         Arc::clone(entry.qualified),

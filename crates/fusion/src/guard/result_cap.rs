@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::{ErrorCode, ToolError};
 use rmcp::model::ContentBlock;
 
-use super::entry::Entry;
+use super::entry::GuardedEntry;
 use crate::context::CallInfo;
 use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
@@ -109,7 +109,7 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
 }
 
 /// The result-cap stage of `entry`, when the server caps results.
-pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(super) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     if let Some(max_bytes) = entry.server.max_result_bytes {
         layers.push(Arc::new(ResultCap::new(max_bytes)));
     }

@@ -28,7 +28,7 @@ macro_rules! stages {
 
         /// The built-in guards of `entry`, stage by stage in the chain's order.
         pub(crate) fn built_in(
-            entry: &$crate::guard::entry::Entry<'_>,
+            entry: &$crate::guard::entry::GuardedEntry<'_>,
         ) -> Result<$crate::guard::StageLayers, $crate::error::BuildError> {
             let mut guards = $crate::guard::StageLayers::default();
             $( $module::compile(entry, guards.at(Stage::$stage))?; )*

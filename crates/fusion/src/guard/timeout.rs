@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
 
-use super::entry::Entry;
+use super::entry::GuardedEntry;
 use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
@@ -115,7 +115,7 @@ impl Middleware for Timeout {
 
 /// The timeout stage of `entry`: its own deadline, else the server's, with the retry advice
 /// its kind allows.
-pub(super) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(super) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     let asks = entry.asks;
     let Some(after) = asks.timeout.or(entry.server.timeout) else { return Ok(()) };
     let retry = if asks.by_key {

@@ -14,7 +14,9 @@ use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::group::Group;
-use crate::guard::{ConcurrencyGuard, Entry, GroupScope, GuardSpec, RateLimit, ServerGuards, StageLayers, built_in};
+use crate::guard::{
+    ConcurrencyGuard, GroupScope, GuardSpec, GuardedEntry, RateLimit, ServerGuards, StageLayers, built_in,
+};
 use crate::guard::{Layers, assemble};
 use crate::handler::ErasedHandler;
 use crate::logging::Levels;
@@ -215,7 +217,7 @@ pub(super) fn guards(
     qualified: &Arc<str>,
     input: &Map<String, Value>,
 ) -> Result<StageLayers, BuildError> {
-    built_in(&Entry { qualified, input, server: &settings.guards, group, asks })
+    built_in(&GuardedEntry { qualified, input, server: &settings.guards, group, asks })
 }
 
 /// MCP clients accept tool names of `A-Z a-z 0-9 _ -`; keeping group and action names to

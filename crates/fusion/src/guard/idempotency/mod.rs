@@ -46,7 +46,7 @@ pub use store::{Claim, IdempotencyStore};
 
 use crate::context::CallInfo;
 use crate::error::BuildError;
-use crate::guard::entry::Entry;
+use crate::guard::entry::GuardedEntry;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 use crate::output::Output;
 
@@ -363,7 +363,7 @@ fn unavailable(action: &str) -> ToolError {
 }
 
 /// The idempotency stage of `entry`, when it is idempotent by key.
-pub(in crate::guard) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(in crate::guard) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     if entry.asks.by_key {
         let guard =
             IdempotencyGuard::new(Arc::clone(entry.qualified), entry.server.idempotency.clone(), entry.check_with());

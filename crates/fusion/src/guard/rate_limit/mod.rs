@@ -41,7 +41,7 @@ pub use store::{Decision, RateLimitStore, StoreError};
 use crate::auth::CallerKey;
 use crate::context::CallInfo;
 use crate::error::BuildError;
-use crate::guard::entry::Entry;
+use crate::guard::entry::GuardedEntry;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
 /// A limit: `calls` per `window`, counted per key.
@@ -421,7 +421,7 @@ impl Check {
 /// (limit or concurrency slot) a call passes commits what its limits counted; a call that
 /// stops before it gives that back. Each limit counts under its scope and its name, never its
 /// position among the others.
-pub(in crate::guard) fn compile(entry: &Entry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
+pub(in crate::guard) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     let qualified = entry.qualified;
     let group = entry.group.name;
     let scopes = [
