@@ -19,13 +19,20 @@ pub(crate) struct CompiledGroup {
     pub name: String,
     pub tools: Vec<Tool>,
     pub actions: Vec<Arc<CompiledAction>>,
-    pub(crate) by_action: HashMap<String, usize>,
+    by_action: HashMap<String, usize>,
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
-    /// For a mounted namespace, where its upstream stands; its tools are always one per action.
-    pub mount: Option<MountStatus>,
-    /// For a mounted namespace, its tools (named without the namespace) that declared an
-    /// output schema when the upstream last listed them: kept while it reconnects, so a
-    /// client that still lists them gets a `HANDOFF_CONNECTING` it accepts.
+    /// For a mounted namespace, what it knows of its upstream; its tools are always one per
+    /// action.
+    pub mount: Option<Mounted>,
+}
+
+/// What a mounted namespace knows of its upstream.
+pub(crate) struct Mounted {
+    /// Where the upstream stands.
+    pub status: MountStatus,
+    /// Its tools (named without the namespace) that declared an output schema when the
+    /// upstream last listed them: kept while it reconnects, so a client that still lists them
+    /// gets a `HANDOFF_CONNECTING` it accepts.
     pub output_schemas: Arc<HashSet<String>>,
 }
 
@@ -38,6 +45,24 @@ pub(crate) enum MountStatus {
 }
 
 impl CompiledGroup {
+    /// The group `name`, listed as `tools`, serving `actions` (their names unique).
+    pub(crate) fn new(
+        name: String,
+        tools: Vec<Tool>,
+        actions: Vec<CompiledAction>,
+        concurrency: Option<Arc<ConcurrencyGuard>>,
+        mount: Option<Mounted>,
+    ) -> CompiledGroup {
+        let by_action = actions.iter().enumerate().map(|(index, action)| (action.name().to_owned(), index)).collect();
+        let actions = actions.into_iter().map(Arc::new).collect();
+        CompiledGroup { name, tools, actions, by_action, concurrency, mount }
+    }
+
+    /// Whether the group is a mount whose upstream is ready.
+    pub(crate) fn is_ready_mount(&self) -> bool {
+        self.mount.as_ref().is_some_and(|mount| matches!(mount.status, MountStatus::Ready))
+    }
+
     /// The action named `name` (without the group's prefix).
     pub(crate) fn action(&self, name: &str) -> Option<&Arc<CompiledAction>> {
         self.by_action.get(name).map(|&index| &self.actions[index])

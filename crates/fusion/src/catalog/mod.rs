@@ -92,7 +92,7 @@ impl Catalog {
             return listed.output_schema.is_some();
         }
         tool.split_once('.')
-            .and_then(|(namespace, rest)| Some(self.group(namespace)?.output_schemas.contains(rest)))
+            .and_then(|(namespace, rest)| Some(self.group(namespace)?.mount.as_ref()?.output_schemas.contains(rest)))
             .unwrap_or(false)
     }
 

@@ -71,7 +71,7 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
 /// is the did-you-mean's work. The upstream's discriminator and action names are suggested
 /// only when they are names MCP allows: they are the upstream's words.
 pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<Candidate> {
-    if !matches!(group.mount, Some(MountStatus::Ready)) {
+    if !group.is_ready_mount() {
         return None;
     }
     let namespace = &group.name;

@@ -41,7 +41,7 @@ impl Catalog {
         let dotted = tool.split_once('.').filter(|_| self.has_mounts());
         if let Some((namespace, rest)) = dotted
             && let Some(group) = self.group(namespace)
-            && let Some(status) = &group.mount
+            && let Some(status) = group.mount.as_ref().map(|mount| &mount.status)
         {
             return not_served(group, status, rest);
         }

@@ -2,7 +2,7 @@
 //! action's chain assembled, and the group's tools laid out. Done once per group, when the
 //! server is built or when the group is added to a running server.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,10 +85,10 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     check_checks(&name, &actions)?;
     let mut compiled = Vec::with_capacity(actions.len());
     let mut specs = Vec::with_capacity(actions.len());
-    let mut by_action = HashMap::with_capacity(actions.len());
+    let mut names = HashSet::with_capacity(actions.len());
     for action in actions {
         check_name("action", &action.name)?;
-        if by_action.insert(action.name.clone(), compiled.len()).is_some() {
+        if !names.insert(action.name.clone()) {
             return Err(BuildError::Duplicate { what: "action", name: format!("{name}.{}", action.name) });
         }
         let (action, spec) = compile_action(settings, &scope, &middleware, action, state)?;
@@ -110,8 +110,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             action.awareness = block;
         }
     }
-    let actions = compiled.into_iter().map(Arc::new).collect();
-    Ok(CompiledGroup { name, tools, actions, by_action, concurrency, mount: None, output_schemas: Default::default() })
+    Ok(CompiledGroup::new(name, tools, compiled, concurrency, None))
 }
 
 /// Each `check_with` names a read-only action of the same group.

@@ -278,8 +278,10 @@ impl FusionServer {
                 Some(known) => {
                     // Not ready, it lists nothing: what it listed last still tells which of
                     // its tools a client knows with an output schema.
-                    if !matches!(group.mount, Some(MountStatus::Ready)) {
-                        group.output_schemas = Arc::clone(&known.output_schemas);
+                    if let (Some(mount), Some(before)) = (group.mount.as_mut(), known.mount.as_ref())
+                        && !matches!(mount.status, MountStatus::Ready)
+                    {
+                        mount.output_schemas = Arc::clone(&before.output_schemas);
                     }
                     *known = Arc::new(group);
                 }

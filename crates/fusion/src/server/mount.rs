@@ -1,7 +1,7 @@
 //! Compiling a mount: the upstream's tools listed under the namespace, each with the upstream's
 //! schema as its checker, the server's and the mount's guards, and a forwarding endpoint.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
-use crate::compiled::{CompiledAction, CompiledGroup, MountStatus};
+use crate::compiled::{CompiledAction, CompiledGroup, MountStatus, Mounted};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
 use crate::guard::assemble;
@@ -53,10 +53,8 @@ pub(crate) fn compile_mount(
     let scope = GroupScope { name: namespace, rate_limits: &mount.rate_limits, concurrency: concurrency.as_ref() };
     let mut actions = Vec::with_capacity(tools.len());
     let mut listed = Vec::with_capacity(tools.len());
-    let mut by_action = HashMap::with_capacity(tools.len());
     for tool in tools {
         let Some(forward) = forward.clone() else { break };
-        by_action.insert(tool.name.to_string(), actions.len());
         let (action, tool) = compile_tool(settings, mount, &scope, tool, forward)?;
         actions.push(action);
         listed.push(tool);
@@ -74,16 +72,8 @@ pub(crate) fn compile_mount(
         .filter(|tool| tool.output_schema.is_some())
         .filter_map(|tool| tool.name.strip_prefix(namespace)?.strip_prefix('.').map(str::to_owned))
         .collect();
-    let actions = actions.into_iter().map(Arc::new).collect();
-    Ok(CompiledGroup {
-        name: namespace.to_owned(),
-        tools: listed,
-        actions,
-        by_action,
-        concurrency,
-        mount: Some(status),
-        output_schemas: Arc::new(output_schemas),
-    })
+    let mounted = Mounted { status, output_schemas: Arc::new(output_schemas) };
+    Ok(CompiledGroup::new(namespace.to_owned(), listed, actions, concurrency, Some(mounted)))
 }
 
 /// Names the log quotes of the tools it drops; the rest are counted.
