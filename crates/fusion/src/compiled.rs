@@ -2,7 +2,7 @@
 //! names are checked, its schemas compiled and its chain assembled — what routing finds and a
 //! call runs.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_fusion_wire::ContractAwareness;
@@ -21,27 +21,6 @@ pub(crate) struct CompiledGroup {
     pub actions: Vec<Arc<CompiledAction>>,
     by_action: HashMap<String, usize>,
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
-    /// For a mounted namespace, what it knows of its upstream; its tools are always one per
-    /// action.
-    pub mount: Option<Mounted>,
-}
-
-/// What a mounted namespace knows of its upstream.
-pub(crate) struct Mounted {
-    /// Where the upstream stands.
-    pub status: MountStatus,
-    /// Its tools (named without the namespace) that declared an output schema when the
-    /// upstream last listed them: kept while it reconnects, so a client that still lists them
-    /// gets a `HANDOFF_CONNECTING` it accepts.
-    pub output_schemas: Arc<HashSet<String>>,
-}
-
-/// Where the upstream of a mounted namespace stands, for calls that find no tool.
-#[derive(Debug, Clone)]
-pub(crate) enum MountStatus {
-    Connecting,
-    Unavailable { retry_at: std::time::Instant, reason: String },
-    Ready,
 }
 
 impl CompiledGroup {
@@ -51,16 +30,10 @@ impl CompiledGroup {
         tools: Vec<Tool>,
         actions: Vec<CompiledAction>,
         concurrency: Option<Arc<ConcurrencyGuard>>,
-        mount: Option<Mounted>,
     ) -> CompiledGroup {
         let by_action = actions.iter().enumerate().map(|(index, action)| (action.name().to_owned(), index)).collect();
         let actions = actions.into_iter().map(Arc::new).collect();
-        CompiledGroup { name, tools, actions, by_action, concurrency, mount }
-    }
-
-    /// Whether the group is a mount whose upstream is ready.
-    pub(crate) fn is_ready_mount(&self) -> bool {
-        self.mount.as_ref().is_some_and(|mount| matches!(mount.status, MountStatus::Ready))
+        CompiledGroup { name, tools, actions, by_action, concurrency }
     }
 
     /// The action named `name` (without the group's prefix).

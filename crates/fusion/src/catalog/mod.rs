@@ -14,7 +14,9 @@ use rmcp::model::Tool;
 
 pub(crate) use candidate::Candidate;
 pub use mcp_fusion_contract::Exposition;
-pub(crate) use mounted::{MAX_TOOL_NAME, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds};
+pub(crate) use mounted::{
+    MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
+};
 pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};
 
 use crate::compiled::{CompiledAction, CompiledGroup};
@@ -25,8 +27,12 @@ pub(crate) struct Catalog {
     tools: Vec<Tool>,
     routes: HashMap<String, Route>,
     groups: Vec<Arc<CompiledGroup>>,
+    mounts: Mounts,
     discriminator: Option<String>,
 }
+
+/// The mounted namespaces' upstreams, by namespace: each namespace is also a group's name.
+pub(crate) type Mounts = HashMap<String, Arc<Mounted>>;
 
 /// Where a tool name leads.
 #[derive(Debug, Clone, Copy)]
@@ -38,9 +44,13 @@ enum Route {
 }
 
 impl Catalog {
-    /// The catalog of `groups`, each already compiled with its tools; group and tool names
-    /// must be unique.
-    pub(crate) fn new(exposition: &Exposition, groups: Vec<Arc<CompiledGroup>>) -> Result<Catalog, BuildError> {
+    /// The catalog of `groups`, each already compiled with its tools, of which those named in
+    /// `mounts` are mounted namespaces; group and tool names must be unique.
+    pub(crate) fn new(
+        exposition: &Exposition,
+        groups: Vec<Arc<CompiledGroup>>,
+        mounts: Mounts,
+    ) -> Result<Catalog, BuildError> {
         let mut tools = Vec::new();
         let mut routes = HashMap::new();
         let mut group_names = HashSet::new();
@@ -51,7 +61,9 @@ impl Catalog {
             for (t, tool) in group.tools.iter().enumerate() {
                 // A mount lists one tool per upstream tool, whatever the server's exposition.
                 let route = match exposition {
-                    Exposition::Grouped { .. } if group.mount.is_none() => Route::Group { tool: tools.len(), group: g },
+                    Exposition::Grouped { .. } if !mounts.contains_key(&group.name) => {
+                        Route::Group { tool: tools.len(), group: g }
+                    }
                     _ => Route::Action { tool: tools.len(), group: g, action: t },
                 };
                 if routes.insert(tool.name.to_string(), route).is_some() {
@@ -60,8 +72,9 @@ impl Catalog {
                 tools.push(tool.clone());
             }
         }
+        debug_assert!(mounts.keys().all(|namespace| group_names.contains(namespace.as_str())));
         let discriminator = exposition.discriminator().map(str::to_owned);
-        Ok(Catalog { tools, routes, groups, discriminator })
+        Ok(Catalog { tools, routes, groups, mounts, discriminator })
     }
 
     /// The tools `tools/list` returns.
@@ -92,7 +105,7 @@ impl Catalog {
             return listed.output_schema.is_some();
         }
         tool.split_once('.')
-            .and_then(|(namespace, rest)| Some(self.group(namespace)?.mount.as_ref()?.output_schemas.contains(rest)))
+            .and_then(|(namespace, rest)| Some(self.mounts.get(namespace)?.output_schemas.contains(rest)))
             .unwrap_or(false)
     }
 
@@ -102,14 +115,19 @@ impl Catalog {
         self.group(group)?.action(action)
     }
 
-    /// The namespaces that are mounts.
-    pub(crate) fn mounts(&self) -> impl Iterator<Item = &str> {
-        self.groups.iter().filter(|group| group.mount.is_some()).map(|group| group.name.as_str())
+    /// The mounted namespaces' upstreams.
+    pub(crate) fn mounts(&self) -> &Mounts {
+        &self.mounts
     }
 
-    /// Whether any group is a mount.
-    fn has_mounts(&self) -> bool {
-        self.groups.iter().any(|group| group.mount.is_some())
+    /// The namespaces that are mounts, in the order of the groups.
+    pub(crate) fn mounted_namespaces(&self) -> impl Iterator<Item = &str> {
+        self.mounted_groups().map(|group| group.name.as_str())
+    }
+
+    /// The groups that are mounted namespaces, in order.
+    fn mounted_groups(&self) -> impl Iterator<Item = &Arc<CompiledGroup>> {
+        self.groups.iter().filter(|group| self.mounts.contains_key(&group.name))
     }
 
     fn tool_names(&self) -> impl Iterator<Item = &str> {

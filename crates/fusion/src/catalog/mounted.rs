@@ -1,15 +1,44 @@
-//! What a call to a mounted namespace is told when no tool of it answers: the upstream is
-//! still connecting or down, or the name is not one of its tools (with what it most likely
-//! meant).
+//! A mounted namespace's upstream as the catalog keeps it beside the namespace's group, and
+//! what a call to the namespace is told when no tool of it answers: the upstream is still
+//! connecting or down, or the name is not one of its tools (with what it most likely meant).
 
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_fusion_contract::{PublishedRoute, published_route};
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 
 use super::Candidate;
-use crate::compiled::{CompiledGroup, MountStatus};
+use crate::compiled::CompiledGroup;
 use crate::similarity::closest;
+
+/// What a mounted namespace knows of its upstream. Its group's tools are always one per
+/// action, whatever the server's exposition.
+#[derive(Debug, Clone)]
+pub(crate) struct Mounted {
+    /// Where the upstream stands.
+    pub status: MountStatus,
+    /// Its tools (named without the namespace) that declared an output schema when the
+    /// upstream last listed them: kept while it reconnects, so a client that still lists them
+    /// gets a `HANDOFF_CONNECTING` it accepts.
+    pub output_schemas: Arc<HashSet<String>>,
+}
+
+/// Where the upstream of a mounted namespace stands, for calls that find no tool.
+#[derive(Debug, Clone)]
+pub(crate) enum MountStatus {
+    Connecting,
+    Unavailable { retry_at: Instant, reason: String },
+    Ready,
+}
+
+impl Mounted {
+    /// Whether the upstream is ready.
+    fn is_ready(&self) -> bool {
+        matches!(self.status, MountStatus::Ready)
+    }
+}
 
 /// The longest tool name MCP allows, namespace included.
 pub(crate) const MAX_TOOL_NAME: usize = 128;
@@ -20,11 +49,11 @@ pub(crate) fn is_tool_name(name: &str) -> bool {
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
-/// The envelope of a call to a mount that is not ready, or to a tool its upstream does not
-/// list (`tool` is the part after the namespace).
-pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str) -> ToolError {
+/// The envelope of a call to the mount `group`, whose upstream is `mounted`, that is not
+/// ready, or to a tool its upstream does not list (`tool` is the part after the namespace).
+pub(crate) fn not_served(group: &CompiledGroup, mounted: &Mounted, tool: &str) -> ToolError {
     let namespace = &group.name;
-    match status {
+    match &mounted.status {
         MountStatus::Connecting => ToolError::new(
             ErrorCode::HandoffConnecting,
             format!("Upstream \"{namespace}\" is still connecting; its tools are not available yet."),
@@ -45,7 +74,7 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
             .retry_after(seconds)
         }
         MountStatus::Ready => {
-            let recovery = mounted_guess(group, tool)
+            let recovery = mounted_guess(group, mounted, tool)
                 .map(|candidate| candidate.guess())
                 .or_else(|| {
                     closest(tool, group.action_names()).map(|close| format!("Did you mean \"{namespace}.{close}\"?"))
@@ -70,8 +99,8 @@ pub(crate) fn not_served(group: &CompiledGroup, status: &MountStatus, tool: &str
 /// alone → `demo.billing` with `"action": "list_invoices"`). Exact names only: a misspelling
 /// is the did-you-mean's work. The upstream's discriminator and action names are suggested
 /// only when they are names MCP allows: they are the upstream's words.
-pub(crate) fn mounted_guess(group: &CompiledGroup, name: &str) -> Option<Candidate> {
-    if !group.is_ready_mount() {
+pub(crate) fn mounted_guess(group: &CompiledGroup, mounted: &Mounted, name: &str) -> Option<Candidate> {
+    if !mounted.is_ready() {
         return None;
     }
     let namespace = &group.name;

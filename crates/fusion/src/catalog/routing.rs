@@ -38,12 +38,12 @@ impl Catalog {
     }
 
     fn unknown_tool(&self, tool: &str) -> ToolError {
-        let dotted = tool.split_once('.').filter(|_| self.has_mounts());
+        let dotted = tool.split_once('.').filter(|_| !self.mounts.is_empty());
         if let Some((namespace, rest)) = dotted
+            && let Some(mounted) = self.mounts.get(namespace)
             && let Some(group) = self.group(namespace)
-            && let Some(status) = group.mount.as_ref().map(|mount| &mount.status)
         {
-            return not_served(group, status, rest);
+            return not_served(group, mounted, rest);
         }
         let candidates = self.candidates(tool);
         if candidates.len() > 1 {
@@ -78,13 +78,13 @@ impl Catalog {
         let mut found: Vec<Candidate> = self
             .groups
             .iter()
-            .filter_map(|group| match group.mount {
-                Some(_) => mounted_guess(group, name),
+            .filter_map(|group| match self.mounts.get(&group.name) {
+                Some(mounted) => mounted_guess(group, mounted, name),
                 None => self.local_guess(group, name),
             })
             .collect();
         if let Some(group) = self.group(name)
-            && group.mount.is_some()
+            && self.mounts.contains_key(name)
             && let [only] = group.actions.as_slice()
         {
             found.push(Candidate::Tool { tool: only.qualified.to_string() });
@@ -109,12 +109,7 @@ impl Catalog {
 
     /// A dotted name whose namespace no mount has: the closest tool across every mount.
     fn no_such_namespace(&self, tool: &str, namespace: &str, guess: Option<String>) -> ToolError {
-        let mounted: Vec<&str> = self
-            .groups
-            .iter()
-            .filter(|group| group.mount.is_some())
-            .flat_map(|group| group.qualified_names())
-            .collect();
+        let mounted: Vec<&str> = self.mounted_groups().flat_map(|group| group.qualified_names()).collect();
         let guess =
             guess.or_else(|| closest(tool, mounted.iter().copied()).map(|close| format!("Did you mean \"{close}\"?")));
         let recovery = match guess {

@@ -14,7 +14,7 @@ use super::mount::compile_mount;
 use super::prompts::Prompts;
 use super::resources::Resources;
 use super::{FusionServer, Inner};
-use crate::catalog::{Catalog, Exposition};
+use crate::catalog::{Catalog, Exposition, Mounts};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::{
@@ -282,10 +282,13 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             .into_iter()
             .map(|group| compile_group(&settings, group, &state).map(Arc::new))
             .collect::<Result<Vec<_>, BuildError>>()?;
+        let mut mounted = Mounts::new();
         for mount in &mounts {
-            compiled.push(Arc::new(compile_mount(&settings, mount, MountState::Connecting)?));
+            let (group, upstream) = compile_mount(&settings, mount, MountState::Connecting)?;
+            mounted.insert(group.name.clone(), Arc::new(upstream));
+            compiled.push(Arc::new(group));
         }
-        let catalog = Catalog::new(&settings.exposition, compiled)?;
+        let catalog = Catalog::new(&settings.exposition, compiled, mounted)?;
         if let Some(awareness) = &settings.awareness {
             let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
             awareness.log_drift(catalog.tools(), &namespaces);

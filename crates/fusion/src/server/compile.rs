@@ -110,7 +110,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             action.awareness = block;
         }
     }
-    Ok(CompiledGroup::new(name, tools, compiled, concurrency, None))
+    Ok(CompiledGroup::new(name, tools, compiled, concurrency))
 }
 
 /// Each `check_with` names a read-only action of the same group.

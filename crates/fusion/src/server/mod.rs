@@ -26,7 +26,8 @@ pub(crate) use crate::subscriptions::Subscriptions;
 pub use builder::ServerBuilder;
 
 use crate::catalog::Catalog;
-use crate::compiled::{CompiledGroup, MountStatus};
+use crate::catalog::{MountStatus, Mounts};
+use crate::compiled::CompiledGroup;
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::ConcurrencyGuard;
@@ -156,11 +157,10 @@ impl FusionServer {
         state: impl Into<Arc<S>>,
     ) -> Result<(), BuildError> {
         let group = Arc::new(compile_group(&self.inner.settings, group, &state.into())?);
-        self.edit(|groups| {
-            match groups.iter_mut().find(|known| known.name == group.name) {
-                Some(known) => *known = group,
-                None => groups.push(group),
-            }
+        self.edit(|groups, mounts| {
+            // A group of a mount's name takes the namespace over: it is no longer mounted.
+            mounts.remove(&group.name);
+            replace_or_add(groups, group);
             true
         })
     }
@@ -169,9 +169,10 @@ impl FusionServer {
     /// `false` when there is no such group. Calls already running finish.
     pub fn remove_group(&self, name: &str) -> bool {
         let mut removed = false;
-        let edited = self.edit(|groups| {
+        let edited = self.edit(|groups, mounts| {
             let before = groups.len();
             groups.retain(|group| group.name != name);
+            mounts.remove(name);
             removed = groups.len() < before;
             removed
         });
@@ -180,16 +181,17 @@ impl FusionServer {
         removed
     }
 
-    /// Makes and swaps in a new catalog from the current groups as `change` leaves them, when
-    /// it says it changed them.
-    fn edit(&self, change: impl FnOnce(&mut Vec<Arc<CompiledGroup>>) -> bool) -> Result<(), BuildError> {
+    /// Makes and swaps in a new catalog from the current groups and mounts as `change` leaves
+    /// them, when it says it changed them.
+    fn edit(&self, change: impl FnOnce(&mut Vec<Arc<CompiledGroup>>, &mut Mounts) -> bool) -> Result<(), BuildError> {
         let _editing = self.inner.editing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut groups = self.inner.catalog.load().groups().to_vec();
-        if !change(&mut groups) {
+        let current = self.inner.catalog.load();
+        let (mut groups, mut mounts) = (current.groups().to_vec(), current.mounts().clone());
+        if !change(&mut groups, &mut mounts) {
             return Ok(());
         }
-        let catalog = Catalog::new(&self.inner.settings.exposition, groups)?;
-        let changed = catalog.tools() != self.inner.catalog.load().tools();
+        let catalog = Catalog::new(&self.inner.settings.exposition, groups, mounts)?;
+        let changed = catalog.tools() != current.tools();
         self.inner.catalog.store(Arc::new(catalog));
         if changed {
             self.inner.peers.list_changed(ListChanged::Tools, &self.inner.settings.subscriptions);
@@ -272,21 +274,17 @@ impl FusionServer {
     /// ready with its tools (compiled with the server's settings and the mount's guards). The
     /// namespace's tools change with it, and connected clients are told when they do.
     pub fn set_mount(&self, mount: &Mount, state: MountState) -> Result<(), BuildError> {
-        let mut group = mount::compile_mount(&self.inner.settings, mount, state)?;
-        self.edit(|groups| {
-            match groups.iter_mut().find(|known| known.name == group.name) {
-                Some(known) => {
-                    // Not ready, it lists nothing: what it listed last still tells which of
-                    // its tools a client knows with an output schema.
-                    if let (Some(mount), Some(before)) = (group.mount.as_mut(), known.mount.as_ref())
-                        && !matches!(mount.status, MountStatus::Ready)
-                    {
-                        mount.output_schemas = Arc::clone(&before.output_schemas);
-                    }
-                    *known = Arc::new(group);
-                }
-                None => groups.push(Arc::new(group)),
+        let (group, mut upstream) = mount::compile_mount(&self.inner.settings, mount, state)?;
+        self.edit(|groups, mounts| {
+            // Not ready, it lists nothing: what it listed last still tells which of its tools
+            // a client knows with an output schema.
+            if let Some(before) = mounts.get(&group.name)
+                && !matches!(upstream.status, MountStatus::Ready)
+            {
+                upstream.output_schemas = Arc::clone(&before.output_schemas);
             }
+            mounts.insert(group.name.clone(), Arc::new(upstream));
+            replace_or_add(groups, Arc::new(group));
             true
         })
     }
@@ -320,6 +318,14 @@ impl FusionServer {
     /// Completes when no call is running (at once if none is).
     pub async fn idle(&self) {
         self.inner.in_flight.idle().await;
+    }
+}
+
+/// Puts `group` in the place of the group of its name, or last when there is none.
+fn replace_or_add(groups: &mut Vec<Arc<CompiledGroup>>, group: Arc<CompiledGroup>) {
+    match groups.iter_mut().find(|known| known.name == group.name) {
+        Some(known) => *known = group,
+        None => groups.push(group),
     }
 }
 

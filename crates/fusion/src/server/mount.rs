@@ -14,7 +14,8 @@ use serde_json::Value;
 use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
-use crate::compiled::{CompiledAction, CompiledGroup, MountStatus, Mounted};
+use crate::catalog::{MountStatus, Mounted};
+use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
 use crate::guard::assemble;
@@ -26,12 +27,12 @@ use crate::output::Output;
 use crate::validation::Checker;
 
 /// Compiles `mount` as it stands: no tools while it connects or is down, the upstream's tools
-/// once it is ready.
+/// once it is ready; with what the catalog keeps of the upstream beside the group.
 pub(crate) fn compile_mount(
     settings: &Settings,
     mount: &Mount,
     state: MountState,
-) -> Result<CompiledGroup, BuildError> {
+) -> Result<(CompiledGroup, Mounted), BuildError> {
     let namespace = mount.namespace.as_str();
     check_name("mount", namespace)?;
     let (status, tools, forward) = match state {
@@ -73,7 +74,7 @@ pub(crate) fn compile_mount(
         .filter_map(|tool| tool.name.strip_prefix(namespace)?.strip_prefix('.').map(str::to_owned))
         .collect();
     let mounted = Mounted { status, output_schemas: Arc::new(output_schemas) };
-    Ok(CompiledGroup::new(namespace.to_owned(), listed, actions, concurrency, Some(mounted)))
+    Ok((CompiledGroup::new(namespace.to_owned(), listed, actions, concurrency), mounted))
 }
 
 /// Names the log quotes of the tools it drops; the rest are counted.

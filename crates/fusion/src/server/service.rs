@@ -46,7 +46,7 @@ impl ServerHandler for FusionServer {
         // Declared at `initialize`, which only versions before 2026-07-28 have; `discover`
         // (2026-07-28, which removed logging) leaves it out.
         capabilities.logging = Some(JsonObject::new());
-        let mounts: Vec<Value> = self.inner.catalog.load().mounts().map(Value::from).collect();
+        let mounts: Vec<Value> = self.inner.catalog.load().mounted_namespaces().map(Value::from).collect();
         if !mounts.is_empty() {
             let mut namespaces = JsonObject::new();
             namespaces.insert("namespaces".into(), Value::Array(mounts));
