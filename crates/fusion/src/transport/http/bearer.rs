@@ -8,6 +8,13 @@ use axum::response::Response;
 
 use super::refusal;
 use crate::auth::{AuthError, Authenticator, Caller};
+use std::task::{Context, Poll};
+
+use futures_util::future::{BoxFuture, Either};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::check::take_ready;
 
 /// The authenticator and whether requests it does not accept may still go on.
 #[derive(Clone)]
@@ -55,4 +62,118 @@ fn bearer_token(value: &http::HeaderValue) -> Option<&str> {
     let token = token.trim();
     let token_char = |c: char| c.is_ascii_alphanumeric() || "-._~+/=".contains(c);
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() && token.chars().all(token_char)).then_some(token)
+}
+
+/// Reads `Authorization: Bearer …` with an [`Authenticator`] and leaves its verdict in the
+/// request as a [`Caller`](crate::auth::Caller); refuses with `401` and `WWW-Authenticate` a
+/// header that is no bearer token and, unless anonymous callers are allowed, a request
+/// without an accepted token.
+///
+/// ```
+/// use axum::{Router, routing::post};
+/// use mcp_fusion::auth::{Identity, StaticTokens};
+/// use mcp_fusion::http::BearerAuthLayer;
+///
+/// let tokens = StaticTokens::new().token("s3cret", Identity::new("ci"));
+/// let app: Router = Router::new().route("/hook", post(|| async { "ok" })).layer(BearerAuthLayer::new(tokens));
+/// ```
+#[derive(Clone)]
+pub struct BearerAuthLayer {
+    /// `None` checks nothing: the endpoint of a server without an authenticator.
+    pub(super) gate: Option<Arc<Gate>>,
+}
+
+impl BearerAuthLayer {
+    /// Checks every request's token with `authenticator`; only accepted tokens pass.
+    pub fn new(authenticator: impl Authenticator) -> BearerAuthLayer {
+        let gate = Gate { authenticator: Arc::new(authenticator), allow_anonymous: false };
+        BearerAuthLayer { gate: Some(Arc::new(gate)) }
+    }
+
+    /// Also lets requests without a token, or with a refused one, pass as such callers.
+    pub fn allow_anonymous(mut self, allow: bool) -> BearerAuthLayer {
+        if let Some(gate) = &mut self.gate {
+            Arc::make_mut(gate).allow_anonymous = allow;
+        }
+        self
+    }
+}
+
+impl std::fmt::Debug for BearerAuthLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerAuthLayer").field("checks", &self.gate.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl<S> Layer<S> for BearerAuthLayer {
+    type Service = BearerAuth<S>;
+
+    fn layer(&self, inner: S) -> BearerAuth<S> {
+        BearerAuth { inner, gate: self.gate.clone() }
+    }
+}
+
+/// The service of [`BearerAuthLayer`].
+#[derive(Clone)]
+pub struct BearerAuth<S> {
+    inner: S,
+    gate: Option<Arc<Gate>>,
+}
+
+impl<S> Service<Request> for BearerAuth<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Either<BoxFuture<'static, Result<Response, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let Some(gate) = self.gate.clone() else {
+            return Either::Right(self.inner.call(request));
+        };
+        let mut inner = take_ready(&mut self.inner);
+        Either::Left(Box::pin(async move {
+            if let Err(refused) = authenticate(&gate, &mut request).await {
+                return Ok(refused);
+            }
+            inner.call(request).await
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::{Identity, StaticTokens};
+    use crate::transport::http::testing::*;
+    use axum::body::Body;
+
+    #[tokio::test]
+    async fn the_bearer_layer_refuses_what_it_cannot_accept() {
+        let tokens = || StaticTokens::new().token("s3cret", Identity::new("ci"));
+        let auth = BearerAuthLayer::new(tokens());
+        let bare = get("/mcp").body(Body::empty()).unwrap();
+        let (status, body, headers) = answer(app(auth.clone()), bare).await;
+        assert_eq!((status, body.as_str()), (401, "401 Unauthorized: this server needs a bearer token."));
+        assert_eq!(headers[http::header::WWW_AUTHENTICATE], r#"Bearer realm="mcp""#);
+        let basic = get("/mcp").header(http::header::AUTHORIZATION, "Basic eDp5").body(Body::empty()).unwrap();
+        let (status, _, headers) = answer(app(auth.clone()), basic).await;
+        assert_eq!(status, 401);
+        assert!(headers[http::header::WWW_AUTHENTICATE].to_str().unwrap().contains(r#"error="invalid_request""#));
+        let wrong = get("/mcp").header(http::header::AUTHORIZATION, "Bearer nope").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(auth.clone()), wrong).await.0, 401);
+        let right = get("/mcp").header(http::header::AUTHORIZATION, "Bearer s3cret").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(auth), right).await.1, " ci");
+        let open = BearerAuthLayer::new(tokens()).allow_anonymous(true);
+        let bare = get("/mcp").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(open.clone()), bare).await.1, " anonymous");
+        let wrong = get("/mcp").header(http::header::AUTHORIZATION, "Bearer nope").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(open), wrong).await.1, " refused");
+    }
 }

@@ -16,6 +16,15 @@ use serde::de::IgnoredAny;
 
 use crate::subscriptions::SubscriptionLimits;
 use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
+use std::task::{Context, Poll};
+
+use futures_util::future::{BoxFuture, Either};
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::HttpConfig;
+use super::check::{hold, take_ready};
+use crate::server::FusionServer;
 
 /// The request ids in flight per session, the largest body read, and the most URIs one
 /// listen request may ask for.
@@ -160,4 +169,128 @@ fn json_error(body: Vec<u8>) -> Response {
     *response.status_mut() = http::StatusCode::BAD_REQUEST;
     response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     response
+}
+
+/// Reads a JSON POST body as JSON-RPC before MCP does: `413` beyond the size limit, `-32602`
+/// for a `subscriptions/listen` over the server's URIs per listen, `400` for an id already in
+/// flight in its session, and `400` with the JSON-RPC error (under the body's own id) for a
+/// body that is no message MCP knows. Other requests pass as they are.
+///
+/// ```
+/// use axum::Router;
+/// use mcp_fusion::http::{FramingLayer, HttpConfig, McpEndpoint};
+/// use tokio_util::sync::CancellationToken;
+/// # fn app(server: mcp_fusion::FusionServer) -> Router {
+/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap()).max_body_bytes(64 << 10);
+/// let framing = FramingLayer::new(&server, &config);
+/// let mcp = McpEndpoint::new(server, &config, CancellationToken::new());
+/// Router::new().nest_service("/mcp", tower::Layer::layer(&framing, mcp))
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct FramingLayer {
+    frames: Arc<Frames>,
+}
+
+impl FramingLayer {
+    /// Bodies up to the configured size, listens up to `server`'s subscription limits.
+    pub fn new(server: &FusionServer, config: &HttpConfig) -> FramingLayer {
+        FramingLayer { frames: Frames::new(config.max_body_bytes, server.subscription_limits()) }
+    }
+}
+
+impl<S> Layer<S> for FramingLayer {
+    type Service = Framing<S>;
+
+    fn layer(&self, inner: S) -> Framing<S> {
+        Framing { inner, frames: Arc::clone(&self.frames) }
+    }
+}
+
+/// The service of [`FramingLayer`].
+#[derive(Debug, Clone)]
+pub struct Framing<S> {
+    inner: S,
+    frames: Arc<Frames>,
+}
+
+impl<S> Service<Request> for Framing<S>
+where
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Either<BoxFuture<'static, Result<Response, S::Error>>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if !reads(&request) {
+            return Either::Right(self.inner.call(request));
+        }
+        let mut inner = take_ready(&mut self.inner);
+        let frames = Arc::clone(&self.frames);
+        Either::Left(Box::pin(async move {
+            let (request, framed) = match read(&frames, request).await {
+                Ok(read) => read,
+                Err(refused) => return Ok(refused),
+            };
+            let response = framed.refuse_undecodable(inner.call(request).await?);
+            Ok(match framed.release {
+                Some(release) => hold(response, release),
+                None => response,
+            })
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use tower::ServiceExt as _;
+
+    use super::*;
+    use crate::subscriptions::SubscriptionLimits;
+    use crate::transport::http::testing::*;
+
+    #[tokio::test]
+    async fn the_framing_layer_refuses_bodies_it_cannot_read() {
+        // What rmcp answers a body it cannot decode.
+        let inner = tower::service_fn(|_request: Request| async {
+            let mut response = Response::new(Body::empty());
+            *response.status_mut() = http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
+            Ok::<_, Infallible>(response)
+        });
+        let framing = FramingLayer { frames: Frames::new(64, SubscriptionLimits::default()) };
+        let large = post("[]").body(Body::from(vec![b' '; 65])).unwrap();
+        let response = framing.layer(inner).oneshot(large).await.unwrap();
+        assert_eq!(response.status(), http::StatusCode::PAYLOAD_TOO_LARGE);
+        let garbled = r#"{"jsonrpc":"2.0","id":7,"method":5}"#;
+        let response = framing.layer(inner).oneshot(post(garbled).body(Body::from(garbled)).unwrap()).await.unwrap();
+        assert_eq!(response.status(), http::StatusCode::BAD_REQUEST);
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let reply: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(reply["id"], 7, "{reply}");
+        // A request that is not a JSON POST reaches the service as it is.
+        let response = framing.layer(inner).oneshot(get("/mcp").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(response.status(), http::StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    }
+
+    #[tokio::test]
+    async fn the_framing_layer_refuses_an_id_in_flight_in_its_session() {
+        let ok = tower::service_fn(|_request: Request| async { Ok::<_, Infallible>(Response::new(Body::from("ok"))) });
+        let mut framing = FramingLayer { frames: Frames::new(1024, SubscriptionLimits::default()) }.layer(ok);
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+        let in_session = || post(call).header("mcp-session-id", "s1").body(Body::from(call)).unwrap();
+        let first = framing.call(in_session()).await.unwrap();
+        let again = framing.call(in_session()).await.unwrap();
+        assert_eq!(again.status(), http::StatusCode::BAD_REQUEST);
+        // The id is free again once the first response has been sent.
+        drop(first);
+        assert_eq!(framing.call(in_session()).await.unwrap().status(), http::StatusCode::OK);
+    }
 }

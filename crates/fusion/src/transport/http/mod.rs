@@ -19,18 +19,22 @@
 //! endpoint. [`router`] composes them in their order around [`McpEndpoint`].
 
 mod bearer;
-mod checks;
+mod check;
 mod config;
 mod deadlines;
+mod endpoint;
 mod frames;
 mod listen;
 mod probes;
 mod rebinding;
 mod refusal;
 pub(crate) mod request;
+mod responses;
 mod serve;
 mod sessions;
 mod strict;
+#[cfg(test)]
+mod testing;
 
 use std::sync::Arc;
 
@@ -38,15 +42,17 @@ use axum::Router;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
-pub use checks::{
-    BearerAuth, BearerAuthLayer, CheckedEndpoint, ClientAddressLayer, CountResponses, Framing, FramingLayer,
-    HostOrigin, HostOriginLayer, McpEndpoint, ResolveClientAddress, ResponseCountLayer, ResponsesInFlight,
-    SessionCheck, SessionLayer, StrictRequest, StrictRequestLayer,
-};
+pub use bearer::{BearerAuth, BearerAuthLayer};
 pub use config::HttpConfig;
+pub use endpoint::{CheckedEndpoint, McpEndpoint};
+pub use frames::{Framing, FramingLayer};
 pub use listen::{ListenAddress, ListenAddressError};
+pub use rebinding::{HostOrigin, HostOriginLayer};
+pub use request::{ClientAddressLayer, ResolveClientAddress};
+pub use responses::{CountResponses, ResponseCountLayer, ResponsesInFlight};
 pub use serve::{HttpServer, shutdown_signal};
-pub use sessions::OwnedSessions;
+pub use sessions::{OwnedSessions, SessionCheck, SessionLayer};
+pub use strict::{StrictRequest, StrictRequestLayer};
 
 use crate::server::FusionServer;
 use sessions::Registry;
@@ -59,7 +65,7 @@ pub type McpService = StreamableHttpService<FusionServer, OwnedSessions>;
 /// open stream. To compose the checks otherwise, build the layers themselves around an
 /// [`McpEndpoint`] (see [`SessionLayer::endpoint`]).
 pub fn service(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> CheckedEndpoint {
-    checks::checked(server, config, sessions, None)
+    endpoint::checked(server, config, sessions, None)
 }
 
 fn service_with(

@@ -12,6 +12,16 @@ use axum::body::Body;
 use axum::response::Response;
 
 use super::strict::host_allowed;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use axum::extract::Request;
+use futures_util::future::Either;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::HttpConfig;
+use super::check::{AtOnce, at_once};
 
 /// Why a request is refused with `403`, if it is.
 pub(super) fn refusal(
@@ -114,9 +124,67 @@ fn effective(scheme: &str, port: Port) -> Option<u16> {
     }
 }
 
+/// Refuses with `403` a request whose `Host` or `Origin` the configuration does not allow,
+/// against DNS rebinding. rmcp applies the same rules inside the MCP endpoint, so
+/// [`router`](super::router) needs no such layer; this one guards other routes.
+///
+/// ```
+/// use axum::{Router, routing::get};
+/// use mcp_fusion::http::{HostOriginLayer, HttpConfig};
+///
+/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap());
+/// let app: Router = Router::new().route("/status", get(|| async { "ok" })).layer(HostOriginLayer::new(&config));
+/// ```
+#[derive(Debug, Clone)]
+pub struct HostOriginLayer {
+    lists: Arc<(Vec<String>, Vec<String>)>,
+}
+
+impl HostOriginLayer {
+    /// Allows the configured hosts and origins.
+    pub fn new(config: &HttpConfig) -> HostOriginLayer {
+        HostOriginLayer { lists: Arc::new((config.hosts(), config.origins().to_vec())) }
+    }
+}
+
+impl<S> Layer<S> for HostOriginLayer {
+    type Service = HostOrigin<S>;
+
+    fn layer(&self, inner: S) -> HostOrigin<S> {
+        HostOrigin { inner, lists: Arc::clone(&self.lists) }
+    }
+}
+
+/// The service of [`HostOriginLayer`].
+#[derive(Debug, Clone)]
+pub struct HostOrigin<S> {
+    inner: S,
+    lists: Arc<(Vec<String>, Vec<String>)>,
+}
+
+impl<S: Service<Request, Response = Response>> Service<Request> for HostOrigin<S> {
+    type Response = Response;
+    type Error = S::Error;
+    type Future = AtOnce<S::Future, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let (hosts, origins) = &*self.lists;
+        match refusal(request.headers(), request.uri(), hosts, origins) {
+            Some(refused) => at_once(refused),
+            None => Either::Right(self.inner.call(request)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::testing::*;
+    use axum::body::Body;
 
     fn check(host: &str, origin: Option<&str>) -> Option<u16> {
         let mut headers = http::HeaderMap::new();
@@ -144,5 +212,18 @@ mod tests {
         assert_eq!(check("localhost", Some("https://localhost:3000")), Some(403), "another scheme");
         assert_eq!(check("localhost", Some("https://pinned.example.com")), Some(403), "443 is not 9000");
         assert_eq!(check("localhost", Some("not an origin")), Some(403));
+    }
+
+    #[tokio::test]
+    async fn the_host_origin_layer_refuses_foreign_hosts_and_origins() {
+        let layer = HostOriginLayer::new(&config());
+        let foreign = Request::get("/mcp").header(http::header::HOST, "evil.example").body(Body::empty()).unwrap();
+        let (status, body, _) = answer(app(layer.clone()), foreign).await;
+        assert_eq!((status, body.as_str()), (403, "Forbidden: Host header is not allowed"));
+        let page = get("/mcp").header(http::header::ORIGIN, "https://evil.example").body(Body::empty()).unwrap();
+        let (status, body, _) = answer(app(layer.clone()), page).await;
+        assert_eq!((status, body.as_str()), (403, "Forbidden: Origin header is not allowed"));
+        let local = get("/mcp").header(http::header::ORIGIN, "http://localhost:3000").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(layer), local).await.0, 200);
     }
 }

@@ -21,7 +21,7 @@ use tower_service::Service as _;
 use super::deadlines::CoarseTimer;
 use super::probes::Probes;
 use super::strict::{BOTH_FRAMINGS, HeadScanner};
-use super::{CheckedEndpoint, HttpConfig, ListenAddress, ResponsesInFlight, checks, refusal};
+use super::{CheckedEndpoint, HttpConfig, ListenAddress, ResponsesInFlight, endpoint, refusal};
 use crate::server::FusionServer;
 
 /// A bound HTTP server, ready to serve.
@@ -73,7 +73,7 @@ impl HttpServer {
         // POST requests are counted until their response has been sent: a call is done for the
         // client only when its response has left, which in stateful mode is on an SSE stream
         // after the handler returned; standalone GET streams never end by themselves.
-        let app = checks::checked(server.clone(), &config, sessions.clone(), Some(responding.clone()));
+        let app = endpoint::checked(server.clone(), &config, sessions.clone(), Some(responding.clone()));
         let probes = Probes {
             server: server.clone(),
             metrics: config.metrics.clone(),

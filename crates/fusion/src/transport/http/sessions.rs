@@ -57,6 +57,16 @@ impl Owner {
 }
 
 pub(crate) use crate::context::IssuedSession;
+use std::task::{Context, Poll};
+
+use futures_util::future::{BoxFuture, Either};
+use tokio_util::sync::CancellationToken;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::check::{AtOnce, at_once};
+use super::{HttpConfig, McpEndpoint, service_with};
+use crate::server::FusionServer;
 
 /// The live sessions, their owners, and the slots reserved by `initialize` requests in flight.
 #[derive(Debug)]
@@ -320,5 +330,133 @@ impl SessionManager for OwnedSessions {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.inner.event_store()
+    }
+}
+
+/// Checks sessions against their owners and caps: a request naming another caller's session
+/// gets `404` (as for a session that does not exist), an `initialize` beyond the caps `503`
+/// (the server's) or `429` (the caller's). A request naming a live session it may use carries
+/// it on, the only session a call counts as. Its sessions are those of the endpoint
+/// [`SessionLayer::endpoint`] builds; a stateless configuration checks none.
+///
+/// Owners come from what the layers before it leave: the [`BearerAuthLayer`]'s identity, else
+/// the [`ClientAddressLayer`]'s address.
+///
+/// ```
+/// use axum::Router;
+/// use mcp_fusion::http::{ClientAddressLayer, HttpConfig, SessionLayer};
+/// use tokio_util::sync::CancellationToken;
+/// # fn app(server: mcp_fusion::FusionServer) -> Router {
+/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap());
+/// let sessions = SessionLayer::new(&config);
+/// let mcp = sessions.endpoint(server, &config, CancellationToken::new());
+/// let checked = tower::ServiceBuilder::new().layer(ClientAddressLayer::new(&config)).layer(sessions).service(mcp);
+/// Router::new().nest_service("/mcp", checked)
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SessionLayer {
+    registry: Arc<Registry>,
+    checks: bool,
+}
+
+impl SessionLayer {
+    /// Sessions capped as configured; none checked when the configuration is stateless.
+    pub fn new(config: &HttpConfig) -> SessionLayer {
+        SessionLayer { registry: Registry::new(config.limits), checks: !config.is_stateless() }
+    }
+
+    /// The MCP endpoint for `server`, whose sessions this layer checks; cancelling `sessions`
+    /// ends every session and open stream.
+    pub fn endpoint(&self, server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpEndpoint {
+        McpEndpoint(Arc::new(service_with(server, config, sessions, Arc::clone(&self.registry))))
+    }
+}
+
+impl<S> Layer<S> for SessionLayer {
+    type Service = SessionCheck<S>;
+
+    fn layer(&self, inner: S) -> SessionCheck<S> {
+        SessionCheck { inner, registry: self.checks.then(|| Arc::clone(&self.registry)) }
+    }
+}
+
+/// The service of [`SessionLayer`].
+#[derive(Debug, Clone)]
+pub struct SessionCheck<S> {
+    inner: S,
+    registry: Option<Arc<Registry>>,
+}
+
+impl<S> Service<Request> for SessionCheck<S>
+where
+    S: Service<Request, Response = Response>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = AtOnce<Either<S::Future, BoxFuture<'static, Result<Response, S::Error>>>, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let Some(registry) = &self.registry else {
+            return Either::Right(Either::Left(self.inner.call(request)));
+        };
+        match admit(registry, &mut request) {
+            Err(refused) => at_once(refused),
+            Ok(None) => Either::Right(Either::Left(self.inner.call(request))),
+            Ok(Some(opening)) => {
+                let answer = self.inner.call(request);
+                Either::Right(Either::Right(Box::pin(async move {
+                    let response = answer.await?;
+                    opening.settle(&response);
+                    Ok(response)
+                })))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use tower_service::Service;
+
+    use super::*;
+    use crate::context::{ClientAddress, IssuedSession};
+    use crate::transport::http::testing::*;
+    use axum::body::Body;
+
+    #[tokio::test]
+    async fn the_session_layer_caps_openings_and_passes_unknown_sessions_without_one() {
+        let inner = tower::service_fn(|request: Request| async move {
+            let issued = request.extensions().get::<IssuedSession>().is_some();
+            Ok::<_, Infallible>(Response::new(Body::from(format!("issued: {issued}"))))
+        });
+        let mut checked = SessionLayer::new(&config().max_sessions(1)).layer(inner);
+        let open = |address: &str| {
+            let address = ClientAddress(address.parse::<IpAddr>().unwrap());
+            post("{}").extension(address).body(Body::from("{}")).unwrap()
+        };
+        // The first `initialize` holds the one slot until it is answered.
+        let first = checked.call(open("10.0.0.1"));
+        let full = checked.call(open("10.0.0.2")).await.unwrap();
+        assert_eq!(full.status(), http::StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(full.headers()[http::header::RETRY_AFTER], "30");
+        // Answered without a session, it gives the slot back.
+        assert_eq!(first.await.unwrap().status(), http::StatusCode::OK);
+        assert_eq!(checked.call(open("10.0.0.2")).await.unwrap().status(), http::StatusCode::OK);
+        let unknown = get("/mcp").header("mcp-session-id", "gone").body(Body::empty()).unwrap();
+        let response = checked.call(unknown).await.unwrap();
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        assert_eq!(&body[..], b"issued: false");
+        // Stateless, nothing is capped.
+        let mut stateless = SessionLayer::new(&config().stateless(true).max_sessions(1)).layer(inner);
+        let _held = stateless.call(open("10.0.0.1"));
+        assert_eq!(stateless.call(open("10.0.0.1")).await.unwrap().status(), http::StatusCode::OK);
     }
 }

@@ -13,6 +13,15 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use axum::extract::Request;
+use axum::response::Response;
+use futures_util::future::Either;
+use mcp_fusion_wire::echo;
+use tower_layer::Layer;
+use tower_service::Service;
+
+use super::HttpConfig;
+use super::check::{AtOnce, at_once};
+use super::refusal;
 
 /// Why a request with both body framings is refused.
 pub(super) const BOTH_FRAMINGS: &str = "a request may carry Content-Length or Transfer-Encoding, not both";
@@ -152,9 +161,71 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for HeadScanner<IO> {
     }
 }
 
+/// Refuses with `400` (and the connection closed) a request that proxies and this server
+/// could read differently: both body framings, two `Host` headers, an absolute-form target
+/// naming a host not served.
+///
+/// ```
+/// use axum::{Router, routing::post};
+/// use mcp_fusion::http::{HttpConfig, StrictRequestLayer};
+///
+/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap());
+/// let app: Router = Router::new().route("/hook", post(|| async { "ok" })).layer(StrictRequestLayer::new(&config));
+/// ```
+#[derive(Debug, Clone)]
+pub struct StrictRequestLayer {
+    hosts: Arc<[String]>,
+}
+
+impl StrictRequestLayer {
+    /// Checks absolute-form targets against the configured hosts.
+    pub fn new(config: &HttpConfig) -> StrictRequestLayer {
+        StrictRequestLayer { hosts: config.hosts().into() }
+    }
+}
+
+impl<S> Layer<S> for StrictRequestLayer {
+    type Service = StrictRequest<S>;
+
+    fn layer(&self, inner: S) -> StrictRequest<S> {
+        StrictRequest { inner, hosts: Arc::clone(&self.hosts) }
+    }
+}
+
+/// The service of [`StrictRequestLayer`].
+#[derive(Debug, Clone)]
+pub struct StrictRequest<S> {
+    inner: S,
+    hosts: Arc<[String]>,
+}
+
+impl<S: Service<Request, Response = Response>> Service<Request> for StrictRequest<S> {
+    type Response = Response;
+    type Error = S::Error;
+    type Future = AtOnce<S::Future, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        if let Some(reason) = ambiguity(&request, &self.hosts) {
+            tracing::warn!(
+                method = %echo(request.method().as_str()),
+                uri = %echo(&request.uri().to_string()),
+                "refused an HTTP request: {reason}"
+            );
+            return at_once(refusal::bad_request(reason));
+        }
+        Either::Right(self.inner.call(request))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::testing::*;
+    use axum::body::Body;
 
     #[test]
     fn a_head_with_both_framings_is_flagged_across_reads() {
@@ -178,5 +249,18 @@ mod tests {
         assert!(!host_allowed(&hosts, "api.example.com", Some(80)));
         assert!(!host_allowed(&hosts, "evil.com", None));
         assert!(host_allowed(&[], "evil.com", None));
+    }
+
+    #[tokio::test]
+    async fn the_strict_layer_refuses_two_hosts_and_passes_one() {
+        let strict = StrictRequestLayer::new(&config());
+        let twice = get("/mcp").header(http::header::HOST, "127.0.0.1").body(Body::empty()).unwrap();
+        let (status, body, headers) = answer(app(strict.clone()), twice).await;
+        assert_eq!((status, body.as_str()), (400, "Bad Request: a request carries one Host header"));
+        assert_eq!(headers[http::header::CONNECTION], "close");
+        let foreign = Request::get("http://evil.example/mcp").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(strict.clone()), foreign).await.0, 400);
+        let once = get("/mcp").body(Body::empty()).unwrap();
+        assert_eq!(answer(app(strict), once).await.0, 200);
     }
 }
