@@ -17,6 +17,7 @@
 /// assert_eq!(flat.discriminator(), None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Exposition {
     /// One tool per group; the `discriminator` field (a string enum of the action names)
     /// picks the action.

@@ -60,10 +60,8 @@ impl Catalog {
             }
             for (t, tool) in group.tools.iter().enumerate() {
                 // A mount lists one tool per upstream tool, whatever the server's exposition.
-                let route = match exposition {
-                    Exposition::Grouped { .. } if !mounts.contains_key(&group.name) => {
-                        Route::Group { tool: tools.len(), group: g }
-                    }
+                let route = match exposition.discriminator() {
+                    Some(_) if !mounts.contains_key(&group.name) => Route::Group { tool: tools.len(), group: g },
                     _ => Route::Action { tool: tools.len(), group: g, action: t },
                 };
                 if routes.insert(tool.name.to_string(), route).is_some() {

@@ -32,9 +32,9 @@ pub(crate) struct GroupSpec<'a> {
 
 /// The tools of one group: one grouped tool, or one flat tool per action (in action order).
 pub(crate) fn group_tools(exposition: &Exposition, group: &GroupSpec<'_>) -> Vec<Tool> {
-    match exposition {
-        Exposition::Grouped { discriminator } => vec![grouped_tool(group, discriminator)],
-        Exposition::Flat { .. } => group
+    match exposition.discriminator() {
+        Some(discriminator) => vec![grouped_tool(group, discriminator)],
+        None => group
             .actions
             .iter()
             .map(|action| flat_tool(exposition.tool_name(group.name, &action.name), action))

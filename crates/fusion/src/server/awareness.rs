@@ -118,11 +118,9 @@ impl Awareness {
             .actions
             .iter()
             .enumerate()
-            .map(|(index, action)| match exposition {
-                Exposition::Grouped { .. } => {
-                    self.block(&diff, group.name.to_owned(), Some(action.name.as_str()), &action.qualified)
-                }
-                Exposition::Flat { .. } => self.block(&diff, tools[index].name.to_string(), None, &action.qualified),
+            .map(|(index, action)| match exposition.discriminator() {
+                Some(_) => self.block(&diff, group.name.to_owned(), Some(action.name.as_str()), &action.qualified),
+                None => self.block(&diff, tools[index].name.to_string(), None, &action.qualified),
             })
             .collect()
     }

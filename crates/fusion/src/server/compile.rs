@@ -99,9 +99,9 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
     let tools = group_tools(&settings.exposition, &spec);
     for (index, action) in compiled.iter_mut().enumerate() {
-        let tool = match settings.exposition {
-            Exposition::Grouped { .. } => tools.first(),
-            Exposition::Flat { .. } => tools.get(index),
+        let tool = match settings.exposition.discriminator() {
+            Some(_) => tools.first(),
+            None => tools.get(index),
         };
         action.output_schema = tool.is_some_and(|tool| tool.output_schema.is_some());
     }
