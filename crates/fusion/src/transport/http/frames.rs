@@ -6,25 +6,23 @@
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::response::Response;
+use futures_util::future::{BoxFuture, Either};
 use mcp_fusion_wire::echo;
 use rmcp::model::{ClientJsonRpcMessage, RequestId};
 use serde::de::IgnoredAny;
-
-use crate::subscriptions::SubscriptionLimits;
-use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
-use std::task::{Context, Poll};
-
-use futures_util::future::{BoxFuture, Either};
 use tower_layer::Layer;
 use tower_service::Service;
 
 use super::HttpConfig;
 use super::check::{hold, take_ready};
 use crate::server::FusionServer;
+use crate::subscriptions::SubscriptionLimits;
+use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
 
 /// The request ids in flight per session, the largest body read, and the most URIs one
 /// listen request may ask for.

@@ -8,20 +8,19 @@
 //! origin names none; `scheme://host:*`, any port; `null`). Requests without `Origin` are not
 //! browsers', and pass.
 
-use axum::body::Body;
-use axum::response::Response;
-
-use super::strict::host_allowed;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use axum::body::Body;
 use axum::extract::Request;
+use axum::response::Response;
 use futures_util::future::Either;
 use tower_layer::Layer;
 use tower_service::Service;
 
 use super::HttpConfig;
 use super::check::{AtOnce, at_once};
+use super::strict::host_allowed;
 
 /// Why a request is refused with `403`, if it is.
 pub(super) fn refusal(

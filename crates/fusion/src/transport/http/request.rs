@@ -1,17 +1,16 @@
 //! What an HTTP request says about a call: its session, its caller and its client's address.
 
 use std::net::{IpAddr, SocketAddr};
-
-use axum::extract::{ConnectInfo, Request};
-
-pub(crate) use crate::context::ClientAddress;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use axum::extract::{ConnectInfo, Request};
 use tower_layer::Layer;
 use tower_service::Service;
 
 use super::HttpConfig;
+
+pub(crate) use crate::context::ClientAddress;
 
 /// Attaches the client's address to the request: from `header` when one is configured and
 /// holds an address (its first, for `x-forwarded-for`), else the connection's peer.

@@ -339,8 +339,9 @@ impl SessionManager for OwnedSessions {
 /// it on, the only session a call counts as. Its sessions are those of the endpoint
 /// [`SessionLayer::endpoint`] builds; a stateless configuration checks none.
 ///
-/// Owners come from what the layers before it leave: the [`BearerAuthLayer`]'s identity, else
-/// the [`ClientAddressLayer`]'s address.
+/// Owners come from what the layers before it leave: the
+/// [`BearerAuthLayer`](super::BearerAuthLayer)'s identity, else the
+/// [`ClientAddressLayer`](super::ClientAddressLayer)'s address.
 ///
 /// ```
 /// use axum::Router;

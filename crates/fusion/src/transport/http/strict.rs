@@ -10,12 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-
 use axum::extract::Request;
 use axum::response::Response;
 use futures_util::future::Either;
 use mcp_fusion_wire::echo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tower_layer::Layer;
 use tower_service::Service;
 
