@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::guard::RateLimit;
-use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::http::{HttpConfig, HttpServer, ProtectedResource};
 use mcp_fusion::wire::{ToolError, parse};
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use schemars::JsonSchema;
@@ -170,6 +170,53 @@ async fn every_request_needs_a_token_when_an_authenticator_is_set() {
     let delete = client.delete(running.url()).header("mcp-session-id", &session);
     assert_eq!(delete.send().await.unwrap().status(), 401);
     // The session is untouched, and answers its owner.
+    assert_eq!(running.whoami(Some("ana-token"), Some(&session)).await.0, 200);
+}
+
+#[tokio::test]
+async fn a_protected_resource_publishes_its_metadata_and_every_401_names_it() {
+    let resource = ProtectedResource::new("https://mcp.example.com/mcp")
+        .and_then(|resource| resource.authorization_server("https://auth.example.com"))
+        .and_then(|resource| resource.scopes(["billing:read", "billing:write"]))
+        .unwrap();
+    let config = loopback().authenticator(two_callers()).protected_resource(resource);
+    let running = Running::start(config, None).await;
+    let metadata = r#"resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
+    let anonymous = running.post(None, None, &initialize()).await;
+    assert_eq!(anonymous.status(), 401);
+    assert_eq!(anonymous.headers()["www-authenticate"], format!(r#"Bearer realm="mcp", {metadata}"#));
+    let refused = running.post(Some("stolen"), None, &initialize()).await;
+    assert_eq!(refused.status(), 401);
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        format!(r#"Bearer error="invalid_token", error_description="the bearer token is not valid", {metadata}"#)
+    );
+
+    // The document, with no token, at the path-aware and at the bare well-known path.
+    let expected = json!({
+        "resource": "https://mcp.example.com/mcp",
+        "authorization_servers": ["https://auth.example.com"],
+        "scopes_supported": ["billing:read", "billing:write"],
+        "bearer_methods_supported": ["header"],
+    });
+    let client = reqwest::Client::new();
+    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+        let response = client.get(format!("http://{}{path}", running.addr)).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["content-type"], "application/json");
+        assert_eq!(response.headers()["access-control-allow-origin"], "*");
+        let document: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+        assert_eq!(document, expected, "{path}");
+    }
+    // Other paths under it are not served, and the endpoint's Host rule applies.
+    let other = client.get(format!("http://{}/.well-known/oauth-protected-resource/other", running.addr));
+    assert_eq!(other.send().await.unwrap().status(), 404);
+    let rebound = client
+        .get(format!("http://{}/.well-known/oauth-protected-resource/mcp", running.addr))
+        .header("host", "evil.example");
+    assert_eq!(rebound.send().await.unwrap().status(), 403);
+    // Still no session was created by the refused requests: the first one a token opens works.
+    let session = running.open(Some("ana-token")).await;
     assert_eq!(running.whoami(Some("ana-token"), Some(&session)).await.0, 200);
 }
 

@@ -2,30 +2,33 @@
 //! [`Authenticator`], and its verdict attached to the request as a [`Caller`].
 
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use axum::extract::Request;
 use axum::response::Response;
-
-use super::refusal;
-use crate::auth::{AuthError, Authenticator, Caller};
-use std::task::{Context, Poll};
-
 use futures_util::future::{BoxFuture, Either};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::ProtectedResource;
 use super::check::take_ready;
+use super::refusal;
+use crate::auth::{AuthError, Authenticator, Caller};
 
 /// The authenticator and whether requests it does not accept may still go on.
 #[derive(Clone)]
 pub(super) struct Gate {
     pub authenticator: Arc<dyn Authenticator>,
     pub allow_anonymous: bool,
+    /// Where the protected resource's metadata is served, named in every `401`.
+    pub resource_metadata: Option<Arc<str>>,
 }
 
 /// Reads the bearer token and attaches the caller to the request, or answers `401` unless
 /// the token stands for an identity (or anonymous callers are allowed).
 pub(super) async fn authenticate(gate: &Gate, request: &mut Request) -> Result<(), Response> {
+    let unauthorized =
+        |error, description| refusal::unauthorized(error, description, gate.resource_metadata.as_deref());
     let caller = match request.headers().get(http::header::AUTHORIZATION) {
         None => Caller::Anonymous,
         Some(value) => match bearer_token(value) {
@@ -34,20 +37,20 @@ pub(super) async fn authenticate(gate: &Gate, request: &mut Request) -> Result<(
                 Err(reason) => Caller::Refused(reason),
             },
             None => {
-                return Err(refusal::unauthorized(Some("invalid_request"), "expected a bearer token"));
+                return Err(unauthorized(Some("invalid_request"), "expected a bearer token"));
             }
         },
     };
     if !gate.allow_anonymous {
         match &caller {
             Caller::Authenticated(_) => {}
-            Caller::Anonymous => return Err(refusal::unauthorized(None, "this server needs a bearer token")),
+            Caller::Anonymous => return Err(unauthorized(None, "this server needs a bearer token")),
             Caller::Refused(reason) => {
                 let description = match reason {
                     AuthError::Invalid => "the bearer token is not valid",
                     AuthError::Expired => "the bearer token has expired",
                 };
-                return Err(refusal::unauthorized(Some("invalid_token"), description));
+                return Err(unauthorized(Some("invalid_token"), description));
             }
         }
     }
@@ -86,8 +89,17 @@ pub struct BearerAuthLayer {
 impl BearerAuthLayer {
     /// Checks every request's token with `authenticator`; only accepted tokens pass.
     pub fn new(authenticator: impl Authenticator) -> BearerAuthLayer {
-        let gate = Gate { authenticator: Arc::new(authenticator), allow_anonymous: false };
+        let gate = Gate { authenticator: Arc::new(authenticator), allow_anonymous: false, resource_metadata: None };
         BearerAuthLayer { gate: Some(Arc::new(gate)) }
+    }
+
+    /// Names `resource`'s metadata URL in every `401`, so that a client finds where to get a
+    /// token (serve the document itself at [`ProtectedResource::metadata_url`]).
+    pub fn protected_resource(mut self, resource: &ProtectedResource) -> BearerAuthLayer {
+        if let Some(gate) = &mut self.gate {
+            Arc::make_mut(gate).resource_metadata = Some(resource.metadata_url().into());
+        }
+        self
     }
 
     /// Also lets requests without a token, or with a refused one, pass as such callers.
@@ -175,5 +187,21 @@ mod tests {
         assert_eq!(answer(app(open.clone()), bare).await.1, " anonymous");
         let wrong = get("/mcp").header(http::header::AUTHORIZATION, "Bearer nope").body(Body::empty()).unwrap();
         assert_eq!(answer(app(open), wrong).await.1, " refused");
+    }
+
+    #[tokio::test]
+    async fn every_refusal_names_the_protected_resource_metadata() {
+        let resource = ProtectedResource::new("https://mcp.example.com/mcp").unwrap();
+        let auth = BearerAuthLayer::new(StaticTokens::new()).protected_resource(&resource);
+        let metadata = r#"resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp""#;
+        let bare = get("/mcp").body(Body::empty()).unwrap();
+        let (_, _, headers) = answer(app(auth.clone()), bare).await;
+        assert_eq!(headers[http::header::WWW_AUTHENTICATE], format!(r#"Bearer realm="mcp", {metadata}"#));
+        for header in ["Bearer nope", "Basic eDp5"] {
+            let sent = get("/mcp").header(http::header::AUTHORIZATION, header).body(Body::empty()).unwrap();
+            let (status, _, headers) = answer(app(auth.clone()), sent).await;
+            assert_eq!(status, 401);
+            assert!(headers[http::header::WWW_AUTHENTICATE].to_str().unwrap().ends_with(&format!(", {metadata}")));
+        }
     }
 }

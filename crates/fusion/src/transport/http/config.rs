@@ -7,6 +7,7 @@ use std::time::Duration;
 use rmcp::transport::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
 
+use super::ProtectedResource;
 use crate::auth::Authenticator;
 
 /// The loopback's names.
@@ -37,6 +38,7 @@ pub struct HttpConfig {
     pub(super) limits: Limits,
     pub(super) client_address_header: Option<http::HeaderName>,
     pub(super) metrics: Option<RenderMetrics>,
+    pub(super) protected_resource: Option<Arc<ProtectedResource>>,
 }
 
 /// What `GET /metrics` answers: the text a scraper reads.
@@ -77,6 +79,7 @@ impl HttpConfig {
             },
             client_address_header: None,
             metrics: None,
+            protected_resource: None,
         }
     }
 
@@ -187,6 +190,28 @@ impl HttpConfig {
     /// ```
     pub fn metrics(mut self, render: impl Fn() -> String + Send + Sync + 'static) -> HttpConfig {
         self.metrics = Some(Arc::new(render));
+        self
+    }
+
+    /// Describes the server as the OAuth protected resource `resource`: its metadata document
+    /// is served at the path-aware well-known URI and at `/.well-known/oauth-protected-resource`
+    /// (no token needed, the endpoint's `Host` and `Origin` rules apply), and every `401`
+    /// names it in `WWW-Authenticate: Bearer resource_metadata="…"`, so that a client can find
+    /// where to get a token.
+    ///
+    /// ```
+    /// use mcp_fusion::http::{HttpConfig, ProtectedResource};
+    ///
+    /// # fn main() -> Result<(), mcp_fusion::http::ProtectedResourceError> {
+    /// let resource = ProtectedResource::new("https://mcp.example.com/mcp")?
+    ///     .authorization_server("https://auth.example.com")?
+    ///     .scopes(["billing:read"])?;
+    /// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap()).protected_resource(resource);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> HttpConfig {
+        self.protected_resource = Some(Arc::new(resource));
         self
     }
 

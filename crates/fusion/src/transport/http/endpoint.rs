@@ -44,6 +44,7 @@ pub(super) fn checked(
     let gate = config.authenticator.as_ref().map(|authenticator| Gate {
         authenticator: Arc::clone(authenticator),
         allow_anonymous: config.allow_anonymous,
+        resource_metadata: config.protected_resource.as_ref().map(|resource| resource.metadata_url().into()),
     });
     let stack = framing.layer(mcp);
     let stack = session_layer.layer(stack);

@@ -26,6 +26,7 @@ mod endpoint;
 mod frames;
 mod listen;
 mod probes;
+mod protected_resource;
 mod rebinding;
 mod refusal;
 pub(crate) mod request;
@@ -47,6 +48,7 @@ pub use config::HttpConfig;
 pub use endpoint::{CheckedEndpoint, McpEndpoint};
 pub use frames::{Framing, FramingLayer};
 pub use listen::{ListenAddress, ListenAddressError};
+pub use protected_resource::{ProtectedResource, ProtectedResourceError};
 pub use rebinding::{HostOrigin, HostOriginLayer};
 pub use request::{ClientAddressLayer, ResolveClientAddress};
 pub use responses::{CountResponses, ResponseCountLayer, ResponsesInFlight};
@@ -88,6 +90,19 @@ fn service_with(
 /// applies the `Host` and `Origin` rules of [`HostOriginLayer`] itself). With
 /// [`axum::serve()`], serve it `into_make_service_with_connect_info` so that the client's
 /// address is known; [`HttpServer`] does that itself.
+///
+/// With a [`ProtectedResource`] configured, the router also serves its metadata document at
+/// its well-known paths.
 pub fn router(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Router {
-    Router::new().nest_service(&config.path, service(server, config, sessions))
+    let mut router = Router::new().nest_service(&config.path, service(server, config, sessions));
+    if let Some(resource) = &config.protected_resource {
+        let [path_aware, bare] = resource.metadata_paths();
+        let paths = if path_aware == bare { vec![bare] } else { vec![path_aware, bare] };
+        for path in paths {
+            let resource = Arc::clone(resource);
+            let document = axum::routing::get(move || std::future::ready(probes::metadata_document(&resource)));
+            router = router.route(path, document.layer(HostOriginLayer::new(config)));
+        }
+    }
+    router
 }

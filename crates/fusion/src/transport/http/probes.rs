@@ -1,7 +1,8 @@
-//! The operator's paths beside the MCP endpoint: `GET /healthz`, always, and `GET /metrics`,
-//! when the configuration gives it something to render. Neither needs a token nor touches a
-//! session: a load balancer's probe and a scraper come without one. Both obey the endpoint's
-//! `Host` and `Origin` rules, so a page that rebinds a name to the server reads neither.
+//! The paths beside the MCP endpoint: `GET /healthz`, always; `GET /metrics`, when the
+//! configuration gives it something to render; and the protected resource's metadata, when
+//! the server is one. None needs a token nor touches a session: a load balancer's probe, a
+//! scraper and a client looking for where to get a token come without one. All obey the
+//! endpoint's `Host` and `Origin` rules, so a page that rebinds a name to the server reads none.
 
 use axum::body::Body;
 use axum::response::Response;
@@ -9,7 +10,7 @@ use axum::response::Response;
 use std::sync::Arc;
 
 use super::config::RenderMetrics;
-use super::{rebinding, refusal};
+use super::{ProtectedResource, rebinding, refusal};
 use crate::server::FusionServer;
 
 /// What the paths beside the endpoint need.
@@ -21,6 +22,8 @@ pub(super) struct Probes {
     pub hosts: Arc<[String]>,
     /// The browser origins accepted, as for the endpoint.
     pub origins: Arc<[String]>,
+    /// The protected resource whose metadata is served, if the server is one.
+    pub protected_resource: Option<Arc<ProtectedResource>>,
 }
 
 impl Probes {
@@ -31,9 +34,11 @@ impl Probes {
         if let Some(refused) = rebinding::refusal(request.headers(), request.uri(), &self.hosts, &self.origins) {
             return refused;
         }
+        let metadata = self.protected_resource.as_deref().filter(|resource| resource.metadata_paths().contains(&path));
         let wanted = match path {
             "/healthz" => Probe::Health,
             "/metrics" if self.metrics.is_some() => Probe::Metrics,
+            _ if metadata.is_some() => Probe::Metadata,
             _ => return refusal::not_found(),
         };
         if method != http::Method::GET && method != http::Method::HEAD {
@@ -41,11 +46,12 @@ impl Probes {
             response.headers_mut().insert(http::header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
             return response;
         }
-        let (body, content_type) = match (wanted, &self.metrics) {
-            (Probe::Metrics, Some(render)) => {
+        let (body, content_type) = match (wanted, &self.metrics, metadata) {
+            (Probe::Metrics, Some(render), _) => {
                 self.server.record_gauges();
                 (render(), "text/plain; version=0.0.4; charset=utf-8")
             }
+            (Probe::Metadata, _, Some(resource)) => return metadata_document(resource),
             _ => (format!("{{\"status\":\"ok\",\"in_flight\":{}}}", self.server.in_flight()), "application/json"),
         };
         let mut response = with_status(http::StatusCode::OK, Body::from(body));
@@ -57,6 +63,17 @@ impl Probes {
 enum Probe {
     Health,
     Metrics,
+    Metadata,
+}
+
+/// The protected resource's metadata document: JSON any origin may read (it is public, and
+/// browser clients fetch it from their own origin).
+pub(super) fn metadata_document(resource: &ProtectedResource) -> Response {
+    let mut response = with_status(http::StatusCode::OK, Body::from(resource.metadata().to_string()));
+    let headers = response.headers_mut();
+    headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    headers.insert(http::header::ACCESS_CONTROL_ALLOW_ORIGIN, http::HeaderValue::from_static("*"));
+    response
 }
 
 fn with_status(status: http::StatusCode, body: Body) -> Response {

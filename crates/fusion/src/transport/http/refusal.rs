@@ -45,14 +45,18 @@ pub(super) fn bad_request(reason: &str) -> Response {
 }
 
 /// `401` with the `WWW-Authenticate` challenge of RFC 6750; `error` is its error code, absent
-/// when no credentials were sent.
-pub(super) fn unauthorized(error: Option<&str>, description: &str) -> Response {
+/// when no credentials were sent; `metadata` the URL of the protected resource's metadata
+/// (RFC 9728), when the server publishes it.
+pub(super) fn unauthorized(error: Option<&str>, description: &str, metadata: Option<&str>) -> Response {
     let mut response = Response::new(Body::from(format!("401 Unauthorized: {description}.")));
     *response.status_mut() = http::StatusCode::UNAUTHORIZED;
-    let challenge = match error {
+    let mut challenge = match error {
         Some(error) => format!(r#"Bearer error="{error}", error_description="{description}""#),
         None => r#"Bearer realm="mcp""#.to_owned(),
     };
+    if let Some(metadata) = metadata {
+        challenge.push_str(&format!(r#", resource_metadata="{metadata}""#));
+    }
     if let Ok(challenge) = http::HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(http::header::WWW_AUTHENTICATE, challenge);
     }

@@ -79,6 +79,7 @@ impl HttpServer {
             metrics: config.metrics.clone(),
             hosts: config.hosts().into(),
             origins: config.origins().into(),
+            protected_resource: config.protected_resource.clone(),
         };
         let grace = config.shutdown_grace;
 
