@@ -9,7 +9,7 @@ use mcp_fusion_wire::ContractAwareness;
 use rmcp::model::Tool;
 
 use crate::context::EntryKind;
-use crate::guard::ConcurrencyGuard;
+use crate::guard::{ConcurrencyGuard, RequireCaller};
 use crate::handler::Decoder;
 use crate::middleware::Chain;
 use crate::validation::Checker;
@@ -21,7 +21,13 @@ pub(crate) struct CompiledGroup {
     pub actions: Vec<Arc<CompiledAction>>,
     by_action: HashMap<String, usize>,
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
+    /// Its tools as listed to a caller offered only some of its actions (named by the
+    /// predicate); `None` for a mount, whose tools are listed as its upstream lists them.
+    pub(crate) relist: Option<Relist>,
 }
+
+/// The tools of a group for the actions a predicate admits.
+pub(crate) type Relist = Arc<dyn Fn(&dyn Fn(&str) -> bool) -> Vec<Tool> + Send + Sync>;
 
 impl CompiledGroup {
     /// The group `name`, listed as `tools`, serving `actions` (their names unique).
@@ -33,7 +39,7 @@ impl CompiledGroup {
     ) -> CompiledGroup {
         let by_action = actions.iter().enumerate().map(|(index, action)| (action.name().to_owned(), index)).collect();
         let actions = actions.into_iter().map(Arc::new).collect();
-        CompiledGroup { name, tools, actions, by_action, concurrency }
+        CompiledGroup { name, tools, actions, by_action, concurrency, relist: None }
     }
 
     /// The action named `name` (without the group's prefix).
@@ -68,6 +74,9 @@ pub(crate) struct CompiledAction {
     pub(crate) output_schema: bool,
     /// What its calls run, as [`CallInfo::entry`](crate::CallInfo::entry) tells a middleware.
     pub(crate) kind: EntryKind,
+    /// Who may call it: an identity, scopes. Its auth guard refuses the others; lists shown
+    /// per caller leave it out for them, and HTTP asks for the scopes it lacks.
+    pub(crate) access: RequireCaller,
 }
 
 impl CompiledAction {
@@ -82,6 +91,7 @@ impl CompiledAction {
         chain: Chain,
         mask_internal_errors: bool,
     ) -> CompiledAction {
+        let access = RequireCaller::open(Arc::clone(&qualified));
         CompiledAction {
             qualified,
             name_at,
@@ -92,6 +102,7 @@ impl CompiledAction {
             mask_internal_errors,
             output_schema: false,
             kind: EntryKind::Action,
+            access,
         }
     }
 

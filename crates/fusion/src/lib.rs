@@ -120,6 +120,17 @@ pub use transport::stdio::serve_stdio;
 #[doc = include_str!("../docs/action.md")]
 pub use mcp_fusion_macros::action;
 
+/// What the fuzz targets reach that is not public; not an API.
+#[cfg(feature = "http")]
+#[doc(hidden)]
+pub mod __fuzz {
+    /// The token of an `Authorization` header's value, as the bearer check reads it.
+    pub fn bearer_token(value: &[u8]) -> Option<String> {
+        let value = http::HeaderValue::from_bytes(value).ok()?;
+        crate::transport::http::bearer_token(&value).map(str::to_owned)
+    }
+}
+
 /// What `#[action]`'s expansion names; not an API.
 #[cfg(feature = "macros")]
 #[doc(hidden)]

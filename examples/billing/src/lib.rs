@@ -44,27 +44,41 @@ pub struct Options {
     pub idempotency_keys: usize,
     /// What clients may hold of resource subscriptions.
     pub subscription_limits: SubscriptionLimits,
+    /// Every entry asks for a scope: [`READ_SCOPE`] to list and read invoices, the summary,
+    /// the invoice resources and the prompt, [`WRITE_SCOPE`] to create, pay and void (set when
+    /// HTTP checks OAuth access tokens).
+    pub scopes: bool,
 }
+
+/// The scope that reads: `list_invoices`, `get_invoice`, the resources, the prompt.
+pub const READ_SCOPE: &str = "billing:read";
+
+/// The scope that writes: `create_invoice`, `pay_invoice`, `void_invoice`.
+pub const WRITE_SCOPE: &str = "billing:write";
 
 /// Builds the `billing` server over `store`.
 pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildError> {
+    // With scopes on, reads ask for one scope and writes for the other.
+    let (read_scope, write_scope) = if options.scopes { (Some(READ_SCOPE), Some(WRITE_SCOPE)) } else { (None, None) };
+    let read = |action: Action<Store>| asking(action, read_scope, |action, scope| action.scope(scope));
+    let write = |action: Action<Store>| asking(action, write_scope, |action, scope| action.scope(scope));
     let billing = Group::new(
         "billing",
         "Invoices of the demo company: list and read them, create new ones, record payments and void open ones. \
          Amounts are integer cents of the invoice's currency.",
     )
     .title("Billing")
-    .action(
+    .action(read(
         Action::new("list_invoices", "List invoices, oldest first, a page at a time; filter by status.")
             .read_only()
             .handler(actions::list_invoices),
-    )
-    .action(
+    ))
+    .action(read(
         Action::new("get_invoice", "Read one invoice by id, with what is paid and what is open.")
             .read_only()
             .handler(actions::get_invoice),
-    )
-    .action(
+    ))
+    .action(write(
         Action::new(
             "create_invoice",
             "Create an open invoice for a customer; returns it with its new id. Send an idempotency_key so a retry cannot create it twice.",
@@ -72,8 +86,8 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         .idempotent_by_key()
         .check_with("list_invoices")
         .handler(actions::create_invoice),
-    )
-    .action(
+    ))
+    .action(write(
         Action::new(
             "pay_invoice",
             "Record a payment on an open invoice; partial payments add up and the invoice is paid when nothing is left.",
@@ -81,14 +95,14 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         .idempotent_by_key()
         .check_with("get_invoice")
         .handler(actions::pay_invoice),
-    )
-    .action(
+    ))
+    .action(write(
         Action::new("void_invoice", "Void an open invoice for good, with a reason. Paid invoices cannot be voided.")
             .destructive()
             .idempotent_by_key()
             .check_with("get_invoice")
             .handler(actions::void_invoice),
-    );
+    ));
     let billing = match options.concurrency {
         Some(limits) => billing.concurrency(limits),
         None => billing,
@@ -124,19 +138,23 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         )
         .mask_internal_errors(options.mask_internal_errors)
         .group(billing)
-        .resource(
+        .resource(asking(
             Resource::new(SUMMARY_URI, "summary")
                 .title("Billing summary")
                 .description("How many invoices there are per status and currency, what they bill and what is paid. Subscribe to hear when it changes.")
                 .handler(actions::summary),
-        )
-        .resource_template(
+            read_scope,
+            |resource, scope| resource.scope(scope),
+        ))
+        .resource_template(asking(
             ResourceTemplate::new(INVOICE_URI_TEMPLATE, "invoice")
                 .title("Invoice")
                 .description("One invoice as JSON, by id (like inv_2026_0001), with what is paid and what is open.")
                 .handler(actions::get_invoice),
-        )
-        .prompt(
+            read_scope,
+            |template, scope| template.scope(scope),
+        ))
+        .prompt(asking(
             Prompt::new(
                 "dunning_letter",
                 "A payment reminder for one open invoice, friendly or firm, written from the invoice as it stands.",
@@ -144,6 +162,16 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
             .title("Dunning letter")
             .timeout(Duration::from_secs(2))
             .handler(actions::dunning_letter),
-        )
+            read_scope,
+            |prompt, scope| prompt.scope(scope),
+        ))
         .build(store)
+}
+
+/// `entry` asking for `scope`, when there is one.
+fn asking<T>(entry: T, scope: Option<&'static str>, ask: impl FnOnce(T, &'static str) -> T) -> T {
+    match scope {
+        Some(scope) => ask(entry, scope),
+        None => entry,
+    }
 }

@@ -8,12 +8,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use billing_server::{Options, Store};
+use billing_server::{Options, READ_SCOPE, Store, WRITE_SCOPE};
 use clap::Parser;
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, RateLimit, RedisStore};
-use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, shutdown_signal};
+use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, OAuth, ScopeRefusal, shutdown_signal};
 use mcp_fusion::observe;
 use mcp_fusion::resource::SubscriptionLimits;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
@@ -157,8 +157,44 @@ struct Cli {
     /// Require `Authorization: Bearer TOKEN` on every HTTP request (others get 401 before any
     /// session exists); stdio is local and ignores it. Prefer the environment variable: a flag
     /// shows in `ps`.
-    #[arg(long, env = "BILLING_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(long, env = "BILLING_TOKEN", value_name = "TOKEN", hide_env_values = true, conflicts_with = "oauth_issuer")]
     token: Option<String>,
+    /// Check OAuth 2.1 access tokens issued by this authorization server (HTTP only): JWTs
+    /// against its published keys (found from its metadata), or, with --oauth-introspect,
+    /// opaque tokens. Reads need the scope billing:read, writes billing:write; each caller is
+    /// listed only what its scopes allow, and a call its token does not cover is answered 403
+    /// so the client can ask for the scope. The server's metadata for clients is served at
+    /// /.well-known/oauth-protected-resource/mcp.
+    #[arg(long, value_name = "URL", requires_all = ["http", "oauth_resource"])]
+    oauth_issuer: Option<String>,
+    /// This server's canonical URI, as clients reach it (`https://billing.example.com/mcp`):
+    /// the audience its tokens must name. Its host is accepted in the Host header.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_resource: Option<String>,
+    /// Read the issuer's keys from this JWK set URL instead of its metadata's jwks_uri.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer", conflicts_with = "oauth_introspect")]
+    oauth_jwks: Option<String>,
+    /// Check opaque tokens at this RFC 7662 introspection endpoint, as the OAuth client
+    /// --oauth-client-id with the secret in BILLING_OAUTH_CLIENT_SECRET.
+    #[arg(long, value_name = "URL", requires_all = ["oauth_issuer", "oauth_client_id"])]
+    oauth_introspect: Option<String>,
+    /// This server's own client id at the introspection endpoint.
+    #[arg(long, value_name = "ID", requires = "oauth_introspect")]
+    oauth_client_id: Option<String>,
+    /// Its secret (prefer the environment variable: a flag shows in `ps`).
+    #[arg(
+        long,
+        env = "BILLING_OAUTH_CLIENT_SECRET",
+        value_name = "SECRET",
+        hide_env_values = true,
+        requires = "oauth_introspect"
+    )]
+    oauth_client_secret: Option<String>,
+    /// How a call is refused whose token lacks the scope it needs: `step-up` answers 403 with
+    /// the scope to ask for (the client re-authorizes), `in-band` a FORBIDDEN envelope the model
+    /// reads (for clients that do not re-authorize).
+    #[arg(long, value_name = "HOW", value_enum, default_value_t = Refusal::StepUp, requires = "oauth_issuer")]
+    oauth_scope_refusal: Refusal,
     /// Count --rate-limit and keep idempotency keys in this Redis
     /// (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every replica using it, instead of in
     /// this process. Redis down (at start too) never blocks a call: --redis-failure decides
@@ -206,6 +242,15 @@ struct Cli {
     otlp: bool,
 }
 
+/// What `--oauth-scope-refusal` chooses.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Refusal {
+    /// 403 insufficient_scope, naming the scope: the client asks the user and retries.
+    StepUp,
+    /// A FORBIDDEN envelope naming the scope: the model tells the user.
+    InBand,
+}
+
 /// What `--redis-failure` chooses.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum RedisFailure {
@@ -245,7 +290,8 @@ impl Cli {
             concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),
-            require_identity: self.token.is_some() && self.http.is_some(),
+            require_identity: (self.token.is_some() || self.oauth_issuer.is_some()) && self.http.is_some(),
+            scopes: self.oauth_issuer.is_some() && self.http.is_some(),
             idempotency_keys: usize::try_from(self.idempotency_keys).unwrap_or(usize::MAX),
             // The store is connected and the lockfile read in `run`.
             redis: None,
@@ -285,7 +331,30 @@ impl Cli {
         for host in &self.allowed_hosts {
             config = config.allowed_host(host);
         }
-        config
+        config.scope_refusal(match self.oauth_scope_refusal {
+            Refusal::StepUp => ScopeRefusal::StepUp,
+            Refusal::InBand => ScopeRefusal::InBand,
+        })
+    }
+
+    /// `config` checking OAuth access tokens, when `--oauth-issuer` is given: the issuer's
+    /// metadata and keys are read now, so a wrong URL fails at start.
+    async fn oauth(&self, config: HttpConfig) -> anyhow::Result<HttpConfig> {
+        let (Some(issuer), Some(resource)) = (&self.oauth_issuer, &self.oauth_resource) else { return Ok(config) };
+        let mut oauth = OAuth::new(issuer, resource).scopes([READ_SCOPE, WRITE_SCOPE]);
+        if let Some(url) = &self.oauth_jwks {
+            oauth = oauth.jwks_url(url);
+        }
+        if let Some(endpoint) = &self.oauth_introspect {
+            let client_id = self.oauth_client_id.clone().unwrap_or_default();
+            let secret = self.oauth_client_secret.clone().context(
+                "--oauth-introspect needs this server's client secret in BILLING_OAUTH_CLIENT_SECRET (or --oauth-client-secret)",
+            )?;
+            oauth = oauth.introspection(endpoint, client_id, secret);
+        }
+        let config = oauth.configure(config).await.context("--oauth-issuer")?;
+        tracing::info!(%issuer, %resource, "checking OAuth access tokens");
+        Ok(config)
     }
 
     /// The Prometheus recorder of `--metrics`, installed, and what renders its text; `None`
@@ -401,7 +470,7 @@ async fn log_stats(server: mcp_fusion::FusionServer, every: Duration) {
 
 /// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
 async fn serve_http(server: mcp_fusion::FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
-    let mut config = cli.http_config(address.addrs()[0]);
+    let mut config = cli.oauth(cli.http_config(address.addrs()[0])).await?;
     if let Some(render) = cli.metrics()? {
         config = config.metrics(render);
     }

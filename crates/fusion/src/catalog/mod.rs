@@ -4,6 +4,7 @@
 
 mod candidate;
 mod mounted;
+mod offer;
 mod routing;
 mod tools;
 
@@ -29,6 +30,8 @@ pub(crate) struct Catalog {
     groups: Vec<Arc<CompiledGroup>>,
     mounts: Mounts,
     discriminator: Option<String>,
+    /// What callers are shown, when some actions ask for an identity or scopes.
+    offers: Option<offer::Offers>,
 }
 
 /// The mounted namespaces' upstreams, by namespace: each namespace is also a group's name.
@@ -72,7 +75,8 @@ impl Catalog {
         }
         debug_assert!(mounts.keys().all(|namespace| group_names.contains(namespace.as_str())));
         let discriminator = exposition.discriminator().map(str::to_owned);
-        Ok(Catalog { tools, routes, groups, mounts, discriminator })
+        let offers = offer::Offers::of(&groups);
+        Ok(Catalog { tools, routes, groups, mounts, discriminator, offers })
     }
 
     /// The tools `tools/list` returns.

@@ -4,8 +4,9 @@
 mod request;
 
 pub use request::RequestInfo;
+pub(crate) use request::list_caller;
 #[cfg(feature = "http")]
-pub(crate) use request::{ClientAddress, IssuedSession};
+pub(crate) use request::{ClientAddress, IssuedSession, ListsPerCaller};
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -96,6 +96,25 @@ pub(crate) struct IssuedSession(pub Arc<str>);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ClientAddress(pub IpAddr);
 
+/// Left on an HTTP request by the bearer check when lists are shown per caller: `tools/list`,
+/// `prompts/list`, `resources/list` and the templates then show what the caller may use.
+#[derive(Debug, Clone, Copy)]
+#[cfg(feature = "http")]
+pub(crate) struct ListsPerCaller;
+
+/// The caller a list is made for, when the transport shows lists per caller (`None`: the
+/// whole list).
+pub(crate) fn list_caller(context: &RequestContext<RoleServer>) -> Option<Caller> {
+    #[cfg(feature = "http")]
+    if let Some(parts) = context.extensions.get::<http::request::Parts>()
+        && parts.extensions.get::<ListsPerCaller>().is_some()
+    {
+        return Some(parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::Anonymous));
+    }
+    let _ = context;
+    None
+}
+
 #[cfg(feature = "http")]
 /// The facts of an HTTP request that reach a call.
 pub(crate) struct HttpRequest {

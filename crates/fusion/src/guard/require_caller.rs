@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_wire::{Sent, ToolError};
 
 use super::entry::GuardedEntry;
-use crate::auth::{AuthError, Caller};
+use crate::auth::{AuthError, Caller, Identity};
 use crate::error::BuildError;
 use crate::middleware::{Call, Middleware, Next, Outcome};
 
@@ -25,14 +25,50 @@ impl RequireCaller {
         RequireCaller { action, require_identity, scopes }
     }
 
+    /// Asks nothing of the caller: a mounted tool, whose upstream decides.
+    pub(crate) fn open(action: Arc<str>) -> RequireCaller {
+        RequireCaller::new(action, false, Vec::new())
+    }
+
+    /// Whether a list shown to `caller` offers the entry: an identity it asks for is there,
+    /// and every scope it asks for is held.
+    pub(crate) fn offered_to(&self, caller: &Caller) -> bool {
+        match caller {
+            Caller::Authenticated(identity) => self.scopes.iter().all(|scope| identity.has_scope(scope)),
+            Caller::Anonymous | Caller::Refused(_) => !self.require_identity && self.scopes.is_empty(),
+        }
+    }
+
+    /// The scopes to ask for when `identity` lacks one of them: every scope the entry asks for.
+    #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "asked by HTTP's step-up check only"))]
+    pub(crate) fn wanted_from(&self, identity: &Identity) -> Option<&[String]> {
+        self.scopes.iter().any(|scope| !identity.has_scope(scope)).then_some(self.scopes.as_slice())
+    }
+
+    /// The scopes it asks for.
+    pub(crate) fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// Whether it asks anything of the caller.
+    pub(crate) fn asks(&self) -> bool {
+        self.require_identity || !self.scopes.is_empty()
+    }
+
     /// Whether `caller` may run the action: the refusal to answer with, if not.
     pub(crate) fn admits(&self, caller: &Caller) -> Result<(), ToolError> {
         let action = &self.action;
         let identity = match caller {
+            Caller::Refused(AuthError::Unavailable) => {
+                return Err(ToolError::unauthorized(
+                    "The credentials sent with this call could not be checked: the identity provider did not answer.",
+                )
+                .suggest("Retry the call in a while with the same credentials; tell the user if it keeps failing."));
+            }
             Caller::Refused(reason) => {
                 let reason = match reason {
-                    AuthError::Invalid => "the bearer token is not valid",
                     AuthError::Expired => "the bearer token has expired",
+                    _ => "the bearer token is not valid",
                 };
                 return Err(ToolError::unauthorized(format!("The credentials sent with this call were refused: {reason}."))
                     .suggest("Tell the user to sign in again (the client must send a fresh bearer token); do not retry with the same credentials."));

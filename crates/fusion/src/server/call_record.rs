@@ -1,8 +1,9 @@
 //! What an operator sees of each call: through `tracing`, a span the handler's own events
 //! inherit (so they carry the action and the session), and one INFO event when the call ends
 //! with the action, its outcome (`ok` or the envelope's code), how long it took, the session
-//! and the caller; through `metrics`, the call counted by action and outcome and its duration
-//! recorded. Never an argument's value: arguments may hold a customer's data.
+//! and the caller (and the OAuth client acting for it); through `metrics`, the call counted by
+//! action and outcome and its duration recorded. Never an argument's value: arguments may hold
+//! a customer's data.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,6 +37,8 @@ pub(crate) struct CallRecord {
 struct Logged {
     session: Option<Arc<str>>,
     caller: Option<String>,
+    /// The OAuth client acting for the caller, when its token names one.
+    client: Option<String>,
     /// The call's span, kept open until its outcome is written into it.
     span: Option<Span>,
 }
@@ -47,6 +50,10 @@ impl CallRecord {
             session: request.session_id.clone(),
             caller: match &request.caller {
                 Caller::Authenticated(identity) => Some(identity.subject.clone()),
+                Caller::Anonymous | Caller::Refused(_) => None,
+            },
+            client: match &request.caller {
+                Caller::Authenticated(identity) => identity.client_id.clone(),
                 Caller::Anonymous | Caller::Refused(_) => None,
             },
             span: None,
@@ -64,6 +71,7 @@ impl CallRecord {
             action = bounded(action),
             session = logged.session.as_deref(),
             caller = logged.caller.as_deref(),
+            client = logged.client.as_deref(),
             outcome = tracing::field::Empty,
         );
         logged.span = Some(span.clone());
@@ -106,6 +114,7 @@ impl CallRecord {
             duration_us,
             session = logged.session.as_deref(),
             caller = logged.caller.as_deref(),
+            client = logged.client.as_deref(),
             "call finished",
         );
     }

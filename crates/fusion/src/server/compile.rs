@@ -15,7 +15,8 @@ use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::group::Group;
 use crate::guard::{
-    ConcurrencyGuard, GroupScope, GuardSpec, GuardedEntry, RateLimit, ServerGuards, StageLayers, built_in,
+    ConcurrencyGuard, GroupScope, GuardSpec, GuardedEntry, RateLimit, RequireCaller, ServerGuards, StageLayers,
+    built_in,
 };
 use crate::guard::{Layers, assemble};
 use crate::handler::ErasedHandler;
@@ -66,7 +67,16 @@ pub(super) fn compile_read_only<S: Send + Sync + 'static>(
     let spec = GuardSpec::read(asks.require_identity, asks.scopes, asks.rate_limits, asks.timeout);
     let guards = guards(settings, &scope, &spec, &qualified, schema)?;
     let chain = assemble(guards, &[&settings.middleware], handler.endpoint(Arc::clone(state)));
-    Ok(CompiledAction::new(qualified, 0, Some(checker), handler.decoder(), chain, settings.mask_internal_errors))
+    let mut action = CompiledAction::new(
+        Arc::clone(&qualified),
+        0,
+        Some(checker),
+        handler.decoder(),
+        chain,
+        settings.mask_internal_errors,
+    );
+    action.access = RequireCaller::new(qualified, asks.require_identity, asks.scopes.to_vec());
+    Ok(action)
 }
 
 /// Compiles `group`, whose handlers get `state`.
@@ -110,7 +120,14 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             action.awareness = block;
         }
     }
-    Ok(CompiledGroup::new(name, tools, compiled, concurrency))
+    let mut group = CompiledGroup::new(name.clone(), tools, compiled, concurrency);
+    let exposition = settings.exposition.clone();
+    group.relist = Some(Arc::new(move |admitted: &dyn Fn(&str) -> bool| {
+        let members: Vec<&ActionSpec> = specs.iter().filter(|spec| admitted(&spec.name)).collect();
+        let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
+        group_tools(&exposition, &spec)
+    }));
+    Ok(group)
 }
 
 /// Each `check_with` names a read-only action of the same group.
@@ -150,7 +167,7 @@ fn compile_action<S: Send + Sync + 'static>(
     let guards = guards(settings, group, &GuardSpec::from(&action), &qualified, &input)?;
     let levels = [&settings.middleware, middleware, &action.middleware];
     let chain = assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
-    let compiled = CompiledAction::new(
+    let mut compiled = CompiledAction::new(
         Arc::clone(&qualified),
         group.name.len() + 1,
         Some(checker),
@@ -158,6 +175,7 @@ fn compile_action<S: Send + Sync + 'static>(
         chain,
         settings.mask_internal_errors,
     );
+    compiled.access = RequireCaller::new(Arc::clone(&qualified), action.require_identity, action.scopes.clone());
     let spec = ActionSpec {
         name: action.name,
         qualified,

@@ -2,6 +2,8 @@
 //! through rmcp. One `tools/call` goes transport → routing (the catalog) → validation →
 //! the chain of guards and middleware → the handler → an envelope or a result.
 
+#[cfg(feature = "http")]
+mod access;
 mod awareness;
 mod builder;
 mod call;
@@ -23,6 +25,8 @@ use rmcp::model::{Implementation, Prompt, Resource as ListedResource, ResourceTe
 
 use crate::subscriptions::Connection;
 pub(crate) use crate::subscriptions::Subscriptions;
+#[cfg(feature = "http")]
+pub(crate) use access::Addressed;
 pub use builder::ServerBuilder;
 
 use crate::catalog::Catalog;

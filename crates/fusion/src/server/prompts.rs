@@ -17,6 +17,7 @@ use super::call::Refusal;
 use super::compile::{ReadOnly, Settings, check_name, compile_read_only};
 use super::completion::Completions;
 use super::resources::{echoed, failed, input_schema_meta, invalid_params, typed};
+use crate::auth::{Caller, Identity};
 use crate::compiled::CompiledAction;
 use crate::context::{EntryKind, RequestInfo};
 use crate::error::BuildError;
@@ -70,6 +71,19 @@ impl Prompts {
     /// The prompts `prompts/list` returns.
     pub(crate) fn listed(&self) -> &[ListedPrompt] {
         &self.listed
+    }
+
+    /// The prompts `prompts/list` shows `caller`: those it may get.
+    pub(crate) fn listed_for(&self, caller: &Caller) -> Vec<ListedPrompt> {
+        let offered = self.compiled.iter().map(|compiled| compiled.action.access.offered_to(caller));
+        self.listed.iter().zip(offered).filter(|(_, offered)| *offered).map(|(listed, _)| listed.clone()).collect()
+    }
+
+    /// The scopes to ask `identity` for before it may get the prompt `name`, when it lacks one.
+    #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "asked by HTTP's step-up check only"))]
+    pub(crate) fn wanted_for_get(&self, name: &str, identity: &Identity) -> Option<Vec<String>> {
+        let compiled = &self.compiled[*self.by_name.get(name)?];
+        compiled.action.access.wanted_from(identity).map(<[String]>::to_vec)
     }
 
     /// The values the argument of the prompt `name` may take, from `prefix`.

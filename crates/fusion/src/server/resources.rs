@@ -18,11 +18,10 @@ use super::FusionServer;
 use super::call::Refusal;
 use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
-use crate::auth::Caller;
+use crate::auth::{Caller, Identity};
 use crate::compiled::CompiledAction;
 use crate::context::{Ctx, EntryKind, RequestInfo};
 use crate::error::BuildError;
-use crate::guard::RequireCaller;
 use crate::handler::ErasedHandler;
 use crate::output::{Output, Payload};
 use crate::resource::template::UriTemplate;
@@ -81,10 +80,9 @@ pub(crate) enum Unsubscribable {
 
 /// One resource or template ready to read.
 struct Compiled {
+    /// Its chain; its access (who may read it) is asked again of a subscription: a caller
+    /// that may not read a resource does not hear of its changes either.
     action: CompiledAction,
-    /// Who may read it, asked again of a subscription: a caller that may not read a resource
-    /// does not hear of its changes either.
-    readers: RequireCaller,
     /// `None` for a fixed URI.
     template: Option<UriTemplate>,
     /// The schema of a template's parameters, to read numbers and booleans out of the URI.
@@ -230,6 +228,23 @@ impl Resources {
         &self.listed_templates
     }
 
+    /// The resources `resources/list` shows `caller`: those it may read.
+    pub(crate) fn listed_for(&self, caller: &Caller) -> Vec<ListedResource> {
+        offered(&self.listed, &self.fixed, caller)
+    }
+
+    /// The templates `resources/templates/list` shows `caller`: those it may read.
+    pub(crate) fn listed_templates_for(&self, caller: &Caller) -> Vec<ListedTemplate> {
+        offered(&self.listed_templates, &self.templates, caller)
+    }
+
+    /// The scopes to ask `identity` for before it may read `uri`, when it lacks one.
+    #[cfg_attr(not(feature = "http"), allow(dead_code, reason = "asked by HTTP's step-up check only"))]
+    pub(crate) fn wanted_for_read(&self, uri: &str, identity: &Identity) -> Option<Vec<String>> {
+        let (compiled, _) = self.find(uri)?;
+        compiled.action.access.wanted_from(identity).map(<[String]>::to_vec)
+    }
+
     /// Whether there is any template (whose parameters may complete).
     pub(crate) fn any_template(&self) -> bool {
         !self.templates.is_empty()
@@ -277,7 +292,7 @@ impl Resources {
     /// accepted: as it may read it (an identity, the scopes); the read's refusal if not.
     pub(crate) fn may_subscribe(&self, uri: &str, caller: &Caller) -> Result<(), ErrorData> {
         let Some((compiled, _)) = self.find(uri) else { return Ok(()) };
-        compiled.readers.admits(caller).map_err(|refused| failed(("uri", uri), &refused))
+        compiled.action.access.admits(caller).map_err(|refused| failed(("uri", uri), &refused))
     }
 
     /// The refusal of a subscription to `uri`: for a URI a read refuses, the read's own.
@@ -322,6 +337,16 @@ impl Resources {
         }
         found
     }
+}
+
+/// The items of `listed` whose entry (at the same index of `compiled`) `caller` may use.
+fn offered<T: Clone>(listed: &[T], compiled: &[Arc<Compiled>], caller: &Caller) -> Vec<T> {
+    listed
+        .iter()
+        .zip(compiled)
+        .filter(|(_, compiled)| compiled.action.access.offered_to(caller))
+        .map(|(listed, _)| listed.clone())
+        .collect()
 }
 
 /// What `data` says of a text the client sent: the text itself when the echo keeps it whole,
@@ -410,8 +435,7 @@ fn compile<S: Send + Sync + 'static>(
             argument: (*argument).to_owned(),
         });
     }
-    let readers = RequireCaller::new(Arc::from(about.uri.as_str()), about.require_identity, about.scopes.clone());
-    Ok(Compiled { action, readers, template, params, mime_type: about.mime_type.clone(), completions })
+    Ok(Compiled { action, template, params, mime_type: about.mime_type.clone(), completions })
 }
 
 /// Every parameter of the template is a field of the struct, and every required field is a

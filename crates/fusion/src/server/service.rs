@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::FusionServer;
 use super::resources::{Gate, page};
-use crate::context::RequestInfo;
+use crate::context::{RequestInfo, list_caller};
 
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
@@ -66,9 +66,13 @@ impl ServerHandler for FusionServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let tools = match list_caller(&context) {
+            Some(caller) => self.inner.catalog.load().tools_for(&caller),
+            None => self.tools(),
+        };
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
@@ -115,10 +119,13 @@ impl ServerHandler for FusionServer {
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (prompts, next) = page(self.inner.prompts.listed(), cursor)?;
+        let (prompts, next) = match list_caller(&context) {
+            Some(caller) => page(&self.inner.prompts.listed_for(&caller), cursor)?,
+            None => page(self.inner.prompts.listed(), cursor)?,
+        };
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
         Ok(result)
@@ -136,10 +143,14 @@ impl ServerHandler for FusionServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (resources, next) = page(self.inner.resources.load().listed(), cursor)?;
+        let resources = self.inner.resources.load();
+        let (resources, next) = match list_caller(&context) {
+            Some(caller) => page(&resources.listed_for(&caller), cursor)?,
+            None => page(resources.listed(), cursor)?,
+        };
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         Ok(result)
@@ -148,10 +159,14 @@ impl ServerHandler for FusionServer {
     async fn list_resource_templates(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (templates, next) = page(self.inner.resources.load().listed_templates(), cursor)?;
+        let resources = self.inner.resources.load();
+        let (templates, next) = match list_caller(&context) {
+            Some(caller) => page(&resources.listed_templates_for(&caller), cursor)?,
+            None => page(resources.listed_templates(), cursor)?,
+        };
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
         Ok(result)

@@ -3,3 +3,4 @@
 
 mod hostile_http;
 mod http;
+mod scopes;

@@ -154,7 +154,7 @@ impl RateLimit {
                 None => call.caller_key().to_string(),
             },
             RateLimitKey::Identity => match call.identity() {
-                Some(identity) => CallerKey::Identity(identity.subject.clone()).to_string(),
+                Some(identity) => CallerKey::identity(identity).to_string(),
                 None => "identity:anonymous".to_owned(),
             },
             RateLimitKey::Global => "global".to_owned(),

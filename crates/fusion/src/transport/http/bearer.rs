@@ -14,6 +14,7 @@ use super::ProtectedResource;
 use super::check::take_ready;
 use super::refusal;
 use crate::auth::{AuthError, Authenticator, Caller};
+use crate::context::ListsPerCaller;
 
 /// The authenticator and whether requests it does not accept may still go on.
 #[derive(Clone)]
@@ -22,6 +23,8 @@ pub(super) struct Gate {
     pub allow_anonymous: bool,
     /// Where the protected resource's metadata is served, named in every `401`.
     pub resource_metadata: Option<Arc<str>>,
+    /// Whether lists show each caller what it may use.
+    pub lists_per_caller: bool,
 }
 
 /// Reads the bearer token and attaches the caller to the request, or answers `401` unless
@@ -45,21 +48,31 @@ pub(super) async fn authenticate(gate: &Gate, request: &mut Request) -> Result<(
         match &caller {
             Caller::Authenticated(_) => {}
             Caller::Anonymous => return Err(unauthorized(None, "this server needs a bearer token")),
+            Caller::Refused(AuthError::Unavailable) => {
+                // Not the token's fault: a 401 would send the client to sign in again for nothing.
+                return Err(refusal::busy(
+                    http::StatusCode::SERVICE_UNAVAILABLE,
+                    "Service Unavailable: the bearer token could not be checked, because the identity provider did not answer; retry in a while",
+                ));
+            }
             Caller::Refused(reason) => {
                 let description = match reason {
-                    AuthError::Invalid => "the bearer token is not valid",
                     AuthError::Expired => "the bearer token has expired",
+                    _ => "the bearer token is not valid",
                 };
                 return Err(unauthorized(Some("invalid_token"), description));
             }
         }
     }
     request.extensions_mut().insert(caller);
+    if gate.lists_per_caller {
+        request.extensions_mut().insert(ListsPerCaller);
+    }
     Ok(())
 }
 
 /// The token of `Bearer <token>` (RFC 6750 syntax), if that is what the header holds.
-fn bearer_token(value: &http::HeaderValue) -> Option<&str> {
+pub(crate) fn bearer_token(value: &http::HeaderValue) -> Option<&str> {
     let value = value.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
@@ -89,7 +102,12 @@ pub struct BearerAuthLayer {
 impl BearerAuthLayer {
     /// Checks every request's token with `authenticator`; only accepted tokens pass.
     pub fn new(authenticator: impl Authenticator) -> BearerAuthLayer {
-        let gate = Gate { authenticator: Arc::new(authenticator), allow_anonymous: false, resource_metadata: None };
+        let gate = Gate {
+            authenticator: Arc::new(authenticator),
+            allow_anonymous: false,
+            resource_metadata: None,
+            lists_per_caller: true,
+        };
         BearerAuthLayer { gate: Some(Arc::new(gate)) }
     }
 
@@ -98,6 +116,15 @@ impl BearerAuthLayer {
     pub fn protected_resource(mut self, resource: &ProtectedResource) -> BearerAuthLayer {
         if let Some(gate) = &mut self.gate {
             Arc::make_mut(gate).resource_metadata = Some(resource.metadata_url().into());
+        }
+        self
+    }
+
+    /// Whether the lists of an MCP endpoint behind it show each caller only what its scopes
+    /// let it use (default: on).
+    pub fn lists_per_caller(mut self, per_caller: bool) -> BearerAuthLayer {
+        if let Some(gate) = &mut self.gate {
+            Arc::make_mut(gate).lists_per_caller = per_caller;
         }
         self
     }

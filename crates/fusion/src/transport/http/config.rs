@@ -9,9 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ProtectedResource;
 use crate::auth::Authenticator;
-
-/// The loopback's names.
-const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+use crate::auth::uri::LOOPBACK_HOSTS;
 
 /// Browser origins of the loopback, over either scheme and on any port.
 const LOOPBACK_ORIGINS: [&str; 6] = [
@@ -39,6 +37,22 @@ pub struct HttpConfig {
     pub(super) client_address_header: Option<http::HeaderName>,
     pub(super) metrics: Option<RenderMetrics>,
     pub(super) protected_resource: Option<Arc<ProtectedResource>>,
+    pub(super) scope_refusal: ScopeRefusal,
+    pub(super) lists_per_caller: bool,
+}
+
+/// How a call whose token lacks a scope the entry needs is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ScopeRefusal {
+    /// `403` with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` before the
+    /// call runs: the client can ask the user to grant the scope and retry by itself (MCP's
+    /// step-up authorization). The default: the fix is the client's, not the model's.
+    #[default]
+    StepUp,
+    /// A `FORBIDDEN` envelope in the call's result, naming the missing scope: the model hears
+    /// of it and tells the user — for clients that do not re-authorize on a `403`.
+    InBand,
 }
 
 /// What `GET /metrics` answers: the text a scraper reads.
@@ -80,6 +94,8 @@ impl HttpConfig {
             client_address_header: None,
             metrics: None,
             protected_resource: None,
+            scope_refusal: ScopeRefusal::StepUp,
+            lists_per_caller: true,
         }
     }
 
@@ -107,6 +123,15 @@ impl HttpConfig {
         let hosts = self.allowed_hosts.get_or_insert_with(|| LOOPBACK_HOSTS.map(String::from).to_vec());
         hosts.push(host.into());
         self
+    }
+
+    /// Accepts `host` too, unless every host is accepted already.
+    #[cfg(feature = "oauth")]
+    pub(super) fn accept_host(self, host: String) -> HttpConfig {
+        match &self.allowed_hosts {
+            Some(hosts) if hosts.is_empty() => self,
+            _ => self.allowed_host(host),
+        }
     }
 
     /// Accepts any `Host` (behind a proxy that checks it).
@@ -212,6 +237,22 @@ impl HttpConfig {
     /// ```
     pub fn protected_resource(mut self, resource: ProtectedResource) -> HttpConfig {
         self.protected_resource = Some(Arc::new(resource));
+        self
+    }
+
+    /// How a call whose token lacks a needed scope is refused (default
+    /// [`ScopeRefusal::StepUp`]: a `403` the client can re-authorize on).
+    pub fn scope_refusal(mut self, refusal: ScopeRefusal) -> HttpConfig {
+        self.scope_refusal = refusal;
+        self
+    }
+
+    /// With an authenticator, whether `tools/list`, `prompts/list`, `resources/list` and the
+    /// templates show each caller only what its scopes let it use (default: on). A model that
+    /// is shown an action it may not call wastes a turn on it. Contracts and lockfiles still
+    /// describe the whole server: they are made from the builder, or by a full-scope caller.
+    pub fn lists_per_caller(mut self, per_caller: bool) -> HttpConfig {
+        self.lists_per_caller = per_caller;
         self
     }
 

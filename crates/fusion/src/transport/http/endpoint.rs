@@ -45,6 +45,7 @@ pub(super) fn checked(
         authenticator: Arc::clone(authenticator),
         allow_anonymous: config.allow_anonymous,
         resource_metadata: config.protected_resource.as_ref().map(|resource| resource.metadata_url().into()),
+        lists_per_caller: config.lists_per_caller,
     });
     let stack = framing.layer(mcp);
     let stack = session_layer.layer(stack);

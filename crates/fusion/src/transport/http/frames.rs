@@ -18,8 +18,10 @@ use serde::de::IgnoredAny;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::HttpConfig;
 use super::check::{hold, take_ready};
+use super::step_up::StepUp;
+use super::{HttpConfig, ScopeRefusal};
+use crate::auth::Caller;
 use crate::server::FusionServer;
 use crate::subscriptions::SubscriptionLimits;
 use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
@@ -31,11 +33,13 @@ pub(super) struct Frames {
     max_body_bytes: usize,
     limits: SubscriptionLimits,
     ids_in_flight: Mutex<HashSet<(Box<str>, Box<str>)>>,
+    /// Asks for the scopes a request needs and its token lacks, when so configured.
+    step_up: Option<StepUp>,
 }
 
 impl Frames {
-    pub(super) fn new(max_body_bytes: usize, limits: SubscriptionLimits) -> Arc<Frames> {
-        Arc::new(Frames { max_body_bytes, limits, ids_in_flight: Mutex::default() })
+    pub(super) fn new(max_body_bytes: usize, limits: SubscriptionLimits, step_up: Option<StepUp>) -> Arc<Frames> {
+        Arc::new(Frames { max_body_bytes, limits, ids_in_flight: Mutex::default(), step_up })
     }
 
     /// The refusal of a listen request for more URIs than one listen may hold: `200`, as for
@@ -90,6 +94,11 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         return Err(response);
     };
     if let Some(refused) = frames.refuse_large_listen(&bytes) {
+        return Err(refused);
+    }
+    if let Some(step_up) = &frames.step_up
+        && let Some(refused) = step_up.refuse(parts.extensions.get::<Caller>(), &bytes)
+    {
         return Err(refused);
     }
     let session = parts.headers.get("mcp-session-id").and_then(|value| value.to_str().ok());
@@ -170,9 +179,11 @@ fn json_error(body: Vec<u8>) -> Response {
 }
 
 /// Reads a JSON POST body as JSON-RPC before MCP does: `413` beyond the size limit, `-32602`
-/// for a `subscriptions/listen` over the server's URIs per listen, `400` for an id already in
-/// flight in its session, and `400` with the JSON-RPC error (under the body's own id) for a
-/// body that is no message MCP knows. Other requests pass as they are.
+/// for a `subscriptions/listen` over the server's URIs per listen, `403 insufficient_scope`
+/// for a request whose token lacks a scope its entry needs (with an authenticator and
+/// [`ScopeRefusal::StepUp`]), `400` for an id already in flight in its session, and `400` with
+/// the JSON-RPC error (under the body's own id) for a body that is no message MCP knows.
+/// Other requests pass as they are.
 ///
 /// ```
 /// use axum::Router;
@@ -193,7 +204,12 @@ pub struct FramingLayer {
 impl FramingLayer {
     /// Bodies up to the configured size, listens up to `server`'s subscription limits.
     pub fn new(server: &FusionServer, config: &HttpConfig) -> FramingLayer {
-        FramingLayer { frames: Frames::new(config.max_body_bytes, server.subscription_limits()) }
+        let step_up =
+            (config.authenticator.is_some() && config.scope_refusal == ScopeRefusal::StepUp).then(|| StepUp {
+                server: server.clone(),
+                resource_metadata: config.protected_resource.as_ref().map(|resource| resource.metadata_url().into()),
+            });
+        FramingLayer { frames: Frames::new(config.max_body_bytes, server.subscription_limits(), step_up) }
     }
 }
 
@@ -263,7 +279,7 @@ mod tests {
             *response.status_mut() = http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
             Ok::<_, Infallible>(response)
         });
-        let framing = FramingLayer { frames: Frames::new(64, SubscriptionLimits::default()) };
+        let framing = FramingLayer { frames: Frames::new(64, SubscriptionLimits::default(), None) };
         let large = post("[]").body(Body::from(vec![b' '; 65])).unwrap();
         let response = framing.layer(inner).oneshot(large).await.unwrap();
         assert_eq!(response.status(), http::StatusCode::PAYLOAD_TOO_LARGE);
@@ -281,7 +297,7 @@ mod tests {
     #[tokio::test]
     async fn the_framing_layer_refuses_an_id_in_flight_in_its_session() {
         let ok = tower::service_fn(|_request: Request| async { Ok::<_, Infallible>(Response::new(Body::from("ok"))) });
-        let mut framing = FramingLayer { frames: Frames::new(1024, SubscriptionLimits::default()) }.layer(ok);
+        let mut framing = FramingLayer { frames: Frames::new(1024, SubscriptionLimits::default(), None) }.layer(ok);
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let in_session = || post(call).header("mcp-session-id", "s1").body(Body::from(call)).unwrap();
         let first = framing.call(in_session()).await.unwrap();

@@ -25,6 +25,8 @@ mod deadlines;
 mod endpoint;
 mod frames;
 mod listen;
+#[cfg(feature = "oauth")]
+mod oauth;
 mod probes;
 mod protected_resource;
 mod rebinding;
@@ -33,6 +35,7 @@ pub(crate) mod request;
 mod responses;
 mod serve;
 mod sessions;
+mod step_up;
 mod strict;
 #[cfg(test)]
 mod testing;
@@ -43,11 +46,14 @@ use axum::Router;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use bearer::bearer_token;
 pub use bearer::{BearerAuth, BearerAuthLayer};
-pub use config::HttpConfig;
+pub use config::{HttpConfig, ScopeRefusal};
 pub use endpoint::{CheckedEndpoint, McpEndpoint};
 pub use frames::{Framing, FramingLayer};
 pub use listen::{ListenAddress, ListenAddressError};
+#[cfg(feature = "oauth")]
+pub use oauth::{OAuth, OAuthSetupError};
 pub use protected_resource::{ProtectedResource, ProtectedResourceError};
 pub use rebinding::{HostOrigin, HostOriginLayer};
 pub use request::{ClientAddressLayer, ResolveClientAddress};

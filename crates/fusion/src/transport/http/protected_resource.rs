@@ -9,6 +9,8 @@
 
 use serde_json::json;
 
+use crate::auth::uri::{self, is_scope_token};
+
 /// The well-known path prefix of RFC 9728.
 pub(super) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 
@@ -139,42 +141,10 @@ impl ProtectedResource {
     }
 }
 
-/// The origin (`scheme://authority`) and path of `uri`, when it may name a protected resource
-/// or an authorization server: absolute, `https` (or `http` on a loopback host), without query
-/// or fragment, with nothing a quoted header value cannot hold.
+/// The origin and path of `uri`, when it may name a protected resource or an authorization
+/// server (see [`uri::split_uri`]).
 fn split_uri<'u>(what: &'static str, uri: &'u str) -> Result<(&'u str, &'u str), ProtectedResourceError> {
-    let refuse = |reason| ProtectedResourceError::Uri { what, uri: uri.to_owned(), reason };
-    if !uri.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\') {
-        return Err(refuse("it holds a space, a quote, a backslash or a character that is not printable ASCII"));
-    }
-    if uri.contains('#') {
-        return Err(refuse("it has a fragment"));
-    }
-    if uri.contains('?') {
-        return Err(refuse("it has a query"));
-    }
-    const NOT_ABSOLUTE: &str = "it is not an absolute URI (scheme://host/path)";
-    let parsed: http::Uri = uri.parse().map_err(|_| refuse(NOT_ABSOLUTE))?;
-    let (Some(scheme), Some(authority)) = (parsed.scheme_str(), parsed.authority()) else {
-        return Err(refuse(NOT_ABSOLUTE));
-    };
-    let loopback = matches!(authority.host(), "localhost" | "127.0.0.1" | "[::1]");
-    match scheme {
-        "https" => {}
-        "http" if loopback => {}
-        "http" => return Err(refuse("plain http is accepted for a loopback host only; use https")),
-        _ => return Err(refuse("its scheme is neither https nor http")),
-    }
-    if authority.as_str().contains('@') {
-        return Err(refuse("it carries user information"));
-    }
-    let origin_len = scheme.len() + "://".len() + authority.as_str().len();
-    Ok((&uri[..origin_len], &uri[origin_len..]))
-}
-
-/// Whether `scope` is a scope token of RFC 6749 §3.3: `%x21 / %x23-5B / %x5D-7E`, one or more.
-fn is_scope_token(scope: &str) -> bool {
-    !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+    uri::split_uri(uri, false).map_err(|reason| ProtectedResourceError::Uri { what, uri: uri.to_owned(), reason })
 }
 
 #[cfg(test)]

@@ -62,3 +62,20 @@ pub(super) fn unauthorized(error: Option<&str>, description: &str, metadata: Opt
     }
     response
 }
+
+/// `403` with the step-up challenge of RFC 6750 §3.1: `scopes` are those the request needs, so
+/// the client can have the user grant them and retry; `metadata` as for [`unauthorized`].
+pub(super) fn insufficient_scope(scopes: &[String], description: &str, metadata: Option<&str>) -> Response {
+    let mut response = Response::new(Body::from(format!("403 Forbidden: {description}.")));
+    *response.status_mut() = http::StatusCode::FORBIDDEN;
+    let scope = scopes.join(" ");
+    let mut challenge =
+        format!(r#"Bearer error="insufficient_scope", scope="{scope}", error_description="{description}""#);
+    if let Some(metadata) = metadata {
+        challenge.push_str(&format!(r#", resource_metadata="{metadata}""#));
+    }
+    if let Ok(challenge) = http::HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(http::header::WWW_AUTHENTICATE, challenge);
+    }
+    response
+}

@@ -23,14 +23,14 @@ use rmcp::transport::streamable_http_server::session::{ServerSseMessage, store::
 use super::config::Limits;
 use super::refusal;
 use super::request::ClientAddress;
-use crate::auth::Caller;
+use crate::auth::{Caller, CallerKey};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Who a session belongs to: the identity that opened it, else the address it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Owner {
-    Identity(String),
+    Identity(CallerKey),
     Address(IpAddr),
     Unknown,
 }
@@ -38,7 +38,7 @@ enum Owner {
 impl Owner {
     fn of(request: &Request) -> Owner {
         match request.extensions().get::<Caller>() {
-            Some(Caller::Authenticated(identity)) => Owner::Identity(identity.subject.clone()),
+            Some(Caller::Authenticated(identity)) => Owner::Identity(CallerKey::identity(identity)),
             _ => match request.extensions().get::<ClientAddress>() {
                 Some(ClientAddress(address)) => Owner::Address(*address),
                 None => Owner::Unknown,

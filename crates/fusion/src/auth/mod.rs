@@ -5,6 +5,10 @@
 //! [`HttpConfig::authenticator`](crate::http::HttpConfig::authenticator); the verdict reaches
 //! each call as its [`Caller`], and the auth guard ([`Stage::Auth`](crate::guard::Stage::Auth))
 //! refuses what the action does not allow.
+//!
+//! With the `oauth` feature, [`JwtAuthenticator`] checks OAuth 2.1 access tokens that are JWTs
+//! against the issuer's published keys, and [`Introspection`] asks the issuer about opaque
+//! ones (RFC 7662); both accept only tokens issued for this server (its resource URI in `aud`).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -15,12 +19,38 @@ use subtle::ConstantTimeEq as _;
 
 use futures_util::future::BoxFuture;
 
+#[cfg(feature = "oauth")]
+mod discovery;
+#[cfg(feature = "oauth")]
+mod fetch;
+#[cfg(feature = "oauth")]
+mod introspection;
+#[cfg(feature = "oauth")]
+mod jwks;
+#[cfg(feature = "oauth")]
+mod jwt;
+#[cfg(feature = "oauth")]
+mod oauth_error;
+#[cfg(feature = "http")]
+pub(crate) mod uri;
+
+#[cfg(feature = "oauth")]
+pub use discovery::AuthorizationServer;
+#[cfg(feature = "oauth")]
+pub use introspection::Introspection;
+#[cfg(feature = "oauth")]
+pub use jwt::{JwtAuthenticator, JwtBuilder};
+#[cfg(feature = "oauth")]
+pub use oauth_error::OAuthError;
+
 /// An authenticated caller: a subject and the scopes it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Identity {
     /// Who it is (a user id, a client id).
     pub subject: String,
+    /// The OAuth client the token was issued to, when the token says (`client_id`, `azp`).
+    pub client_id: Option<String>,
     /// What it may do (`invoices:write`).
     pub scopes: BTreeSet<String>,
 }
@@ -28,7 +58,13 @@ pub struct Identity {
 impl Identity {
     /// An identity with no scopes.
     pub fn new(subject: impl Into<String>) -> Identity {
-        Identity { subject: subject.into(), scopes: BTreeSet::new() }
+        Identity { subject: subject.into(), client_id: None, scopes: BTreeSet::new() }
+    }
+
+    /// The OAuth client acting for the subject.
+    pub fn client(mut self, client_id: impl Into<String>) -> Identity {
+        self.client_id = Some(client_id.into());
+        self
     }
 
     /// Adds scopes.
@@ -57,6 +93,9 @@ pub enum AuthError {
     /// The token was valid once.
     #[error("the bearer token has expired")]
     Expired,
+    /// The token could not be checked now: the identity provider did not answer.
+    #[error("the bearer token could not be checked: the identity provider did not answer")]
+    Unavailable,
 }
 
 /// Checks bearer tokens. Implement it for your identity provider.
@@ -117,7 +156,8 @@ pub enum Caller {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CallerKey {
-    /// An authenticated identity, by its subject.
+    /// An authenticated identity, by its subject and the client acting for it (see
+    /// [`CallerKey::identity`]).
     Identity(String),
     /// A session the transport issued.
     Session(Arc<str>),
@@ -136,11 +176,36 @@ impl CallerKey {
     /// precedence.
     pub fn of(identity: Option<&Identity>, session: Option<&Arc<str>>, address: Option<IpAddr>) -> CallerKey {
         match (identity, session, address) {
-            (Some(identity), _, _) => CallerKey::Identity(identity.subject.clone()),
+            (Some(identity), _, _) => CallerKey::identity(identity),
             (None, Some(session), _) => CallerKey::Session(Arc::clone(session)),
             (None, None, Some(address)) => CallerKey::Address(address),
             (None, None, None) => CallerKey::Local,
         }
+    }
+
+    /// The key of `identity`: its subject, and the client acting for it when that is another
+    /// party — so every token of one subject through one client counts as one caller.
+    pub fn identity(identity: &Identity) -> CallerKey {
+        let client = identity.client_id.as_deref().filter(|client| *client != identity.subject);
+        let plain = plain_subject(&identity.subject) && client.is_none_or(plain_subject);
+        CallerKey::Identity(match client {
+            _ if !plain => {
+                use sha2::Digest as _;
+                let mut digest = sha2::Sha256::new();
+                // Lengths first: no subject and client can be cut another way into the same bytes.
+                for part in [identity.subject.as_str(), client.unwrap_or("")] {
+                    digest.update((part.len() as u64).to_be_bytes());
+                    digest.update(part.as_bytes());
+                }
+                let mut key = String::from("#");
+                for byte in digest.finalize() {
+                    key.push_str(&format!("{byte:02x}"));
+                }
+                key
+            }
+            Some(client) => format!("{};client:{client}", identity.subject),
+            None => identity.subject.clone(),
+        })
     }
 
     /// Whether the key is an authenticated identity.
@@ -150,22 +215,27 @@ impl CallerKey {
 }
 
 impl fmt::Display for CallerKey {
-    /// `identity:alice`, `session:…`, `address:127.0.0.1`, `local`; a subject longer than 64
-    /// bytes or holding anything but `A-Z a-z 0-9 _ - . @ |` is written as `identity#` and its
-    /// SHA-256 digest.
+    /// `identity:alice`, `identity:alice;client:crm`, `session:…`, `address:127.0.0.1`,
+    /// `local`; a subject or client longer than 64 bytes or holding anything but
+    /// `A-Z a-z 0-9 _ - . @ |` is written as `identity#` and the SHA-256 digest of both.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CallerKey::Identity(subject) if plain_subject(subject) => write!(f, "identity:{subject}"),
-            CallerKey::Identity(subject) => {
-                use sha2::Digest as _;
-                let digest = sha2::Sha256::digest(subject.as_bytes());
-                f.write_str("identity#")?;
-                digest.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
-            }
+            CallerKey::Identity(key) if key.starts_with('#') => write!(f, "identity{key}"),
+            CallerKey::Identity(key) if plain_key(key) => write!(f, "identity:{key}"),
+            // Not built by `CallerKey::identity`: digested like any odd subject.
+            CallerKey::Identity(subject) => CallerKey::identity(&Identity::new(subject.as_str())).fmt(f),
             CallerKey::Session(session) => write!(f, "session:{session}"),
             CallerKey::Address(address) => write!(f, "address:{address}"),
             CallerKey::Local => f.write_str("local"),
         }
+    }
+}
+
+/// Whether `key` is what [`CallerKey::identity`] writes for plain parts.
+fn plain_key(key: &str) -> bool {
+    match key.split_once(";client:") {
+        Some((subject, client)) => plain_subject(subject) && plain_subject(client),
+        None => plain_subject(key),
     }
 }
 
@@ -203,8 +273,15 @@ mod tests {
         assert_eq!(CallerKey::of(None, None, None).to_string(), "local");
         let odd = CallerKey::of(Some(&Identity::new("a:b\nforged")), None, None).to_string();
         let long = CallerKey::of(Some(&Identity::new("x".repeat(16_384))), None, None).to_string();
-        for key in [odd, long] {
+        let odd_client = CallerKey::of(Some(&Identity::new("alice").client("c;lient:x")), None, None).to_string();
+        for key in [odd, long, odd_client] {
             assert!(key.starts_with("identity#") && key.len() == "identity#".len() + 64, "{key}");
         }
+        let through = |client: &str| CallerKey::of(Some(&Identity::new("alice").client(client)), None, None);
+        assert_eq!(through("crm").to_string(), "identity:alice;client:crm");
+        assert_eq!(through("alice").to_string(), "identity:alice", "a client acting for itself is its subject");
+        assert_ne!(through("crm"), through("erp"));
+        let by_hand = CallerKey::Identity("alice;client:c\nrm".into()).to_string();
+        assert!(by_hand.starts_with("identity#"), "{by_hand}");
     }
 }

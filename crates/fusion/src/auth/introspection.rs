@@ -1,0 +1,208 @@
+//! Opaque access tokens, checked by asking the issuer (RFC 7662 token introspection), and the
+//! answers kept by the token's digest until the token expires.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::future::BoxFuture;
+use mcp_fusion_wire::echo;
+use serde::Deserialize;
+use sha2::Digest as _;
+use tokio::time::Instant;
+
+use super::fetch::Fetcher;
+use super::jwt::MAX_TOKEN_BYTES;
+use super::uri::split_uri;
+use super::{AuthError, Authenticator, Identity, OAuthError};
+
+/// The most answers kept; past it the expired ones go, then all of them.
+const DEFAULT_CAPACITY: usize = 10_000;
+
+/// Checks opaque access tokens at the issuer's introspection endpoint, as this server's own
+/// OAuth client; accepts only active tokens issued for this server's resource.
+///
+/// ```
+/// use mcp_fusion::auth::Introspection;
+///
+/// let tokens = Introspection::new(
+///     "https://id.example.com/token/introspection",
+///     "https://mcp.example.com/mcp",
+///     "mcp-server",
+///     std::env::var("INTROSPECTION_SECRET").unwrap_or_default(),
+/// )
+/// .unwrap();
+/// # let _ = tokens;
+/// ```
+#[derive(Clone)]
+pub struct Introspection {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    endpoint: String,
+    audience: String,
+    issuer: Option<String>,
+    client_id: String,
+    client_secret: String,
+    fetcher: Fetcher,
+    capacity: usize,
+    known: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+}
+
+/// What the endpoint answers (RFC 7662 §2.2); `aud` is a string or an array.
+#[derive(Deserialize)]
+struct Answer {
+    active: bool,
+    scope: Option<String>,
+    client_id: Option<String>,
+    sub: Option<String>,
+    exp: Option<u64>,
+    nbf: Option<u64>,
+    aud: Option<serde_json::Value>,
+    iss: Option<String>,
+}
+
+impl Introspection {
+    /// Asks `endpoint` about each token, authenticated as `client_id` with `client_secret`;
+    /// only tokens whose `aud` holds `audience` (this server's resource URI) are accepted.
+    pub fn new(
+        endpoint: &str,
+        audience: &str,
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Result<Introspection, OAuthError> {
+        let uri = |what, uri: &str, query| {
+            split_uri(uri, query).map(drop).map_err(|reason| OAuthError::Uri { what, uri: echo(uri), reason })
+        };
+        uri("introspection endpoint", endpoint, true)?;
+        uri("resource", audience, false)?;
+        Ok(Introspection {
+            inner: Arc::new(Inner {
+                endpoint: endpoint.to_owned(),
+                audience: audience.to_owned(),
+                issuer: None,
+                client_id: client_id.into(),
+                client_secret: client_secret.into(),
+                fetcher: Fetcher::new()?,
+                capacity: DEFAULT_CAPACITY,
+                known: Mutex::default(),
+            }),
+        })
+    }
+
+    /// Also refuses answers whose `iss` is another issuer.
+    pub fn issuer(mut self, issuer: impl Into<String>) -> Introspection {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.issuer = Some(issuer.into());
+        }
+        self
+    }
+
+    /// How many answers are kept at most (default 10 000).
+    pub fn cache_capacity(mut self, capacity: usize) -> Introspection {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.capacity = capacity;
+        }
+        self
+    }
+}
+
+impl Inner {
+    async fn check(&self, token: &str) -> Result<Identity, AuthError> {
+        let refused = |why: &str| {
+            tracing::debug!(target: "mcp_fusion::auth", "refused an access token: {why}");
+            AuthError::Invalid
+        };
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(refused("it is longer than 16 KiB"));
+        }
+        let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let now = Instant::now();
+        if let Some((identity, until)) = self.known().get(&digest)
+            && *until > now
+        {
+            return Ok(identity.clone());
+        }
+        let form = [("token", token), ("token_type_hint", "access_token")];
+        let client = (self.client_id.as_str(), self.client_secret.as_str());
+        let answer: Answer =
+            match self.fetcher.post_form(&self.endpoint, &form, client, "an introspection answer").await {
+                Ok(answer) => answer,
+                Err(error) => {
+                    tracing::warn!("cannot check an access token at the introspection endpoint: {error}");
+                    return Err(AuthError::Unavailable);
+                }
+            };
+        let (identity, expires) = self.accept(answer).map_err(refused)?;
+        let Some(left) = expires.checked_sub(unix_now()) else {
+            tracing::debug!(target: "mcp_fusion::auth", "refused an access token: it has expired");
+            return Err(AuthError::Expired);
+        };
+        let mut known = self.known();
+        if known.len() >= self.capacity {
+            known.retain(|_, (_, until)| *until > now);
+            if known.len() >= self.capacity {
+                known.clear();
+            }
+        }
+        known.insert(digest, (identity.clone(), now + std::time::Duration::from_secs(left)));
+        Ok(identity)
+    }
+
+    /// The identity of an answer, and when it expires; why not, if it is not accepted.
+    fn accept(&self, answer: Answer) -> Result<(Identity, u64), &'static str> {
+        if !answer.active {
+            return Err("the issuer says it is not active");
+        }
+        let audiences: Vec<&str> = match &answer.aud {
+            Some(serde_json::Value::String(aud)) => vec![aud.as_str()],
+            Some(serde_json::Value::Array(auds)) => auds.iter().filter_map(serde_json::Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if !audiences.contains(&self.audience.as_str()) {
+            return Err("it was not issued for this resource (aud)");
+        }
+        if let (Some(expected), Some(found)) = (&self.issuer, &answer.iss)
+            && expected != found
+        {
+            return Err("another issuer issued it (iss)");
+        }
+        if answer.nbf.is_some_and(|nbf| nbf > unix_now() + 30) {
+            return Err("it is not valid yet (nbf)");
+        }
+        // Without `exp` the answer cannot be kept: it holds for this request only.
+        let expires = answer.exp.unwrap_or_else(unix_now);
+        let client_id = answer.client_id;
+        let subject =
+            answer.sub.or_else(|| client_id.clone()).filter(|s| !s.is_empty()).ok_or("it names no subject")?;
+        let scopes: BTreeSet<String> =
+            answer.scope.iter().flat_map(|s| s.split_ascii_whitespace()).map(str::to_owned).collect();
+        Ok((Identity { subject, client_id, scopes }, expires))
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Identity, Instant)>> {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |since| since.as_secs())
+}
+
+impl Authenticator for Introspection {
+    fn authenticate(&self, token: &str) -> BoxFuture<'static, Result<Identity, AuthError>> {
+        let inner = Arc::clone(&self.inner);
+        let token = token.to_owned();
+        Box::pin(async move { inner.check(&token).await })
+    }
+}
+
+impl std::fmt::Debug for Introspection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Introspection")
+            .field("endpoint", &self.inner.endpoint)
+            .field("audience", &self.inner.audience)
+            .field("client_id", &self.inner.client_id)
+            .finish_non_exhaustive()
+    }
+}
