@@ -206,3 +206,58 @@ impl std::fmt::Debug for Introspection {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESOURCE: &str = "https://mcp.example.com/mcp";
+
+    fn introspection() -> Introspection {
+        Introspection::new("https://id.example.com/introspect", RESOURCE, "mcp", "secret")
+            .unwrap()
+            .issuer("https://id.example.com")
+    }
+
+    fn answer(json: serde_json::Value) -> Result<(Identity, u64), &'static str> {
+        introspection().inner.accept(serde_json::from_value(json).unwrap())
+    }
+
+    #[test]
+    fn only_an_active_answer_for_this_resource_is_an_identity() {
+        let exp = unix_now() + 600;
+        let (identity, expires) = answer(serde_json::json!({
+            "active": true, "aud": RESOURCE, "client_id": "crm", "scope": "billing:read", "exp": exp,
+        }))
+        .unwrap();
+        assert_eq!(identity, Identity::new("crm").client("crm").scopes(["billing:read"]), "no sub: the client");
+        assert_eq!(expires, exp);
+        let (identity, _) = answer(serde_json::json!({"active": true, "aud": ["x", RESOURCE], "sub": "ana"})).unwrap();
+        assert_eq!(identity.subject, "ana");
+        for (refused, why) in [
+            (serde_json::json!({"active": false, "aud": RESOURCE, "sub": "ana"}), "not active"),
+            (serde_json::json!({"active": true, "sub": "ana"}), "aud"),
+            (serde_json::json!({"active": true, "aud": "https://other.example.com/mcp", "sub": "ana"}), "aud"),
+            (serde_json::json!({"active": true, "aud": [5], "sub": "ana"}), "aud"),
+            (
+                serde_json::json!({"active": true, "aud": RESOURCE, "iss": "https://evil.example.com", "sub": "ana"}),
+                "iss",
+            ),
+            (serde_json::json!({"active": true, "aud": RESOURCE, "nbf": unix_now() + 3600, "sub": "ana"}), "nbf"),
+            (serde_json::json!({"active": true, "aud": RESOURCE, "sub": ""}), "subject"),
+        ] {
+            assert!(answer(refused.clone()).unwrap_err().contains(why), "{refused}");
+        }
+        // What does not decode as an answer at all is refused before: the endpoint is at fault.
+        for garbage in ["{}", "[]", r#"{"active":"yes"}"#, r#"{"active":true,"exp":-1}"#] {
+            assert!(serde_json::from_str::<Answer>(garbage).is_err(), "{garbage}");
+        }
+    }
+
+    #[test]
+    fn set_up_refuses_endpoints_a_token_must_not_travel_to() {
+        let err = Introspection::new("http://id.example.com/introspect", RESOURCE, "mcp", "s").unwrap_err();
+        assert!(err.to_string().contains("loopback host only"), "{err}");
+        assert!(Introspection::new("https://id.example.com/introspect", "not a uri", "mcp", "s").is_err());
+    }
+}
