@@ -85,7 +85,10 @@ impl RequireCaller {
                 "{action} needs the scope \"{missing}\", which {} does not have.",
                 Sent::text(&identity.subject)
             ))
-            .suggest("Do not retry: ask the user for access, or use an action you are allowed to call.")
+            .suggest(format!(
+                "Tell the user this needs the permission \"{missing}\", which their sign-in does not grant; \
+                 do not retry until they have it, or use an action you are allowed to call."
+            ))
             .detail("required_scope", missing));
         }
         Ok(())

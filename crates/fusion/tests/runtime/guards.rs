@@ -293,7 +293,7 @@ async fn identity_and_scopes() {
         ),
         "<tool_error code=\"FORBIDDEN\" severity=\"error\">\n\
          <message>acct.close needs the scope \"accounts:close\", which 'ana' does not have.</message>\n\
-         <recovery>Do not retry: ask the user for access, or use an action you are allowed to call.</recovery>\n\
+         <recovery>Tell the user this needs the permission \"accounts:close\", which their sign-in does not grant; do not retry until they have it, or use an action you are allowed to call.</recovery>\n\
          <details>\n  <detail key=\"required_scope\">accounts:close</detail>\n</details>\n</tool_error>"
     );
     let closed =
