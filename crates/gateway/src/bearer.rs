@@ -16,8 +16,9 @@
 //!   until the upstream refuses it.
 //! - A request the upstream answers 401 is sent once more with a new token; a second 401 is
 //!   the upstream refusing the gateway's credentials, and is reported as such.
-//! - Concurrent requests share one fetch: the cache is behind an async mutex held while the
-//!   endpoint is asked, so those that wait find the new token when they get it.
+//! - Concurrent requests share one fetch: an async mutex is held while the endpoint is
+//!   asked, and those that wait for it find the new token when they get it. While a token
+//!   that still holds is being renewed, the others send it instead of waiting.
 //! - A renewal that fails while the token still has time left keeps the token, says so in
 //!   the log, and tries again later; only a token that has expired, or was refused, fails
 //!   requests (the mount then reconnects, and says why: the [`TokenError`]).
@@ -56,10 +57,14 @@ type Fetch = Box<dyn Fn() -> BoxFuture<'static, Result<AccessToken, TokenError>>
 pub(crate) struct Tokens {
     token_url: String,
     fetch: Fetch,
-    cached: tokio::sync::Mutex<Option<Cached>>,
+    /// The token in use, read without waiting.
+    cached: std::sync::Mutex<Option<Cached>>,
+    /// Held while the endpoint is asked: one fetch at a time, whoever needs it.
+    fetching: tokio::sync::Mutex<()>,
 }
 
 /// The token in use.
+#[derive(Clone)]
 struct Cached {
     secret: String,
     /// When to fetch the next one; without `expires_in`, only once this one is refused.
@@ -69,8 +74,14 @@ struct Cached {
 }
 
 impl Cached {
+    /// Not yet due for renewal.
     fn fresh(&self, now: Instant) -> bool {
         self.refresh_at.is_none_or(|at| now < at)
+    }
+
+    /// Not yet expired.
+    fn holds(&self, now: Instant) -> bool {
+        self.expires_at.is_none_or(|at| now < at)
     }
 }
 
@@ -96,22 +107,50 @@ impl Tokens {
     }
 
     fn with_fetch(token_url: String, fetch: Fetch) -> Tokens {
-        Tokens { token_url, fetch, cached: tokio::sync::Mutex::new(None) }
+        Tokens { token_url, fetch, cached: std::sync::Mutex::new(None), fetching: tokio::sync::Mutex::new(()) }
     }
 
-    /// The token to send: the one kept while it is fresh, else a new one.
+    fn cached(&self) -> std::sync::MutexGuard<'_, Option<Cached>> {
+        self.cached.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn kept(&self) -> Option<Cached> {
+        self.cached().clone()
+    }
+
+    /// The token to send: the one kept while it is fresh, else a new one. While another
+    /// request renews it, one that still holds is sent meanwhile, so a slow token endpoint
+    /// holds up only the request that asks it.
     pub(crate) async fn current(&self) -> Result<String, TokenError> {
-        let mut cached = self.cached.lock().await;
+        let now = Instant::now();
+        if let Some(token) = self.kept()
+            && token.fresh(now)
+        {
+            return Ok(token.secret);
+        }
+        let _fetching = match self.fetching.try_lock() {
+            Ok(fetching) => fetching,
+            Err(_) => {
+                if let Some(token) = self.kept()
+                    && token.holds(now)
+                {
+                    return Ok(token.secret);
+                }
+                self.fetching.lock().await
+            }
+        };
+        // Renewed while this one waited?
         let asked = Instant::now();
-        if let Some(token) = cached.as_ref()
+        if let Some(token) = self.kept()
             && token.fresh(asked)
         {
-            return Ok(token.secret.clone());
+            return Ok(token.secret);
         }
         match (self.fetch)().await {
-            Ok(token) => Ok(self.keep(&mut cached, token, asked)),
+            Ok(token) => Ok(self.keep(token, asked)),
             Err(error) => {
                 let now = Instant::now();
+                let mut cached = self.cached();
                 let Some(token) = cached.as_mut() else { return Err(error) };
                 let Some(left) =
                     token.expires_at.and_then(|at| at.checked_duration_since(now)).filter(|left| !left.is_zero())
@@ -132,21 +171,24 @@ impl Tokens {
     /// A token other than `refused`, which the upstream refused: one that another request
     /// fetched meanwhile, or a new one.
     pub(crate) async fn replace(&self, refused: &str) -> Result<String, TokenError> {
-        let mut cached = self.cached.lock().await;
+        let _fetching = self.fetching.lock().await;
         let asked = Instant::now();
-        if let Some(token) = cached.as_ref()
-            && token.secret != refused
-            && token.fresh(asked)
         {
-            return Ok(token.secret.clone());
+            let mut cached = self.cached();
+            if let Some(token) = cached.as_ref()
+                && token.secret != refused
+                && token.fresh(asked)
+            {
+                return Ok(token.secret.clone());
+            }
+            *cached = None;
         }
-        *cached = None;
         let token = (self.fetch)().await?;
-        Ok(self.keep(&mut cached, token, asked))
+        Ok(self.keep(token, asked))
     }
 
     /// Keeps `token`, asked for at `asked`: its lifetime counts from then, to be safe.
-    fn keep(&self, cached: &mut Option<Cached>, token: AccessToken, asked: Instant) -> String {
+    fn keep(&self, token: AccessToken, asked: Instant) -> String {
         let lifetime = token.expires_in();
         tracing::debug!(
             token_url = %self.token_url,
@@ -154,7 +196,7 @@ impl Tokens {
             "fetched a token for the upstream"
         );
         let secret = token.secret().to_owned();
-        *cached = Some(Cached {
+        *self.cached() = Some(Cached {
             secret: secret.clone(),
             refresh_at: lifetime.and_then(|lifetime| asked.checked_add(lifetime - refresh_margin(lifetime))),
             expires_at: lifetime.and_then(|lifetime| asked.checked_add(lifetime)),
@@ -440,6 +482,26 @@ mod tests {
         tokio::time::advance(Duration::from_secs(238)).await;
         assert_eq!(tokens.current().await.unwrap(), "t1");
         tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(tokens.current().await.unwrap(), "t2");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn while_a_token_that_still_holds_is_renewed_the_others_send_it_without_waiting() {
+        let (tokens, calls) = counting(|n| token(&format!("t{n}"), Some(300)));
+        let tokens = Arc::new(tokens);
+        assert_eq!(tokens.current().await.unwrap(), "t1");
+        tokio::time::advance(Duration::from_secs(250)).await;
+        let renewing = tokio::spawn({
+            let tokens = Arc::clone(&tokens);
+            async move { tokens.current().await.unwrap() }
+        });
+        tokio::task::yield_now().await;
+        assert_eq!(calls.load(Ordering::SeqCst), 2, "the renewal is under way");
+        let asked = Instant::now();
+        assert_eq!(tokens.current().await.unwrap(), "t1");
+        assert_eq!(Instant::now(), asked, "it waited for the renewal");
+        assert_eq!(renewing.await.unwrap(), "t2");
         assert_eq!(tokens.current().await.unwrap(), "t2");
         assert_eq!(calls.load(Ordering::SeqCst), 2);
     }
