@@ -9,7 +9,7 @@ use mcp_fusion::guard::{Concurrency, RateLimit};
 use mcp_fusion::handoff::Mount;
 use serde::Deserialize;
 
-use crate::{Backoff, Gateway, Upstream};
+use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 
 /// A gateway file, as `fusion-gateway --config` reads it.
 ///
@@ -39,7 +39,19 @@ use crate::{Backoff, Gateway, Upstream};
 /// url = "https://crm.example.com/mcp" # a Streamable HTTP upstream
 /// token_env = "CRM_TOKEN"             # bearer token read from this variable
 /// validate = false                    # forward arguments unchecked
+///
+/// [[mount]]
+/// namespace = "erp"
+/// url = "https://erp.example.com/mcp"
+/// # Instead of `token_env`: the gateway gets its own token (OAuth 2.0 client credentials,
+/// # HTTP Basic, the upstream's `url` as the resource) and renews it before it expires.
+/// token_url = "https://id.example.com/oauth/token" # the authorization server's token endpoint
+/// client_id_env = "ERP_CLIENT_ID"     # variable holding the client id
+/// client_secret_env = "ERP_CLIENT_SECRET" # variable holding the client secret
+/// scope = "erp:read erp:write"        # optional, space-separated
 /// ```
+///
+/// `token_url` is https, or http to the loopback only (`localhost`, `127.0.0.1`, `[::1]`).
 ///
 /// Relative paths in `command` and `args` are resolved by the upstream from the directory the
 /// gateway runs in.
@@ -87,6 +99,15 @@ pub struct MountConfig {
     pub url: Option<String>,
     /// The environment variable holding the bearer token sent to `url`.
     pub token_env: Option<String>,
+    /// The authorization server's token endpoint, where the gateway gets its own bearer token
+    /// for `url` with the client-credentials grant (instead of `token_env`).
+    pub token_url: Option<String>,
+    /// The environment variable holding the client id at `token_url`.
+    pub client_id_env: Option<String>,
+    /// The environment variable holding the client secret at `token_url`.
+    pub client_secret_env: Option<String>,
+    /// The scope asked of `token_url`: space-separated scope tokens.
+    pub scope: Option<String>,
     /// Whether arguments are checked against the upstream's schemas first (default: yes).
     pub validate: Option<bool>,
     /// `N/SECS`: at most N calls to the mount per SECS seconds.
@@ -177,7 +198,8 @@ impl Config {
     }
 
     /// The gateway the file describes; `env` gives the value of an environment variable
-    /// (`token_env`), so tests need not touch the process's.
+    /// (`token_env`, `client_id_env`, `client_secret_env`), so tests need not touch the
+    /// process's.
     pub fn gateway(&self, env: impl Fn(&str) -> Option<String>) -> Result<Gateway, ConfigError> {
         let mut gateway = Gateway::new();
         if let Some(ms) = self.connect_timeout_ms {
@@ -245,8 +267,11 @@ impl MountConfig {
                 if command.trim().is_empty() {
                     return Err(invalid(self.at(), "`command` is empty; expected a program"));
                 }
-                if self.token_env.is_some() {
-                    return Err(invalid(self.at(), "`token_env` is set on a stdio upstream; it applies to `url` only"));
+                if let Some(key) = self.http_only_key() {
+                    return Err(invalid(
+                        self.at(),
+                        format!("`{key}` is set on a stdio upstream; it applies to `url` only"),
+                    ));
                 }
             }
             (None, Some(url)) => {
@@ -259,6 +284,7 @@ impl MountConfig {
                         "`args` or `env` is set on an HTTP upstream; they apply to `command` only",
                     ));
                 }
+                self.check_client_credentials()?;
             }
         }
         if let Some(limit) = &self.rate_limit {
@@ -295,6 +321,71 @@ impl MountConfig {
         Ok(())
     }
 
+    /// The first key set that only an HTTP upstream takes.
+    fn http_only_key(&self) -> Option<&'static str> {
+        [
+            ("token_env", self.token_env.is_some()),
+            ("token_url", self.token_url.is_some()),
+            ("client_id_env", self.client_id_env.is_some()),
+            ("client_secret_env", self.client_secret_env.is_some()),
+            ("scope", self.scope.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(key, set)| set.then_some(key))
+    }
+
+    /// `token_url`, `client_id_env` and `client_secret_env` all three or none, not with
+    /// `token_env`; `token_url` https (http to the loopback only); `scope` of RFC 6749 tokens.
+    fn check_client_credentials(&self) -> Result<(), ConfigError> {
+        let keys = [
+            ("`token_url`", self.token_url.is_some()),
+            ("`client_id_env`", self.client_id_env.is_some()),
+            ("`client_secret_env`", self.client_secret_env.is_some()),
+        ];
+        let set: Vec<_> = keys.iter().filter(|(_, set)| *set).map(|(key, _)| *key).collect();
+        let missing: Vec<_> = keys.iter().filter(|(_, set)| !*set).map(|(key, _)| *key).collect();
+        if set.is_empty() {
+            if self.scope.is_some() {
+                return Err(invalid(
+                    self.at(),
+                    "`scope` is set without `token_url`, `client_id_env` and `client_secret_env`; it applies to the client-credentials grant only",
+                ));
+            }
+            return Ok(());
+        }
+        if !missing.is_empty() {
+            return Err(invalid(
+                self.at(),
+                format!(
+                    "{} {} set without {}; expected all three of `token_url`, `client_id_env` and `client_secret_env`, or none",
+                    listed(&set),
+                    if set.len() == 1 { "is" } else { "are" },
+                    listed(&missing)
+                ),
+            ));
+        }
+        if self.token_env.is_some() {
+            return Err(invalid(
+                self.at(),
+                "both `token_env` and `token_url` are set; expected one: a fixed token, or one fetched with client credentials",
+            ));
+        }
+        if let Some(token_url) = &self.token_url {
+            check_token_url(token_url).map_err(|problem| invalid(format!("{} token_url", self.at()), problem))?;
+        }
+        if let Some(scope) = &self.scope {
+            let expected = "expected space-separated scope tokens of printable ASCII but `\"` and `\\`, like \"crm:read crm:write\"";
+            let at = format!("{} scope", self.at());
+            if let Some(bad) = bad_scope_character(scope) {
+                return Err(invalid(at, format!("{scope:?} has {bad:?}, which no scope token may hold; {expected}")));
+            }
+            if scope.trim_matches(' ').is_empty() {
+                return Err(invalid(at, format!("{scope:?} has no scope token; {expected}")));
+            }
+        }
+        Ok(())
+    }
+
     fn mount(&self) -> Result<Mount, ConfigError> {
         let mut mount = Mount::new(&self.namespace).validate(self.validate.unwrap_or(true));
         if let Some(limit) = &self.rate_limit {
@@ -326,17 +417,76 @@ impl MountConfig {
         }
         let url = self.url.as_deref().unwrap_or_default();
         let upstream = Upstream::http(url);
+        if let (Some(token_url), Some(id), Some(secret)) =
+            (&self.token_url, &self.client_id_env, &self.client_secret_env)
+        {
+            let id = self.variable("client_id_env", id, "the client id", env)?;
+            let secret = self.variable("client_secret_env", secret, "the client secret", env)?;
+            let mut credentials = ClientCredentials::new(token_url, id, secret);
+            if let Some(scope) = &self.scope {
+                // One space between tokens, as RFC 6749 writes them.
+                credentials =
+                    credentials.scope(scope.split(' ').filter(|token| !token.is_empty()).collect::<Vec<_>>().join(" "));
+            }
+            return Ok(upstream.client_credentials(credentials));
+        }
         match &self.token_env {
             None => Ok(upstream),
-            Some(variable) => match env(variable) {
-                Some(token) if !token.is_empty() => Ok(upstream.token(token)),
-                _ => Err(invalid(
-                    self.at(),
-                    format!("`token_env` names {variable}, which is not set; expected the upstream's token in it"),
-                )),
-            },
+            Some(variable) => Ok(upstream.token(self.variable("token_env", variable, "the upstream's token", env)?)),
         }
     }
+
+    /// The value of the variable `name` that `key` names, which holds `what`.
+    fn variable(
+        &self,
+        key: &str,
+        name: &str,
+        what: &str,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<String, ConfigError> {
+        match env(name) {
+            Some(value) if !value.is_empty() => Ok(value),
+            _ => Err(invalid(self.at(), format!("`{key}` names {name}, which is not set; expected {what} in it"))),
+        }
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn listed(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// A token endpoint's URL: absolute, https (or http to the loopback), no credentials in it,
+/// no fragment (RFC 6749 §3.2).
+fn check_token_url(text: &str) -> Result<(), String> {
+    let expected = "expected the authorization server's token endpoint, like \"https://id.example.com/oauth/token\"";
+    let url =
+        reqwest::Url::parse(text).map_err(|error| format!("{text:?} is not an absolute URL ({error}); {expected}"))?;
+    // The host as the URL standard writes it: lowercase, addresses in their shortest form.
+    let loopback = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match url.scheme() {
+        "https" if url.host().is_some() => {}
+        "http" if loopback => {}
+        "http" => {
+            return Err(format!(
+                "{text:?} is plain http to a host other than the loopback, which would send the client secret in the clear; expected https (http only to localhost, 127.0.0.1 or [::1])"
+            ));
+        }
+        _ => return Err(format!("{text:?} is not an https URL; {expected}")),
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "{text:?} has credentials in it; expected them in `client_id_env` and `client_secret_env`"
+        ));
+    }
+    if url.fragment().is_some() {
+        return Err(format!("{text:?} has a fragment, which a token endpoint's URL may not have (RFC 6749 §3.2)"));
+    }
+    Ok(())
 }
 
 /// `N/SECS`, like `10/60`.
@@ -349,6 +499,12 @@ fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
         return Err(expected());
     }
     Ok(RateLimit::new(calls, Duration::from_secs(seconds)))
+}
+
+/// Whether `scope` is space-separated scope tokens of RFC 6749 §3.3: printable ASCII but the
+/// space, `"` and `\`. The first offending character, if any.
+fn bad_scope_character(scope: &str) -> Option<char> {
+    scope.chars().find(|&c| c != ' ' && !(c.is_ascii_graphic() && c != '"' && c != '\\'))
 }
 
 fn invalid(at: impl Into<String>, problem: impl Into<String>) -> ConfigError {
@@ -414,6 +570,123 @@ mod tests {
             error,
             "mount \"crm\": `token_env` names CRM_TOKEN, which is not set; expected the upstream's token in it"
         );
+    }
+
+    const CRM: &str = "[[mount]]\nnamespace = \"crm\"\nurl = \"https://crm.example.com/mcp\"\n";
+    const GRANT: &str = "token_url = \"https://id.example.com/oauth/token\"\nclient_id_env = \"CRM_ID\"\nclient_secret_env = \"CRM_SECRET\"\n";
+
+    fn crm_env(name: &str) -> Option<String> {
+        match name {
+            "CRM_ID" => Some("gateway".to_owned()),
+            "CRM_SECRET" => Some("s3cret".to_owned()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_mount_with_client_credentials_gets_them_from_its_variables() {
+        let config = Config::parse(&format!("{CRM}{GRANT}scope = \"crm:read  crm:write\"\n")).unwrap();
+        let gateway = config.gateway(crm_env).unwrap();
+        let (_, upstream) = gateway.mounts().next().unwrap();
+        let credentials = ClientCredentials::new("https://id.example.com/oauth/token", "gateway", "s3cret")
+            .scope("crm:read crm:write");
+        assert_eq!(upstream, &Upstream::http("https://crm.example.com/mcp").client_credentials(credentials));
+        assert!(!format!("{upstream:?}").contains("s3cret"), "Debug shows the secret: {upstream:?}");
+        for url in ["http://localhost:8080/token", "http://127.0.0.1/token", "http://[::1]:9/t", "HTTPS://ID.example/t"]
+        {
+            let text =
+                format!("{CRM}token_url = {url:?}\nclient_id_env = \"CRM_ID\"\nclient_secret_env = \"CRM_SECRET\"\n");
+            assert!(Config::parse(&text).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn a_missing_client_variable_is_named() {
+        let config = Config::parse(&format!("{CRM}{GRANT}")).unwrap();
+        assert_eq!(
+            config.gateway(|_| None).unwrap_err().to_string(),
+            "mount \"crm\": `client_id_env` names CRM_ID, which is not set; expected the client id in it"
+        );
+        let no_secret = config.gateway(|name| (name == "CRM_ID").then(|| "gateway".to_owned())).unwrap_err();
+        assert_eq!(
+            no_secret.to_string(),
+            "mount \"crm\": `client_secret_env` names CRM_SECRET, which is not set; expected the client secret in it"
+        );
+        let empty =
+            config.gateway(|name| crm_env(name).map(|value| if name == "CRM_SECRET" { String::new() } else { value }));
+        assert!(empty.unwrap_err().to_string().contains("CRM_SECRET, which is not set"));
+    }
+
+    #[test]
+    fn garbage_client_credentials_are_refused_with_where_and_what() {
+        let id_and_secret = "client_id_env = \"CRM_ID\"\nclient_secret_env = \"CRM_SECRET\"\n";
+        let with_url = |url: &str| error(&format!("{CRM}token_url = {url:?}\n{id_and_secret}"));
+        assert_eq!(
+            error(&format!("{STDIO}{GRANT}")),
+            "mount \"billing\": `token_url` is set on a stdio upstream; it applies to `url` only"
+        );
+        assert!(error(&format!("{STDIO}scope = \"a\"\n")).contains("`scope` is set on a stdio upstream"));
+        assert!(
+            error(&format!("{STDIO}client_secret_env = \"S\"\n")).contains("`client_secret_env` is set on a stdio")
+        );
+        assert_eq!(
+            error(&format!("{CRM}token_url = \"https://id.example.com/t\"\n")),
+            "mount \"crm\": `token_url` is set without `client_id_env` and `client_secret_env`; expected all three \
+             of `token_url`, `client_id_env` and `client_secret_env`, or none"
+        );
+        assert!(
+            error(&format!("{CRM}{id_and_secret}"))
+                .contains("`client_id_env` and `client_secret_env` are set without `token_url`")
+        );
+        assert!(
+            error(&format!("{CRM}client_secret_env = \"S\"\n"))
+                .contains("`client_secret_env` is set without `token_url` and `client_id_env`")
+        );
+        assert!(error(&format!("{CRM}scope = \"crm:read\"\n")).contains("`scope` is set without `token_url`"));
+        assert_eq!(
+            error(&format!("{CRM}{GRANT}token_env = \"CRM_TOKEN\"\n")),
+            "mount \"crm\": both `token_env` and `token_url` are set; expected one: a fixed token, or one fetched with client credentials"
+        );
+        assert_eq!(
+            with_url("http://id.example.com/token"),
+            "mount \"crm\" token_url: \"http://id.example.com/token\" is plain http to a host other than the loopback, \
+             which would send the client secret in the clear; expected https (http only to localhost, 127.0.0.1 or [::1])"
+        );
+        assert!(with_url("http://127.0.0.2/token").contains("plain http"));
+        assert!(with_url("http://localhost.example.com/token").contains("plain http"));
+        assert!(with_url("/oauth/token").contains("is not an absolute URL (relative URL without a base)"));
+        assert!(with_url("").contains("is not an absolute URL"));
+        assert!(with_url("id.example.com/token").contains("is not an absolute URL"));
+        assert!(with_url("https://").contains("is not an absolute URL"));
+        assert!(with_url("ftp://id.example.com/token").contains("is not an https URL"));
+        assert!(with_url("javascript:alert(1)").contains("is not an https URL"));
+        assert!(with_url("https://user:pw@id.example.com/token").contains("has credentials in it"));
+        assert!(with_url("https://id.example.com/token#frag").contains("has a fragment"));
+        assert!(with_url("https://id.exa mple.com/token").contains("is not an absolute URL"));
+        let scope = |scope: &str| error(&format!("{CRM}{GRANT}scope = {scope:?}\n"));
+        assert_eq!(
+            scope("crm:read \"all\""),
+            "mount \"crm\" scope: \"crm:read \\\"all\\\"\" has '\"', which no scope token may hold; expected \
+             space-separated scope tokens of printable ASCII but `\"` and `\\`, like \"crm:read crm:write\""
+        );
+        assert!(scope("a\\b").contains("has '\\\\'"));
+        assert!(scope("a\tb").contains("has '\\t'"));
+        assert!(scope("a\nb").contains("has '\\n'"));
+        assert!(scope("crm:lecture\u{e9}").contains("has '\u{e9}'"));
+        assert!(scope("").contains("has no scope token"));
+        assert!(scope("   ").contains("has no scope token"));
+        assert!(error(&format!("{CRM}{GRANT}scope = 3\n")).contains("scope"));
+        assert!(error(&format!("{CRM}{GRANT}client_id = \"inline\"\n")).contains("unknown field `client_id`"));
+    }
+
+    #[test]
+    fn scope_tokens_are_those_of_rfc_6749() {
+        assert_eq!(bad_scope_character("crm:read crm:write openid https://x.example/a"), None);
+        assert_eq!(bad_scope_character("a\"b"), Some('"'));
+        assert_eq!(bad_scope_character("a\\b"), Some('\\'));
+        assert_eq!(bad_scope_character("a\tb"), Some('\t'));
+        assert_eq!(bad_scope_character("naïve"), Some('ï'));
+        assert_eq!(bad_scope_character("a\nb"), Some('\n'));
     }
 
     #[test]

@@ -14,8 +14,10 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 
+use crate::bearer::token_error;
 use crate::oversized::{Dropped, MAX_MESSAGE_BYTES};
 use crate::progress::ProgressRoutes;
+use crate::upstream::refuses_credentials;
 
 /// Forwards calls over one connection to an upstream.
 pub(crate) struct Forwarder {
@@ -139,6 +141,14 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
             message: format!("JSON-RPC error {}: {}", data.code.0, data.message),
             retry_after: None,
         },
+        // A token that could not be had, or credentials the upstream refused: said so, and
+        // the supervisor dials again (a new token first).
+        ServiceError::TransportSend(transport)
+            if let Some((what, why)) = credentials_failure(transport.error.as_ref()) =>
+        {
+            broken.report(why);
+            ForwardError::Unavailable { message: what.to_owned(), retry_after: None }
+        }
         // rmcp's HTTP client refuses a body over its cap, and the connection with it.
         ServiceError::TransportSend(_) if let Some(limit_bytes) = too_large_over_http(error) => {
             broken.report(format!("its answer to a call was larger than {limit_bytes} bytes"));
@@ -150,6 +160,17 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
         }
         other => unavailable(other),
     }
+}
+
+/// What went wrong with the gateway's credentials, when that is why a request failed (no
+/// token to be had, or one the upstream refused even fresh): in short for the call, whose
+/// envelope keeps 50 characters of it, and in full for the mount's state.
+fn credentials_failure(error: &(dyn std::error::Error + 'static)) -> Option<(&'static str, String)> {
+    if let Some(token) = token_error(error) {
+        return Some(("the gateway got no token for it", format!("the gateway got no token for it: {token}")));
+    }
+    let refused = "it refused the gateway's credentials";
+    refuses_credentials(error).then(|| (refused, format!("{refused} (HTTP 401/403), a fresh token too")))
 }
 
 /// The cap an HTTP upstream's answer went over, when that is why the call failed.
@@ -184,6 +205,11 @@ fn said(error: &ServiceError) -> &'static str {
 pub(crate) fn described(error: &ServiceError) -> String {
     match error {
         ServiceError::McpError(data) => format!("JSON-RPC error {}: {}", data.code.0, echo(&data.message)),
+        ServiceError::TransportSend(transport)
+            if let Some((_, why)) = credentials_failure(transport.error.as_ref()) =>
+        {
+            why
+        }
         other => said(other).to_owned(),
     }
 }

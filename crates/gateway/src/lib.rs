@@ -39,11 +39,20 @@
 //! # Ok(()) }
 //! ```
 //!
+//! An HTTP upstream is sent a fixed bearer token ([`Upstream::token`]), or one the gateway
+//! gets itself with the OAuth 2.0 client-credentials grant ([`Upstream::client_credentials`]
+//! with [`ClientCredentials`]): asked of the authorization server's token endpoint with HTTP
+//! Basic and the upstream's URL as the resource (RFC 8707), kept per mount, renewed before it
+//! expires on the connection it serves, and fetched again once when the upstream answers 401.
+//! A token endpoint that refuses says why in a [`TokenError`], its words escaped.
+//!
 //! The `fusion-gateway` binary does the same from a TOML file ([`Config`]).
 
 mod backoff;
+mod bearer;
 mod child;
 mod config;
+mod credentials;
 mod forward;
 mod handler;
 mod oversized;
@@ -61,6 +70,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use backoff::Backoff;
 pub use config::{Config, ConfigError, MountConfig};
+pub use credentials::{AccessToken, ClientCredentials, TokenError};
 pub use upstream::Upstream;
 
 use supervisor::{Settled, Supervisor};
@@ -145,6 +155,7 @@ impl Gateway {
             let supervisor = Supervisor {
                 server: server.clone(),
                 mount,
+                tokens: upstream.tokens(),
                 upstream,
                 backoff: self.backoff,
                 connect_timeout: self.connect_timeout,

@@ -12,6 +12,7 @@ use rmcp::{Peer, RoleClient};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::{Backoff, jitter_unit};
+use crate::bearer::Tokens;
 use crate::forward::{Broken, Forwarder, described};
 use crate::handler::UpstreamHandler;
 use crate::oversized::Dropped;
@@ -23,6 +24,8 @@ pub(crate) struct Supervisor {
     pub server: FusionServer,
     pub mount: Mount,
     pub upstream: Upstream,
+    /// The mount's fetched token, kept across reconnections (client credentials only).
+    pub tokens: Option<Arc<Tokens>>,
     pub backoff: Backoff,
     pub connect_timeout: Duration,
     pub keepalive: Duration,
@@ -70,7 +73,7 @@ impl Supervisor {
             let dropped = Dropped::default();
             let connect = tokio::time::timeout(
                 self.connect_timeout,
-                self.upstream.connect(handler.clone(), routes.clone(), dropped.clone()),
+                self.upstream.connect(self.tokens.as_ref(), handler.clone(), routes.clone(), dropped.clone()),
             );
             let connected = tokio::select! {
                 biased;

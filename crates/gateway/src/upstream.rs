@@ -1,18 +1,24 @@
 //! Where an upstream MCP server is, and how to reach it.
 
+use std::sync::Arc;
+
 use process_wrap::tokio::CommandWrap;
 use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt as _};
 
+use crate::bearer::{Authorized, Tokens, token_error, upstream_client};
 use crate::child::ChildTransport;
+use crate::credentials::ClientCredentials;
 use crate::handler::UpstreamHandler;
 use crate::oversized::Dropped;
 use crate::progress::{InOrder, ProgressRoutes};
 
 /// An upstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `Debug` leaves out an HTTP upstream's token and client secret.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Upstream {
     /// A child process: started by the gateway, restarted when it exits, ended with it.
     Stdio {
@@ -29,7 +35,26 @@ pub enum Upstream {
         url: String,
         /// A bearer token sent with every request.
         token: Option<String>,
+        /// Where the gateway gets its bearer token itself, and renews it before it expires
+        /// (the OAuth 2.0 client-credentials grant), instead of a fixed `token`.
+        credentials: Option<ClientCredentials>,
     },
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Upstream::Stdio { command, args, env } => {
+                f.debug_struct("Stdio").field("command", command).field("args", args).field("env", env).finish()
+            }
+            Upstream::Http { url, token, credentials } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("token", &token.as_ref().map(|_| "<redacted>"))
+                .field("credentials", credentials)
+                .finish(),
+        }
+    }
 }
 
 impl Upstream {
@@ -44,7 +69,7 @@ impl Upstream {
 
     /// The Streamable HTTP endpoint `url`.
     pub fn http(url: impl Into<String>) -> Upstream {
-        Upstream::Http { url: url.into(), token: None }
+        Upstream::Http { url: url.into(), token: None, credentials: None }
     }
 
     /// Adds an environment variable to a stdio upstream (ignored for HTTP).
@@ -55,12 +80,36 @@ impl Upstream {
         self
     }
 
-    /// Sends `Authorization: Bearer {token}` to an HTTP upstream (ignored for stdio).
+    /// Sends `Authorization: Bearer {token}` to an HTTP upstream (ignored for stdio), in place
+    /// of any [`client_credentials`](Upstream::client_credentials).
     pub fn token(mut self, token: impl Into<String>) -> Upstream {
-        if let Upstream::Http { token: slot, .. } = &mut self {
+        if let Upstream::Http { token: slot, credentials, .. } = &mut self {
             *slot = Some(token.into());
+            *credentials = None;
         }
         self
+    }
+
+    /// Gets the bearer token of an HTTP upstream from `credentials`' token endpoint, the
+    /// upstream's URL as its resource, and renews it before it expires (ignored for stdio);
+    /// in place of any [`token`](Upstream::token).
+    pub fn client_credentials(mut self, credentials: ClientCredentials) -> Upstream {
+        if let Upstream::Http { token, credentials: slot, .. } = &mut self {
+            *slot = Some(credentials);
+            *token = None;
+        }
+        self
+    }
+
+    /// The token cache of an upstream dialled with client credentials: one per mount, kept
+    /// across its reconnections.
+    pub(crate) fn tokens(&self) -> Option<Arc<Tokens>> {
+        match self {
+            Upstream::Http { url, credentials: Some(credentials), .. } => {
+                Some(Arc::new(Tokens::new(credentials.clone(), url.clone())))
+            }
+            _ => None,
+        }
     }
 
     /// What the upstream is, for logs and envelopes: the command, or the URL.
@@ -71,11 +120,12 @@ impl Upstream {
         }
     }
 
-    /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`. Keep the
-    /// [`ChildGroup`] for as long as the connection: dropping it ends what is left of a stdio
-    /// child's process group.
+    /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`, with the
+    /// mount's `tokens` if it has client credentials. Keep the [`ChildGroup`] for as long as
+    /// the connection: dropping it ends what is left of a stdio child's process group.
     pub(crate) async fn connect(
         &self,
+        tokens: Option<&Arc<Tokens>>,
         handler: UpstreamHandler,
         routes: ProgressRoutes,
         dropped: Dropped,
@@ -96,19 +146,34 @@ impl Upstream {
                 let service = handler
                     .serve(InOrder { inner: transport, routes, dropped })
                     .await
-                    .map_err(|error| refused(command, &error))?;
+                    .map_err(|error| refused(command, &error, "its credentials"))?;
                 Ok((service, group))
             }
-            Upstream::Http { url, token } => {
+            Upstream::Http { url, token, credentials } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
-                if let Some(token) = token {
-                    config = config.auth_header(token.clone());
-                }
-                let transport = StreamableHttpClientTransport::from_config(config);
-                let service = handler
-                    .serve(InOrder { inner: transport, routes, dropped })
-                    .await
-                    .map_err(|error| refused(url, &error))?;
+                let service = match tokens.cloned().or_else(|| self.tokens()) {
+                    None => {
+                        if let Some(token) = token {
+                            config = config.auth_header(token.clone());
+                        }
+                        let transport = StreamableHttpClientTransport::from_config(config);
+                        handler.serve(InOrder { inner: transport, routes, dropped }).await
+                    }
+                    // The token goes with each request, from the mount's cache: see `bearer`.
+                    Some(tokens) => {
+                        let http = upstream_client().map_err(|error| format!("cannot make an HTTP client: {error}"))?;
+                        let transport = StreamableHttpClientTransport::with_client(Authorized { http, tokens }, config);
+                        handler.serve(InOrder { inner: transport, routes, dropped }).await
+                    }
+                };
+                let check = match credentials {
+                    Some(credentials) => format!(
+                        "the client's access at the authorization server ({}), and its `scope`",
+                        credentials.token_url()
+                    ),
+                    None => "the mount's token".to_owned(),
+                };
+                let service = service.map_err(|error| refused(url, &error, &check))?;
                 Ok((service, ChildGroup(None)))
             }
         }
@@ -116,14 +181,20 @@ impl Upstream {
 }
 
 /// Why the handshake with `upstream` failed, in words a model can act on; the log has
-/// rmcp's own error, which names transport types.
-fn refused(upstream: &str, error: &ClientInitializeError) -> String {
+/// rmcp's own error, which names transport types. `check` is what to check when the
+/// upstream refuses the credentials.
+fn refused(upstream: &str, error: &ClientInitializeError, check: &str) -> String {
     // rmcp's error may carry what the upstream sent: escaped and cut like any echo.
     tracing::debug!(upstream, "the handshake failed: {}", mcp_fusion::wire::echo(&error.to_string()));
     let why = match error {
         ClientInitializeError::ConnectionClosed(_) => "closed the connection during its handshake".to_owned(),
+        // The token endpoint's URL says more than the upstream's here, and an envelope keeps
+        // only the first 240 characters of a reason: the upstream's is left out.
+        ClientInitializeError::TransportError { error, .. } if let Some(token) = token_error(error.error.as_ref()) => {
+            return format!("the gateway got no token for it: {token}");
+        }
         ClientInitializeError::TransportError { .. } if credentials_refused(error) => {
-            "refused the gateway's credentials (HTTP 401/403): check the mount's token".to_owned()
+            format!("refused the gateway's credentials (HTTP 401/403): check {check}")
         }
         ClientInitializeError::TransportError { .. } => "could not be reached".to_owned(),
         ClientInitializeError::JsonRpcError(data) => {
@@ -139,9 +210,15 @@ fn refused(upstream: &str, error: &ClientInitializeError) -> String {
 
 /// Whether the handshake failed on the upstream's refusal of our credentials.
 fn credentials_refused(error: &ClientInitializeError) -> bool {
-    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
     let ClientInitializeError::TransportError { error, .. } = error else { return false };
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error.error.as_ref());
+    refuses_credentials(error.error.as_ref())
+}
+
+/// Whether a transport's `error` is the upstream refusing our credentials (401 or 403 with
+/// a challenge).
+pub(crate) fn refuses_credentials(error: &(dyn std::error::Error + 'static)) -> bool {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut cause = Some(error);
     while let Some(current) = cause {
         if current.is::<AuthRequiredError>() || current.is::<InsufficientScopeError>() {
             return true;
