@@ -145,11 +145,6 @@ impl ClientCredentials {
                 reason.push_str(&current.to_string());
                 cause = current.source();
             }
-            // reqwest built without a TLS backend (this crate enables none) refuses https so.
-            if reason.contains("scheme is not http") {
-                reason =
-                    "this build of the gateway has no TLS backend, so it reaches http:// token endpoints only".into();
-            }
             reason
         };
         TokenError::Unreachable { token_url: self.token_url.clone(), reason }

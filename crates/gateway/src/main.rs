@@ -13,7 +13,7 @@ use clap::Parser;
 use mcp_fusion::FusionServer;
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
-use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, shutdown_signal};
+use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, OAuth, shutdown_signal};
 use mcp_fusion_gateway::Config;
 use tracing_subscriber::filter::{FilterExt as _, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
@@ -95,8 +95,44 @@ struct Cli {
     /// Require `Authorization: Bearer TOKEN` on every HTTP request (others get 401 before any
     /// session exists); stdio is local and ignores it. Prefer the environment variable: a flag
     /// shows in `ps`.
-    #[arg(long, env = "FUSION_GATEWAY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "FUSION_GATEWAY_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true,
+        conflicts_with = "oauth_issuer"
+    )]
     token: Option<String>,
+    /// Check OAuth 2.1 access tokens issued by this authorization server (HTTP only): JWTs
+    /// against its published keys (found from its metadata), or, with --oauth-introspect,
+    /// opaque tokens; only tokens for --oauth-resource pass. The gateway's metadata for
+    /// clients is served at /.well-known/oauth-protected-resource/mcp. Rate limits per caller
+    /// and sessions are keyed by the token's subject.
+    #[arg(long, value_name = "URL", requires_all = ["http", "oauth_resource"])]
+    oauth_issuer: Option<String>,
+    /// The gateway's canonical URI, as clients reach it (`https://tools.example.com/mcp`): the
+    /// audience its tokens must name. Its host is accepted in the Host header.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    oauth_resource: Option<String>,
+    /// Read the issuer's keys from this JWK set URL instead of its metadata's jwks_uri.
+    #[arg(long, value_name = "URL", requires = "oauth_issuer", conflicts_with = "oauth_introspect")]
+    oauth_jwks: Option<String>,
+    /// Check opaque tokens at this RFC 7662 introspection endpoint, as the OAuth client
+    /// --oauth-client-id with the secret in FUSION_GATEWAY_OAUTH_CLIENT_SECRET.
+    #[arg(long, value_name = "URL", requires_all = ["oauth_issuer", "oauth_client_id"])]
+    oauth_introspect: Option<String>,
+    /// The gateway's own client id at the introspection endpoint.
+    #[arg(long, value_name = "ID", requires = "oauth_introspect")]
+    oauth_client_id: Option<String>,
+    /// Its secret (prefer the environment variable: a flag shows in `ps`).
+    #[arg(
+        long,
+        env = "FUSION_GATEWAY_OAUTH_CLIENT_SECRET",
+        value_name = "SECRET",
+        hide_env_values = true,
+        requires = "oauth_introspect"
+    )]
+    oauth_client_secret: Option<String>,
     /// The known-good contracts (`fusion lock`): an upstream whose tools changed since is
     /// logged when it connects, and the changes are told to the model in their validation
     /// errors.
@@ -137,7 +173,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         .with_context(|| format!("--config {}", cli.config.display()))?;
     let mut builder = FusionServer::builder::<()>("fusion-gateway", env!("CARGO_PKG_VERSION"))
         .mask_internal_errors(cli.mask_internal_errors)
-        .requires_identity(cli.token.is_some() && cli.http.is_some());
+        .requires_identity((cli.token.is_some() || cli.oauth_issuer.is_some()) && cli.http.is_some());
     if let Some(path) = &cli.lockfile {
         let lockfile = Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?;
         builder = builder.contract_lockfile(lockfile);
@@ -190,11 +226,30 @@ impl Cli {
         }
         config
     }
+
+    /// `config` checking OAuth access tokens, when `--oauth-issuer` is given: the issuer's
+    /// metadata and keys are read now, so a wrong URL fails at start.
+    async fn oauth(&self, config: HttpConfig) -> anyhow::Result<HttpConfig> {
+        let (Some(issuer), Some(resource)) = (&self.oauth_issuer, &self.oauth_resource) else { return Ok(config) };
+        let mut oauth = OAuth::new(issuer, resource);
+        if let Some(url) = &self.oauth_jwks {
+            oauth = oauth.jwks_url(url);
+        }
+        if let (Some(endpoint), Some(client_id)) = (&self.oauth_introspect, &self.oauth_client_id) {
+            let secret = self.oauth_client_secret.clone().context(
+                "--oauth-introspect needs the gateway's client secret in FUSION_GATEWAY_OAUTH_CLIENT_SECRET",
+            )?;
+            oauth = oauth.introspection(endpoint, client_id, secret);
+        }
+        let config = oauth.configure(config).await.context("--oauth-issuer")?;
+        tracing::info!(%issuer, %resource, "checking OAuth access tokens");
+        Ok(config)
+    }
 }
 
 /// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
 async fn serve_http(server: FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
-    let config = cli.http_config(address.addrs()[0]);
+    let config = cli.oauth(cli.http_config(address.addrs()[0])).await?;
     let http = HttpServer::bind_first(server, config, address).await.with_context(|| format!("--http {address}"))?;
     // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
     // whatever RUST_LOG says: `… INFO fusion-gateway: listening on http://ADDR/mcp addr=ADDR`.
