@@ -27,6 +27,8 @@
 //   billing-opaque/opaque-secret            billing:read billing:write, opaque access tokens
 //   billing-introspector/introspector-secret no scope; may introspect any client's tokens
 //   billing-sdk/sdk-secret                  billing:read billing:write
+//   billing-gateway/gateway-secret          billing:read billing:write (fusion-gateway's own,
+//                                           for the billing-server it mounts)
 // A token request must name its resource: http://127.0.0.1:PORT/mcp, http://localhost:PORT/mcp
 // or http://127.0.0.1:PORT/other (the wrong-audience case). Without `resource` the token
 // endpoint answers 400 invalid_target instead of issuing a token with no audience. Asking for a
@@ -92,6 +94,7 @@ const CLIENTS = {
   "billing-opaque": { secret: "opaque-secret", scope: "billing:read billing:write", opaque: true },
   "billing-introspector": { secret: "introspector-secret", scope: undefined },
   "billing-sdk": { secret: "sdk-secret", scope: "billing:read billing:write" },
+  "billing-gateway": { secret: "gateway-secret", scope: "billing:read billing:write" },
 };
 const INTROSPECTOR = "billing-introspector";
 const RESOURCE = /^http:\/\/(?:127\.0\.0\.1:\d{1,5}\/(?:mcp|other)|localhost:\d{1,5}\/mcp)$/;

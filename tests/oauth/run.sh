@@ -3,22 +3,29 @@
 #
 #   bash tests/oauth/run.sh
 #
-# Installs what it needs (npm ci in tests/oauth), builds billing-server, then starts:
+# Installs what it needs (npm ci in tests/oauth), builds billing-server, fusion and
+# fusion-gateway, then starts:
 #   provider.mjs (oidc-provider), the issuer billing-server trusts, its keys in a temp dir;
 #   a second provider with the same keys and its own issuer (well signed, wrong issuer);
 #   a third with the same keys and issuer whose clock is two hours behind (expired tokens);
 #   four billing-servers, each on a free port with --oauth-issuer, --oauth-resource its own
 #   /mcp URL and --rate-limit 5/3600: the main one (step-up scope refusal), one with
 #   --oauth-scope-refusal in-band, one kept for the rate-limit check alone, and one that
-#   introspects opaque tokens (RFC 7662) as billing-introspector.
-# Then oauth.mjs checks them over raw Streamable HTTP, and sdk-client.mjs has the official
-# TypeScript SDK find its own way to a token (client_credentials) and call the main one.
+#   introspects opaque tokens (RFC 7662) as billing-introspector;
+#   a fifth billing-server, and fusion-gateway mounting it (namespace "billing") on a free
+#   port with --oauth-issuer, --oauth-resource its own /mcp URL and --wait-for-upstreams: it
+#   takes callers' tokens for itself only, and gets its own for the billing-server from the
+#   provider (client_credentials as billing-gateway, token_url in its gateway file).
+# Then gateway.mjs checks the gateway, oauth.mjs checks the four over raw Streamable HTTP
+# (both with lib.mjs's helpers), and sdk-client.mjs has the official TypeScript SDK find its
+# own way to a token (client_credentials) and call the main one.
 # Everything started is stopped when the script ends, whatever the way. Logs go to
 # target/oauth/logs/. Exits 1 if any check failed, naming it.
 # Last, lock.mjs has `fusion lock` read the main server with a full-scope token, with a
 # billing:read one, and the same binary over stdio (no authorization: the whole server).
-# OAUTH_SERVER_BIN=PATH runs that binary instead of building one (OAUTH_FUSION_BIN likewise
-# for fusion, else target/debug/fusion).
+# OAUTH_SERVER_BIN=PATH runs that binary instead of building one (OAUTH_FUSION_BIN and
+# OAUTH_GATEWAY_BIN likewise for fusion and fusion-gateway, else target/debug/fusion and
+# target/debug/fusion-gateway).
 # Needs: bash, coreutils, cargo (unless OAUTH_SERVER_BIN), node >= 20 with npm, python3.
 set -euo pipefail
 
@@ -72,8 +79,8 @@ if [[ -n "${OAUTH_SERVER_BIN:-}" ]]; then
   BIN="$(cd "$ROOT" && realpath "$OAUTH_SERVER_BIN")"
   [[ -x "$BIN" ]] || die "OAUTH_SERVER_BIN=$OAUTH_SERVER_BIN is not an executable"
 else
-  step "build billing-server and fusion"
-  (cd "$ROOT" && cargo build -q -p billing-server -p fusion-cli)
+  step "build billing-server, fusion and fusion-gateway"
+  (cd "$ROOT" && cargo build -q -p billing-server -p fusion-cli -p mcp-fusion-gateway)
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/billing-server"
   [[ -x "$BIN" ]] || die "cargo build -p billing-server left no $BIN"
 fi
@@ -81,12 +88,22 @@ fi
 FUSION="${OAUTH_FUSION_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion}"
 [[ -x "$FUSION" ]] || die "no fusion binary at $FUSION: build it (cargo build -p fusion-cli) or set OAUTH_FUSION_BIN"
 FUSION="$(realpath "$FUSION")"
-echo "${BIN#"$ROOT"/}, ${FUSION#"$ROOT"/}"
+# The gateway in front of one more billing-server: a resource server, and a client of its own.
+GATEWAY="${OAUTH_GATEWAY_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion-gateway}"
+[[ -x "$GATEWAY" ]] ||
+  die "no fusion-gateway binary at $GATEWAY: build it (cargo build -p mcp-fusion-gateway) or set OAUTH_GATEWAY_BIN"
+GATEWAY="$(realpath "$GATEWAY")"
+echo "${BIN#"$ROOT"/}, ${FUSION#"$ROOT"/}, ${GATEWAY#"$ROOT"/}"
 help="$("$BIN" --help)"
 for flag in --oauth-issuer --oauth-resource --oauth-introspect --oauth-client-id --oauth-scope-refusal --rate-limit; do
   [[ "$help" == *"$flag"* ]] || die "billing-server --help shows no $flag: this binary has no OAuth support"
 done
 echo "billing-server --help shows the --oauth-* flags"
+help="$("$GATEWAY" --help)"
+for flag in --oauth-issuer --oauth-resource --wait-for-upstreams token_url client_id_env client_secret_env; do
+  [[ "$help" == *"$flag"* ]] || die "fusion-gateway --help shows no $flag: this binary has no OAuth support"
+done
+echo "fusion-gateway --help shows --oauth-issuer, --oauth-resource and the mounts' token_url"
 
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log
@@ -156,6 +173,42 @@ SERVER_ENV=(BILLING_OAUTH_CLIENT_SECRET=introspector-secret)
 start_server server-introspection --oauth-introspect "$INTROSPECTION_ENDPOINT" --oauth-client-id billing-introspector
 SERVER_ENV=()
 INTROSPECTION_SERVER="$SERVER_URL"
+# The gateway's upstream: a server of its own, so the calls made through the gateway (all by
+# the one caller billing-gateway, as the server sees them) take no other check's rate budget.
+start_server server-gateway-upstream
+GATEWAY_UPSTREAM="$SERVER_URL"
+
+step "fusion-gateway"
+TOKEN_ENDPOINT="$(python3 - "$ISSUER" <<'EOF'
+import json, sys, urllib.request
+with urllib.request.urlopen(sys.argv[1] + "/.well-known/openid-configuration", timeout=20) as r:
+    print(json.load(r)["token_endpoint"])
+EOF
+)"
+# The mount names the variables that hold the gateway's client credentials, never the secret.
+cat >"$TMP/gateway.toml" <<EOF
+[[mount]]
+namespace = "billing"
+url = $(toml "$GATEWAY_UPSTREAM")
+token_url = $(toml "$TOKEN_ENDPOINT")
+client_id_env = "BILLING_GATEWAY_CLIENT_ID"
+client_secret_env = "BILLING_GATEWAY_CLIENT_SECRET"
+scope = "billing:read billing:write"
+EOF
+port="$(free_port)"
+log="$LOGS/fusion-gateway.log"
+: >"$log"
+# With the gateway's own log filter (unless RUST_LOG is set), which says when its upstream is
+# ready and which caller each call was for. --wait-for-upstreams: the first tools/list already
+# has the mount's tools, instead of calls answering HANDOFF_CONNECTING for a while.
+env BILLING_GATEWAY_CLIENT_ID=billing-gateway BILLING_GATEWAY_CLIENT_SECRET=gateway-secret \
+  "$GATEWAY" --config "$TMP/gateway.toml" --http "127.0.0.1:$port" --wait-for-upstreams \
+  --oauth-issuer "$ISSUER" --oauth-resource "http://127.0.0.1:$port/mcp" 2>"$log" </dev/null &
+pid=$!
+PIDS+=("$pid")
+GATEWAY_URL="$(listening_url "$pid" "$log" fusion-gateway)"
+[[ "$GATEWAY_URL" == "http://127.0.0.1:$port/mcp" ]] || die "fusion-gateway listens on $GATEWAY_URL, not http://127.0.0.1:$port/mcp"
+echo "fusion-gateway: $GATEWAY_URL, mounting $GATEWAY_UPSTREAM as billing (pid $pid, log ${log#"$ROOT"/})"
 
 FAILED=()
 # run NAME COMMAND...: runs one client, its output on the terminal and in its log.
@@ -176,6 +229,10 @@ run() {
   fi
 }
 
+# Before oauth.mjs, whose last check rotates the provider's key: the gateway has read the JWKS
+# once, at start, and would take a token of the new kid only once its own refetch interval
+# (30 s) had passed since then.
+run gateway node "$HERE/gateway.mjs" --issuer "$ISSUER" --gateway "$GATEWAY_URL" --upstream "$GATEWAY_UPSTREAM"
 run oauth node "$HERE/oauth.mjs" --issuer "$ISSUER" --wrong-issuer "$WRONG_ISSUER" --expired-issuer "$EXPIRED_ISSUER" \
   --server "$SERVER" --in-band-server "$IN_BAND_SERVER" --rate-limit-server "$RATE_LIMIT_SERVER" \
   --introspection-server "$INTROSPECTION_SERVER"
@@ -189,4 +246,4 @@ if ((${#FAILED[@]} > 0)); then
   printf '  %s\n' "${FAILED[@]}"
   exit 1
 fi
-echo "PASSED: every check of oauth.mjs, sdk-client.mjs and lock.mjs"
+echo "PASSED: every check of gateway.mjs, oauth.mjs, sdk-client.mjs and lock.mjs"

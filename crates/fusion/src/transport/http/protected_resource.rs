@@ -125,12 +125,17 @@ impl ProtectedResource {
 
     /// The metadata document (RFC 9728 §2), as JSON.
     pub fn metadata(&self) -> serde_json::Value {
-        json!({
+        let mut document = json!({
             "resource": self.resource,
             "authorization_servers": self.authorization_servers,
             "scopes_supported": self.scopes,
             "bearer_methods_supported": ["header"],
-        })
+        });
+        // No scopes known: the field is left out rather than saying there are none.
+        if self.scopes.is_empty() {
+            document.as_object_mut().map(|fields| fields.remove("scopes_supported"));
+        }
+        document
     }
 
     /// The paths the document is served at on this server: the path-aware one, and the bare
