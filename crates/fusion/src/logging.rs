@@ -1,6 +1,6 @@
 //! MCP logging (`logging/setLevel`, `notifications/message`), bridged from `tracing`.
 //!
-//! A client that sets a level hears the `tracing` events its own calls emit at that level or
+//! A client that sets a level (`logging/setLevel`) hears the `tracing` events its own calls emit at that level or
 //! above — the handler's, its middleware's, anything inside the call — as
 //! `notifications/message`, in the order they happened and all before the call's result. Add
 //! [`layer()`] to your subscriber, beside your own output with a filter of its own (a filter on
@@ -29,8 +29,10 @@
 //! tracing::info!(target: mcp_fusion::logging::CLIENT_TARGET, invoices = 3, "counted the invoices");
 //! ```
 //!
-//! MCP 2026-07-28 removed logging (SEP-2577): the server offers it to clients on earlier
-//! versions only, and a client on 2026-07-28 that asks gets "method not found".
+//! On MCP 2026-07-28 there is no `logging/setLevel`: a request names its level in its own
+//! `_meta` (`io.modelcontextprotocol/logLevel`), and only that request's events at that level or
+//! above go to the client, on the request's own stream; a request without the key hears nothing.
+//! (2026-07-28 deprecates logging in favour of OpenTelemetry, SEP-2577, but keeps it.)
 
 #![allow(
     deprecated,
@@ -107,6 +109,14 @@ impl<S> tracing_subscriber::layer::Filter<S> for OnceAClientListens {
     }
 }
 
+/// From now on the layer looks at events: the first time, every callsite's interest is
+/// rebuilt, so that those it ignored until now reach it.
+pub(crate) fn someone_listens() {
+    if !ANY_LEVEL.swap(true, Ordering::Relaxed) {
+        tracing::callsite::rebuild_interest_cache();
+    }
+}
+
 /// The levels the sessions set, by session; `any` spares every call the lock while none is
 /// set.
 #[derive(Default)]
@@ -129,9 +139,7 @@ impl Levels {
         levels.push((peer, level));
         drop(levels);
         self.any.store(true, Ordering::Relaxed);
-        if !ANY_LEVEL.swap(true, Ordering::Relaxed) {
-            tracing::callsite::rebuild_interest_cache();
-        }
+        someone_listens();
     }
 
     /// The level `peer` set, if any.

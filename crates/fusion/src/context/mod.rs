@@ -4,9 +4,9 @@
 mod request;
 
 pub use request::RequestInfo;
-pub(crate) use request::list_caller;
 #[cfg(feature = "http")]
 pub(crate) use request::{ClientAddress, IssuedSession, ListsPerCaller};
+pub(crate) use request::{checked_log_level, list_caller};
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};

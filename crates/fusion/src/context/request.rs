@@ -1,10 +1,15 @@
 //! What a transport knows about a request before routing: its session, its client, its caller,
 //! and, over HTTP, the facts the endpoint's checks left on the request.
 
+#![allow(
+    deprecated,
+    reason = "rmcp marks MCP logging deprecated (SEP-2577); 2026-07-28 keeps it, with the level per request"
+)]
+
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use rmcp::model::{Extensions, Implementation, ProgressToken};
+use rmcp::model::{Extensions, Implementation, LoggingLevel, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -35,6 +40,9 @@ pub struct RequestInfo {
     pub client_address: Option<IpAddr>,
     /// The `fusion/idempotency_key` of the request's `_meta`, as sent.
     pub idempotency_key: Option<serde_json::Value>,
+    /// The logging level the request's own `_meta` asks for (`io.modelcontextprotocol/logLevel`,
+    /// MCP 2026-07-28): the call's messages at it and above go on the request's stream.
+    pub log_level: Option<LoggingLevel>,
 }
 
 impl Default for RequestInfo {
@@ -50,6 +58,7 @@ impl Default for RequestInfo {
             caller: Caller::Anonymous,
             client_address: None,
             idempotency_key: None,
+            log_level: None,
         }
     }
 }
@@ -70,6 +79,8 @@ impl RequestInfo {
             caller: Caller::Anonymous,
             client_address: None,
             idempotency_key: context.meta.get(IDEMPOTENCY_KEY_META).cloned(),
+            // Before 2026-07-28 the session's level counts (`logging/setLevel`), not the key.
+            log_level: if sessionless(&context) { context.meta.log_level() } else { None },
         };
         #[cfg(feature = "http")]
         if let Some(request) = HttpRequest::read(&context.extensions) {
@@ -81,6 +92,32 @@ impl RequestInfo {
         }
         info.extensions = context.extensions;
         info
+    }
+}
+
+/// Whether the request is of MCP 2026-07-28 or later: no handshake, each request naming its
+/// version, capabilities and logging level in its own `_meta`.
+pub(crate) fn sessionless(context: &RequestContext<RoleServer>) -> bool {
+    context.meta.protocol_version().is_some_and(|version| !version.has_initialize())
+}
+
+/// The `_meta` key of a request's logging level (MCP 2026-07-28).
+pub(crate) const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
+
+/// Refuses a request whose `_meta` logging level is not one of MCP's eight, as the protocol
+/// asks (invalid params), saying which are.
+pub(crate) fn checked_log_level(context: &RequestContext<RoleServer>) -> Result<(), rmcp::ErrorData> {
+    match context.meta.get(LOG_LEVEL_META) {
+        Some(sent) if sessionless(context) && context.meta.log_level().is_none() => {
+            Err(rmcp::ErrorData::invalid_params(
+                format!(
+                    "Invalid params: _meta[\"{LOG_LEVEL_META}\"] is {}, not a logging level; send one of debug, info, notice, warning, error, critical, alert, emergency",
+                    mcp_fusion_wire::Sent::value(sent)
+                ),
+                None,
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -135,6 +135,7 @@ impl CompiledAction {
         admitted: &OnceLock<Arc<CallInfo>>,
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
+        let requested_level = request.log_level;
         let info = Arc::new(
             CallInfo::new(
                 Arc::clone(&self.qualified),
@@ -147,8 +148,12 @@ impl CompiledAction {
         );
         let info = Arc::clone(admitted.get_or_init(|| info));
         // A client that set a logging level hears the events of its calls: they run in a span
-        // of their own, listed for the client while the call runs.
-        let level = info.peer.as_ref().and_then(|peer| Some((peer.clone(), settings.log_levels.of(peer)?)));
+        // of their own, listed for the client while the call runs. On 2026-07-28 the level is
+        // the request's own, and a request without one hears nothing.
+        let level = info.peer.as_ref().and_then(|peer| {
+            let level = requested_level.inspect(|_| crate::logging::someone_listens());
+            Some((peer.clone(), level.or_else(|| settings.log_levels.of(peer))?))
+        });
         let call = Call { info, arguments, input: Some(input) };
         let run = Next::start(Arc::clone(&self.chain)).run(call);
         let outcome = match level {

@@ -632,7 +632,16 @@ fn not_found(uri: &str, closest: &[String]) -> ErrorData {
         Sent::text(uri)
     );
     let closest: Vec<String> = closest.iter().map(|uri| echoed(uri)).collect();
-    ErrorData::resource_not_found(message, Some(json!({"uri": echoed(uri), "closest": closest})))
+    ErrorData::resource_not_found(message, Some(json!({"uri": asked_uri(uri), "closest": closest})))
+}
+
+/// The URI a not-found error's `data` names: as asked, so that a client can tell which of its
+/// reads failed (SEP-2164), unless it is longer than a URI has reason to be or holds characters
+/// a reader would not see; then the echo, as the message cuts it.
+fn asked_uri(uri: &str) -> String {
+    const WHOLE_UP_TO: usize = 2048;
+    let plain = !uri.chars().any(|c| c.is_control() || mcp_fusion_wire::is_invisible(c));
+    if plain && uri.len() <= WHOLE_UP_TO { uri.to_owned() } else { echoed(uri) }
 }
 
 /// Parameters or arguments that do not fit: `headline`, one sentence per field as a tool

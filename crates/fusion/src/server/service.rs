@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 
 use super::FusionServer;
 use super::resources::{Gate, page};
-use crate::context::{RequestInfo, list_caller};
+use crate::context::{RequestInfo, checked_log_level, list_caller};
 
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
@@ -43,8 +43,7 @@ impl ServerHandler for FusionServer {
         if self.inner.prompts.any() || self.inner.resources.load().any_template() {
             capabilities.completions = Some(JsonObject::new());
         }
-        // Declared at `initialize`, which only versions before 2026-07-28 have; `discover`
-        // (2026-07-28, which removed logging) leaves it out.
+        // Before 2026-07-28 a session sets its level; from then on each request names its own.
         capabilities.logging = Some(JsonObject::new());
         let mounts: Vec<Value> = self.inner.catalog.load().mounted_namespaces().map(Value::from).collect();
         if !mounts.is_empty() {
@@ -76,8 +75,7 @@ impl ServerHandler for FusionServer {
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        let mut info = self.get_info();
-        info.capabilities.logging = None;
+        let info = self.get_info();
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
     }
 
@@ -90,9 +88,10 @@ impl ServerHandler for FusionServer {
     ) -> Result<(), ErrorData> {
         let before_removal = context.peer.peer_info().is_some_and(|info| info.protocol_version.has_initialize());
         if !before_removal {
+            let instead = removed_in_2026("logging/setLevel").unwrap_or_default();
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
-                "Method not found: logging/setLevel was removed in MCP 2026-07-28 (SEP-2577)",
+                format!("Method not found: logging/setLevel was removed in MCP 2026-07-28; {instead}"),
                 None,
             ));
         }
@@ -136,6 +135,7 @@ impl ServerHandler for FusionServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        checked_log_level(&context)?;
         let info = RequestInfo::from_context(context);
         Ok(FusionServer::get_prompt(self, &request.name, request.arguments, info).await?.into())
     }
@@ -177,6 +177,7 @@ impl ServerHandler for FusionServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        checked_log_level(&context)?;
         let info = RequestInfo::from_context(context);
         Ok(FusionServer::read_resource(self, &request.uri, info).await?.into())
     }
@@ -274,8 +275,19 @@ impl ServerHandler for FusionServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        // 2026-07-28 has no handshake, no level to set and no resource subscriptions (rmcp
+        // answers its removed ping itself):
+        // whatever its params, such a request names a method that is not there any more.
+        let sessionless = context.meta.protocol_version().is_some_and(|version| !version.has_initialize());
+        if sessionless && let Some(instead) = removed_in_2026(&request.method) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("Method not found: {} was removed in MCP 2026-07-28; {instead}", request.method),
+                None,
+            ));
+        }
         match request.method.as_str() {
             "tools/call" => Err(ErrorData::invalid_params(call_params_problem(request.params.as_ref()), None)),
             "tools/list"
@@ -309,9 +321,23 @@ impl ServerHandler for FusionServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        checked_log_level(&context)?;
         let info = RequestInfo::from_context(context);
         Ok(self.call(&request.name, request.arguments, info).await.into())
     }
+}
+
+/// What a 2026-07-28 client does instead of a method that version removed (`None`: the method
+/// was not removed).
+fn removed_in_2026(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "initialize" => "send server/discover, and your protocol version and capabilities in each request's _meta",
+        "logging/setLevel" => {
+            "set io.modelcontextprotocol/logLevel in the _meta of the request whose messages you want"
+        }
+        "resources/subscribe" | "resources/unsubscribe" => "use subscriptions/listen",
+        _ => return None,
+    })
 }
 
 /// What is wrong with the params of a `tools/call` that did not decode.

@@ -3,4 +3,5 @@
 
 mod hostile_http;
 mod http;
+mod mcp_2026;
 mod scopes;

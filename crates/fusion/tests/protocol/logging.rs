@@ -1,8 +1,8 @@
 //! MCP logging bridged from `tracing`, through a real rmcp client: a client that sets a level
-//! hears its own calls' events at that level and above; another client hears nothing; a client
-//! on 2026-07-28, which removed logging, is told the method is not there.
+//! hears its own calls' events at that level and above; another client hears nothing; on
+//! 2026-07-28 each request names its own level in `_meta`, and one without it hears nothing.
 
-#![allow(deprecated, reason = "MCP logging is deprecated by SEP-2577 and offered before 2026-07-28")]
+#![allow(deprecated, reason = "MCP logging is deprecated by SEP-2577, and offered on every version")]
 
 use crate::support;
 
@@ -13,7 +13,7 @@ use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::model::{
     CallToolRequestParams, ErrorCode, LoggingLevel, LoggingMessageNotificationParam, ProtocolVersion,
-    SetLevelRequestParams,
+    RequestMetaObject, SetLevelRequestParams,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService, ServiceError};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -134,10 +134,7 @@ async fn a_client_hears_its_calls_events_at_its_level_and_others_hear_nothing() 
     assert_eq!(listening.0.lock().unwrap().len(), 2);
 }
 
-#[tokio::test]
-async fn a_client_on_2026_07_28_is_told_logging_is_gone() {
-    let _logging = subscriber();
-    let server = server();
+async fn connect_2026(server: FusionServer, heard: Heard) -> RunningService<RoleClient, Heard> {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
@@ -145,14 +142,78 @@ async fn a_client_on_2026_07_28_is_told_logging_is_gone() {
         }
     });
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    heard.serve_with_lifecycle(client_io, lifecycle).await.unwrap()
+}
+
+/// `tools/call` of `t.chatty` with `level` in the request's `_meta` as sent (`None`: no key).
+fn chatty_at(level: Option<serde_json::Value>) -> CallToolRequestParams {
+    let arguments = json!({"action": "chatty"}).as_object().cloned().unwrap();
+    let mut params = CallToolRequestParams::new("t").with_arguments(arguments);
+    if let Some(level) = level {
+        let mut meta = RequestMetaObject::new();
+        meta.insert("io.modelcontextprotocol/logLevel".to_owned(), level);
+        params.meta = Some(meta);
+    }
+    params
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_request_hears_its_events_at_its_own_level_and_without_one_nothing() {
+    let _logging = subscriber();
+    let heard = Heard::default();
+    let client = connect_2026(server(), heard.clone()).await;
+    // Logging stays declared: a request may ask for it.
+    assert!(client.peer_info().unwrap().capabilities.logging.is_some());
+    let result = client.call_tool(chatty_at(None)).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    let result = client.call_tool(chatty_at(Some(json!("warning")))).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    wait_until(|| !heard.0.lock().unwrap().is_empty()).await;
+    let result = client.call_tool(chatty_at(Some(json!("info")))).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    wait_until(|| heard.0.lock().unwrap().len() >= 3).await;
+    // A message of the first call would have come before the second call's answer.
+    client.list_all_tools().await.unwrap();
+    let heard = heard.0.lock().unwrap().clone();
+    let heard: Vec<_> = heard.iter().map(|m| (m.level, m.data.clone())).collect();
+    assert_eq!(
+        heard,
+        [
+            (LoggingLevel::Warning, json!({"message": "one is overdue"})),
+            (LoggingLevel::Info, json!({"message": "counted the invoices", "invoices": 3})),
+            (LoggingLevel::Warning, json!({"message": "one is overdue"})),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn on_2026_07_28_a_level_that_is_not_one_is_refused_and_set_level_is_gone() {
+    let _logging = subscriber();
+    let heard = Heard::default();
+    let client = connect_2026(server(), heard.clone()).await;
+    match client.call_tool(chatty_at(Some(json!("loud")))).await {
+        Err(ServiceError::McpError(error)) => {
+            assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+            assert_eq!(
+                error.message,
+                "Invalid params: _meta[\"io.modelcontextprotocol/logLevel\"] is 'loud', not a logging level; \
+                 send one of debug, info, notice, warning, error, critical, alert, emergency"
+            );
+        }
+        other => panic!("expected invalid params, got {other:?}"),
+    }
     match client.set_level(SetLevelRequestParams::new(LoggingLevel::Info)).await {
         Err(ServiceError::McpError(error)) => {
             assert_eq!(error.code, ErrorCode::METHOD_NOT_FOUND);
-            assert_eq!(error.message, "Method not found: logging/setLevel was removed in MCP 2026-07-28 (SEP-2577)");
+            assert_eq!(
+                error.message,
+                "Method not found: logging/setLevel was removed in MCP 2026-07-28; set \
+                 io.modelcontextprotocol/logLevel in the _meta of the request whose messages you want"
+            );
         }
         other => panic!("expected method not found, got {other:?}"),
     }
+    assert!(heard.0.lock().unwrap().is_empty());
 }
 
 async fn counting(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolError> {

@@ -163,6 +163,21 @@ async fn an_unknown_uri_names_the_closest_and_what_to_call() {
 }
 
 #[tokio::test]
+async fn a_not_found_names_the_uri_as_asked_when_the_message_cuts_it() {
+    let client = connect(server()).await;
+    // 51 characters: the message cuts it, `data` keeps it whole so the client knows which read
+    // failed (SEP-2164); a URI with a character no reader would see stays cut and escaped.
+    let uri = "test://nonexistent-resource-for-conformance-testing";
+    let error = rpc_error(read(&client, uri).await);
+    assert_eq!(error.code, ErrorCode::RESOURCE_NOT_FOUND);
+    assert!(error.message.starts_with("Resource not found: 'test://nonexistent-resource-for-conformance-tes...'."));
+    assert_eq!(error.data.unwrap()["uri"], uri);
+    let hidden = "test://a\u{200b}b";
+    let error = rpc_error(read(&client, hidden).await);
+    assert_eq!(error.data.unwrap()["uri"], "'test://a\\u{200b}b'");
+}
+
+#[tokio::test]
 async fn errors_echo_at_most_a_cut_of_a_long_uri() {
     let client = connect(server()).await;
     let small = |error: &ErrorData| serde_json::to_string(error).unwrap().len() < 2_000;

@@ -1,0 +1,147 @@
+//! MCP 2026-07-28 over HTTP as raw JSON-RPC: no handshake, each request carrying its version and
+//! capabilities in its own `_meta` and headers, the answer on the request's own stream.
+
+use std::net::SocketAddr;
+
+use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tracing_subscriber::layer::SubscriberExt as _;
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+async fn chatty(_ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolError> {
+    tracing::debug!(target: "billing", "looking closely");
+    tracing::info!(target: "billing", invoices = 3, "counted the invoices");
+    tracing::warn!(target: "billing", "one is overdue");
+    Ok("done")
+}
+
+fn server() -> FusionServer {
+    FusionServer::builder("http-2026", "1")
+        .group(Group::new("t", "Test tools.").action(Action::new("chatty", "Logs three events.").handler(chatty)))
+        .build(())
+        .unwrap()
+}
+
+/// Binds `server` on a loopback port and serves it until the test's runtime ends.
+async fn serve(server: FusionServer) -> SocketAddr {
+    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    let addr = http.local_addr();
+    tokio::spawn(http.serve(std::future::pending()));
+    addr
+}
+
+/// The `_meta` every 2026-07-28 request carries, with `extra` keys added.
+fn meta(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+    });
+    if let (Some(meta), Value::Object(extra)) = (meta.as_object_mut(), extra) {
+        meta.extend(extra);
+    }
+    meta
+}
+
+/// Posts one request (`params` get `_meta` unless they have one) with the headers 2026-07-28
+/// asks for, and returns the HTTP status and the JSON-RPC messages of the answer, in order.
+async fn request(addr: SocketAddr, method: &str, mut params: Map<String, Value>) -> (u16, Vec<Value>) {
+    params.entry("_meta").or_insert_with(|| meta(json!({})));
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(Value::String(name)) = params.get("name").or_else(|| params.get("uri")) {
+        request = request.header("mcp-name", name.as_str());
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let response = request.body(body.to_string()).send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    let messages = match text.trim_start().starts_with('{') {
+        true => vec![serde_json::from_str(&text).unwrap()],
+        // An SSE stream; an event without data (a stream's priming event) carries no message.
+        false => text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:").map(str::trim))
+            .filter(|data| !data.is_empty())
+            .map(|data| serde_json::from_str(data).unwrap())
+            .collect(),
+    };
+    (status, messages)
+}
+
+fn chatty_call(meta: Value) -> Map<String, Value> {
+    json!({"name": "t", "arguments": {"action": "chatty"}, "_meta": meta}).as_object().cloned().unwrap()
+}
+
+#[tokio::test]
+async fn a_calls_log_messages_ride_its_own_stream_at_its_level_and_none_without_one() {
+    let _logging = tracing::dispatcher::set_default(&tracing::Dispatch::new(
+        tracing_subscriber::registry().with(mcp_fusion::logging::layer()),
+    ));
+    let addr = serve(server()).await;
+
+    let (status, quiet) = request(addr, "tools/call", chatty_call(meta(json!({})))).await;
+    assert_eq!(status, 200);
+    assert_eq!(quiet.len(), 1, "{quiet:?}");
+    assert_eq!(quiet[0]["result"]["content"][0]["text"], "done");
+
+    let (status, heard) =
+        request(addr, "tools/call", chatty_call(meta(json!({"io.modelcontextprotocol/logLevel": "info"})))).await;
+    assert_eq!(status, 200);
+    let methods: Vec<_> = heard.iter().map(|m| m["method"].as_str().unwrap_or("(result)")).collect();
+    assert_eq!(methods, ["notifications/message", "notifications/message", "(result)"]);
+    assert_eq!(
+        heard[0]["params"],
+        json!({"level": "info", "logger": "billing", "data": {"message": "counted the invoices", "invoices": 3}})
+    );
+    assert_eq!(
+        heard[1]["params"],
+        json!({"level": "warning", "logger": "billing", "data": {"message": "one is overdue"}})
+    );
+    assert_eq!(heard[2]["result"]["content"][0]["text"], "done");
+
+    let (status, refused) =
+        request(addr, "tools/call", chatty_call(meta(json!({"io.modelcontextprotocol/logLevel": "loud"})))).await;
+    assert_eq!((status, refused[0]["error"]["code"].as_i64()), (200, Some(-32602)), "{refused:?}");
+}
+
+#[tokio::test]
+async fn methods_2026_07_28_removed_answer_404_method_not_found_with_what_to_do_instead() {
+    let addr = serve(server()).await;
+    // rmcp answers a removed ping and well-formed subscriptions itself; the framework answers
+    // what reaches it, and says what to do instead.
+    for (method, instead) in [
+        (
+            "initialize",
+            Some("send server/discover, and your protocol version and capabilities in each request's _meta"),
+        ),
+        (
+            "logging/setLevel",
+            Some("set io.modelcontextprotocol/logLevel in the _meta of the request whose messages you want"),
+        ),
+        ("ping", None),
+        ("resources/subscribe", None),
+        ("resources/unsubscribe", None),
+    ] {
+        // Params as a 2026-07-28 client sends them: its version in `_meta`, not an
+        // initialize's own fields.
+        let params = json!({"level": "info", "uri": "test://x"});
+        let (status, answer) = request(addr, method, params.as_object().cloned().unwrap()).await;
+        assert_eq!(status, 404, "{method}: {answer:?}");
+        assert_eq!(answer[0]["error"]["code"], -32601, "{method}");
+        if let Some(instead) = instead {
+            let expected = format!("Method not found: {method} was removed in MCP 2026-07-28; {instead}");
+            assert_eq!(answer[0]["error"]["message"], expected);
+        }
+    }
+}
