@@ -10,7 +10,7 @@ pub enum BuildError {
     /// Two groups or actions, or two exposed tools, share a name.
     #[error("duplicate {what} {name:?}: names must be unique; rename one of them")]
     Duplicate {
-        /// `group`, `action` or `tool`.
+        /// `group`, `action`, `tool` or `extension`.
         what: &'static str,
         /// The repeated name.
         name: String,
@@ -92,6 +92,25 @@ pub enum BuildError {
         check: String,
         /// Whether the group has that action (it is then not read-only).
         found: bool,
+    },
+    /// A cache hint says a freshness longer than [`MAX_TTL`](crate::cache::MAX_TTL).
+    #[error(
+        "the cache hint of {what} says {ttl:?}, longer than the {max:?} a client reads back exactly: give a shorter ttl",
+        max = crate::cache::MAX_TTL
+    )]
+    CacheHint {
+        /// Where it was set: `the server's default`, a list's method, or a resource's URI.
+        what: String,
+        /// The freshness it says.
+        ttl: std::time::Duration,
+    },
+    /// An extension's name is not `{vendor-prefix}/{extension-name}`.
+    #[error(
+        "invalid extension name {name:?}: use `vendor-prefix/extension-name`, such as `com.example/receipts`, each part 1 to 64 characters from A-Z a-z 0-9 . _ -"
+    )]
+    InvalidExtension {
+        /// The name.
+        name: String,
     },
     /// A resource's URI or a template cannot be served as written.
     #[error("the resource {uri:?} cannot be served: {reason}")]

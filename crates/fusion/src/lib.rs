@@ -72,6 +72,7 @@
 
 mod action;
 pub mod auth;
+pub mod cache;
 mod catalog;
 mod commit;
 mod compiled;

@@ -12,7 +12,9 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_fusion_wire::ToolError;
-use rmcp::model::{Extensions, Implementation, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{
+    ClientCapabilities, Extensions, Implementation, JsonObject, ProgressNotificationParam, ProgressToken,
+};
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
@@ -64,6 +66,7 @@ pub struct CallInfo {
     kind: EntryKind,
     pub(crate) session_id: Option<Arc<str>>,
     pub(crate) client: Option<Implementation>,
+    pub(crate) client_capabilities: Option<ClientCapabilities>,
     pub(crate) cancellation: CancellationToken,
     pub(crate) extensions: Extensions,
     pub(crate) peer: Option<Peer<RoleServer>>,
@@ -102,6 +105,7 @@ impl CallInfo {
             kind: EntryKind::Action,
             session_id: request.session_id,
             client: request.client,
+            client_capabilities: request.client_capabilities,
             cancellation: request.cancellation,
             extensions: request.extensions,
             peer_accepts_requests: request.peer_accepts_requests,
@@ -164,6 +168,23 @@ impl CallInfo {
     /// The client, as it introduced itself at `initialize`.
     pub fn client(&self) -> Option<&Implementation> {
         self.client.as_ref()
+    }
+
+    /// What the client can do, as it declared: at `initialize` before MCP 2026-07-28, in the
+    /// request's own `_meta` from then on.
+    pub fn client_capabilities(&self) -> Option<&ClientCapabilities> {
+        self.client_capabilities.as_ref()
+    }
+
+    /// The settings of the extension `name` when the client declared it (`None`: it did not).
+    ///
+    /// ```
+    /// # fn receipts(info: &mcp_fusion::CallInfo) -> bool {
+    /// info.client_extension("com.example/receipts").is_some()
+    /// # }
+    /// ```
+    pub fn client_extension(&self, name: &str) -> Option<&JsonObject> {
+        self.client_capabilities.as_ref()?.extensions.as_ref()?.get(name)
     }
 
     /// Fires when the client cancels the call.

@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use rmcp::model::{Extensions, Implementation, LoggingLevel, ProgressToken};
+use rmcp::model::{ClientCapabilities, Extensions, Implementation, LoggingLevel, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -24,6 +24,8 @@ pub struct RequestInfo {
     pub session_id: Option<Arc<str>>,
     /// The client, as it introduced itself.
     pub client: Option<Implementation>,
+    /// What the client declared it can do (at `initialize`, or in the request's `_meta`).
+    pub client_capabilities: Option<ClientCapabilities>,
     /// Fires when the client cancels the request.
     pub cancellation: CancellationToken,
     /// What the transport attached to the request.
@@ -50,6 +52,7 @@ impl Default for RequestInfo {
         RequestInfo {
             session_id: None,
             client: None,
+            client_capabilities: None,
             cancellation: CancellationToken::new(),
             extensions: Extensions::default(),
             peer: None,
@@ -71,6 +74,7 @@ impl RequestInfo {
         let mut info = RequestInfo {
             session_id: None,
             client: context.client_info(),
+            client_capabilities: context.client_capabilities(),
             cancellation: context.ct.clone(),
             extensions: Extensions::default(),
             peer: Some(context.peer.clone()),

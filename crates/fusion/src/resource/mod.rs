@@ -62,6 +62,7 @@ pub(crate) use contents::complete;
 pub use contents::{Blob, IntoContents};
 pub use rmcp::model::ResourceContents;
 
+use crate::cache::CacheHint;
 use crate::completer::{StateCompleter, state_completer};
 use crate::context::Ctx;
 use crate::guard::RateLimit;
@@ -99,6 +100,7 @@ pub(crate) struct About {
     pub scopes: Vec<String>,
     pub rate_limits: Vec<RateLimit>,
     pub timeout: Option<Duration>,
+    pub cache: Option<CacheHint>,
 }
 
 /// The builder methods both kinds share.
@@ -139,6 +141,14 @@ macro_rules! about_methods {
         /// template) and the limit's name.
         pub fn rate_limit(mut self, limit: RateLimit) -> Self {
             self.about.rate_limits.push(limit);
+            self
+        }
+
+        /// The cache hint of its reads, instead of the server's (see [`crate::cache`]).
+        /// A resource that asks for an identity or a scope is read `private`, whatever the
+        /// hint says.
+        pub fn cache_hint(mut self, hint: CacheHint) -> Self {
+            self.about.cache = Some(hint);
             self
         }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use mcp_fusion_contract::{Lockfile, MAX_LOCKFILE_TOOLS};
 use mcp_fusion_wire::ChangeSeverity;
-use rmcp::model::Implementation;
+use rmcp::model::{ExtensionCapabilities, Implementation, JsonObject};
 
 use super::awareness::Awareness;
 use super::compile::{Settings, compile_group};
@@ -14,6 +14,7 @@ use super::mount::compile_mount;
 use super::prompts::Prompts;
 use super::resources::Resources;
 use super::{FusionServer, Inner};
+use crate::cache::{CacheHint, CacheHints, Listing};
 use crate::catalog::{Catalog, Exposition, Mounts};
 use crate::error::BuildError;
 use crate::group::Group;
@@ -73,6 +74,8 @@ pub struct ServerBuilder<S> {
     awareness_min: ChangeSeverity,
     awareness_cap: usize,
     subscription_limits: SubscriptionLimits,
+    cache: CacheHints,
+    extensions: Vec<(String, JsonObject)>,
 }
 
 impl<S: Send + Sync + 'static> ServerBuilder<S> {
@@ -101,7 +104,38 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             awareness_min: ChangeSeverity::Risky,
             awareness_cap: 5,
             subscription_limits: SubscriptionLimits::default(),
+            cache: CacheHints::default(),
+            extensions: Vec::new(),
         }
+    }
+
+    /// The cache hint of every list and read that says none of its own (MCP 2026-07-28's
+    /// `ttlMs` and `cacheScope`; see [`crate::cache`]). Without one: stale at once, private.
+    pub fn cache_hint(mut self, hint: CacheHint) -> ServerBuilder<S> {
+        self.cache.set_default(hint);
+        self
+    }
+
+    /// The cache hint of one list, the same on each of its pages.
+    pub fn list_cache_hint(mut self, listing: Listing, hint: CacheHint) -> ServerBuilder<S> {
+        self.cache.set_list(listing, hint);
+        self
+    }
+
+    /// Advertises the extension `name` (`vendor-prefix/extension-name`) with its `settings`
+    /// in the server's capabilities; a call tells which extensions its client declared
+    /// ([`CallInfo::client_extension`](crate::CallInfo::client_extension)).
+    ///
+    /// ```
+    /// use mcp_fusion::FusionServer;
+    ///
+    /// let settings = serde_json::json!({"formats": ["pdf"]}).as_object().cloned().unwrap();
+    /// let server = FusionServer::builder("billing", "1").extension("com.example/receipts", settings).build(()).unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn extension(mut self, name: impl Into<String>, settings: JsonObject) -> ServerBuilder<S> {
+        self.extensions.push((name.into(), settings));
+        self
     }
 
     /// Adds a group of actions.
@@ -271,6 +305,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         {
             return Err(BuildError::LockfileTooLarge { tools: lockfile.contracts.len(), max: MAX_LOCKFILE_TOOLS });
         }
+        let cache = self.cache.checked()?;
+        let extensions = extensions(std::mem::take(&mut self.extensions))?;
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
         let (resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
@@ -297,6 +333,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             info,
             instructions,
             settings,
+            cache,
+            extensions,
             catalog: ArcSwap::from_pointee(catalog),
             resources_declared: resources.any().into(),
             resources: ArcSwap::from_pointee(resources),
@@ -334,4 +372,23 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         };
         (self.info, self.instructions, self.groups, settings)
     }
+}
+
+/// The extensions a server advertises, each name checked and given once.
+fn extensions(declared: Vec<(String, JsonObject)>) -> Result<ExtensionCapabilities, BuildError> {
+    let part = |part: &str| {
+        (1..=64).contains(&part.len())
+            && part.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    };
+    let mut extensions = ExtensionCapabilities::new();
+    for (name, settings) in declared {
+        if !name.split_once('/').is_some_and(|(vendor, extension)| part(vendor) && part(extension)) {
+            return Err(BuildError::InvalidExtension { name });
+        }
+        if extensions.contains_key(&name) {
+            return Err(BuildError::Duplicate { what: "extension", name });
+        }
+        extensions.insert(name, settings);
+    }
+    Ok(extensions)
 }

@@ -62,6 +62,10 @@ struct Inner {
     info: Implementation,
     instructions: Option<String>,
     settings: Settings,
+    /// The cache hints of lists and reads.
+    cache: crate::cache::CacheHints,
+    /// The extensions the server advertises.
+    extensions: rmcp::model::ExtensionCapabilities,
     /// Swapped whole when groups come or go; calls read the catalog of their moment.
     catalog: ArcSwap<Catalog>,
     /// Swapped whole when resources or templates come or go; reads keep the entry they found.

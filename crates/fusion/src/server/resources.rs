@@ -19,6 +19,7 @@ use super::call::Refusal;
 use super::compile::{ReadOnly, Settings, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use crate::auth::{Caller, Identity};
+use crate::cache::{CacheHint, with_hint};
 use crate::compiled::CompiledAction;
 use crate::context::{Ctx, EntryKind, RequestInfo};
 use crate::error::BuildError;
@@ -88,6 +89,10 @@ struct Compiled {
     /// The schema of a template's parameters, to read numbers and booleans out of the URI.
     params: Map<String, Value>,
     mime_type: Option<String>,
+    /// Its own cache hint (the server's when `None`), and whether its reads may differ by
+    /// caller (it asks for an identity or a scope): then they are private.
+    cache: Option<CacheHint>,
+    per_caller: bool,
     completions: Completions,
 }
 
@@ -435,7 +440,9 @@ fn compile<S: Send + Sync + 'static>(
             argument: (*argument).to_owned(),
         });
     }
-    Ok(Compiled { action, template, params, mime_type: about.mime_type.clone(), completions })
+    let cache = about.cache.map(|hint| hint.checked(&format!("the resource {:?}", about.uri))).transpose()?;
+    let per_caller = about.require_identity || !about.scopes.is_empty();
+    Ok(Compiled { action, template, params, mime_type: about.mime_type.clone(), cache, per_caller, completions })
 }
 
 /// Every parameter of the template is a field of the struct, and every required field is a
@@ -512,7 +519,11 @@ impl FusionServer {
         let arguments = Value::Object(typed(&compiled.params, values));
         let (outcome, _warnings) = compiled.action.outcome(arguments, request, &self.inner.settings).await;
         match outcome {
-            Ok(output) => Ok(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref())?)),
+            Ok(output) => {
+                let hint = compiled.cache.unwrap_or(self.inner.cache.default_hint());
+                let hint = if compiled.per_caller { hint.for_one_caller() } else { hint };
+                Ok(with_hint!(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref())?), hint))
+            }
             Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error)),
             Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),
         }

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use super::FusionServer;
 use super::resources::{Gate, page};
+use crate::cache::{Listing, with_hint};
 use crate::context::{RequestInfo, checked_log_level, list_caller};
 
 impl ServerHandler for FusionServer {
@@ -51,6 +52,9 @@ impl ServerHandler for FusionServer {
             namespaces.insert("namespaces".into(), Value::Array(mounts));
             capabilities.experimental = Some([(MOUNTS_CAPABILITY.to_owned(), namespaces)].into());
         }
+        if !self.inner.extensions.is_empty() {
+            capabilities.extensions = Some(self.inner.extensions.clone());
+        }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
             config = config.with_instructions(instructions.clone());
@@ -67,11 +71,13 @@ impl ServerHandler for FusionServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = match list_caller(&context) {
+        let caller = list_caller(&context);
+        let hint = self.inner.cache.list(Listing::Tools, caller.is_some());
+        let tools = match caller {
             Some(caller) => self.inner.catalog.load().tools_for(&caller),
             None => self.tools(),
         };
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(with_hint!(ListToolsResult::with_all_items(tools), hint))
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
@@ -121,13 +127,15 @@ impl ServerHandler for FusionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        let (prompts, next) = match list_caller(&context) {
+        let caller = list_caller(&context);
+        let hint = self.inner.cache.list(Listing::Prompts, caller.is_some());
+        let (prompts, next) = match caller {
             Some(caller) => page(&self.inner.prompts.listed_for(&caller), cursor)?,
             None => page(self.inner.prompts.listed(), cursor)?,
         };
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
-        Ok(result)
+        Ok(with_hint!(result, hint))
     }
 
     async fn get_prompt(
@@ -147,13 +155,15 @@ impl ServerHandler for FusionServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let resources = self.inner.resources.load();
-        let (resources, next) = match list_caller(&context) {
+        let caller = list_caller(&context);
+        let hint = self.inner.cache.list(Listing::Resources, caller.is_some());
+        let (resources, next) = match caller {
             Some(caller) => page(&resources.listed_for(&caller), cursor)?,
             None => page(resources.listed(), cursor)?,
         };
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
-        Ok(result)
+        Ok(with_hint!(result, hint))
     }
 
     async fn list_resource_templates(
@@ -163,13 +173,15 @@ impl ServerHandler for FusionServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let resources = self.inner.resources.load();
-        let (templates, next) = match list_caller(&context) {
+        let caller = list_caller(&context);
+        let hint = self.inner.cache.list(Listing::ResourceTemplates, caller.is_some());
+        let (templates, next) = match caller {
             Some(caller) => page(&resources.listed_templates_for(&caller), cursor)?,
             None => page(resources.listed_templates(), cursor)?,
         };
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
-        Ok(result)
+        Ok(with_hint!(result, hint))
     }
 
     async fn read_resource(

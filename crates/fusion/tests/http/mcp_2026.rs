@@ -3,7 +3,13 @@
 
 use std::net::SocketAddr;
 
+use std::time::Duration;
+
+use mcp_fusion::auth::{Identity, StaticTokens};
+use mcp_fusion::cache::{CacheHint, Listing};
 use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::prompt::Prompt;
+use mcp_fusion::resource::{Resource, ResourceTemplate};
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use schemars::JsonSchema;
@@ -30,7 +36,11 @@ fn server() -> FusionServer {
 
 /// Binds `server` on a loopback port and serves it until the test's runtime ends.
 async fn serve(server: FusionServer) -> SocketAddr {
-    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    serve_with(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await
+}
+
+async fn serve_with(server: FusionServer, config: HttpConfig) -> SocketAddr {
+    let http = HttpServer::bind(server, config).await.unwrap();
     let addr = http.local_addr();
     tokio::spawn(http.serve(std::future::pending()));
     addr
@@ -51,7 +61,17 @@ fn meta(extra: Value) -> Value {
 
 /// Posts one request (`params` get `_meta` unless they have one) with the headers 2026-07-28
 /// asks for, and returns the HTTP status and the JSON-RPC messages of the answer, in order.
-async fn request(addr: SocketAddr, method: &str, mut params: Map<String, Value>) -> (u16, Vec<Value>) {
+async fn request(addr: SocketAddr, method: &str, params: Map<String, Value>) -> (u16, Vec<Value>) {
+    send(addr, None, method, params).await
+}
+
+/// [`request`] with a bearer token.
+async fn send(
+    addr: SocketAddr,
+    bearer: Option<&str>,
+    method: &str,
+    mut params: Map<String, Value>,
+) -> (u16, Vec<Value>) {
     params.entry("_meta").or_insert_with(|| meta(json!({})));
     let mut request = reqwest::Client::new()
         .post(format!("http://{addr}/mcp"))
@@ -59,6 +79,9 @@ async fn request(addr: SocketAddr, method: &str, mut params: Map<String, Value>)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2026-07-28")
         .header("mcp-method", method);
+    if let Some(token) = bearer {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
     if let Some(Value::String(name)) = params.get("name").or_else(|| params.get("uri")) {
         request = request.header("mcp-name", name.as_str());
     }
@@ -144,4 +167,133 @@ async fn methods_2026_07_28_removed_answer_404_method_not_found_with_what_to_do_
             assert_eq!(answer[0]["error"]["message"], expected);
         }
     }
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Page {
+    n: u32,
+}
+
+/// Says which settings the client declared for the extension `com.example/receipts`.
+async fn receipts(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    Ok(match ctx.call().client_extension("com.example/receipts") {
+        Some(settings) => Value::Object(settings.clone()).to_string(),
+        None => "not declared".to_owned(),
+    })
+}
+
+fn cached() -> FusionServer {
+    let minutes = |m: u64| Duration::from_secs(60 * m);
+    let receipts_settings = json!({"formats": ["pdf"]}).as_object().cloned().unwrap();
+    FusionServer::builder("cached", "1")
+        .group(Group::new("t", "Test tools.").action(Action::new("receipts", "Which receipts.").handler(receipts)))
+        .resource(
+            Resource::new("docs://terms", "terms")
+                .cache_hint(CacheHint::shared(minutes(60)))
+                .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("the terms") }),
+        )
+        .resource(
+            Resource::new("docs://mine", "mine")
+                .requires_identity()
+                .cache_hint(CacheHint::shared(minutes(60)))
+                .handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("yours alone") }),
+        )
+        .resource_template(
+            ResourceTemplate::new("docs://pages/{n}", "page")
+                .handler(|_ctx: Ctx<()>, page: Page| async move { Ok::<_, ToolError>(format!("page {}", page.n)) }),
+        )
+        .prompt(
+            Prompt::new("greet", "A greeting.")
+                .handler(|_ctx: Ctx<()>, _: Nothing| async { Ok::<_, ToolError>("hello") }),
+        )
+        .cache_hint(CacheHint::private(Duration::from_secs(5)))
+        .list_cache_hint(Listing::Tools, CacheHint::shared(minutes(1)))
+        .list_cache_hint(Listing::ResourceTemplates, CacheHint::shared(minutes(10)))
+        .extension("com.example/receipts", receipts_settings)
+        .build(())
+        .unwrap()
+}
+
+/// The `ttlMs` and `cacheScope` of an answer's result.
+fn hint(answer: &[Value]) -> (Value, Value) {
+    let result = &answer.last().unwrap()["result"];
+    (result["ttlMs"].clone(), result["cacheScope"].clone())
+}
+
+fn params(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap()
+}
+
+#[tokio::test]
+async fn cache_hints_as_the_server_each_list_and_each_resource_set_them() {
+    let addr = serve(cached()).await;
+    let cases = [
+        ("tools/list", json!({}), (60_000, "public")),
+        ("prompts/list", json!({}), (5_000, "private")),
+        ("resources/list", json!({}), (5_000, "private")),
+        ("resources/templates/list", json!({}), (600_000, "public")),
+        ("resources/read", json!({"uri": "docs://terms"}), (3_600_000, "public")),
+        ("resources/read", json!({"uri": "docs://pages/2"}), (5_000, "private")),
+    ];
+    for (method, sent, (ttl, scope)) in cases {
+        let (status, answer) = request(addr, method, params(sent.clone())).await;
+        assert_eq!(status, 200, "{method} {sent}: {answer:?}");
+        assert_eq!(hint(&answer), (json!(ttl), json!(scope)), "{method} {sent}");
+    }
+}
+
+#[tokio::test]
+async fn what_may_differ_by_caller_is_private_whatever_its_hint_says() {
+    let tokens = StaticTokens::new().token("ana-token", Identity::new("ana"));
+    let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens).allow_anonymous(true);
+    let addr = serve_with(cached(), config).await;
+    // Lists made for their caller, and a resource that needs one.
+    let (_, tools) = send(addr, Some("ana-token"), "tools/list", Map::new()).await;
+    assert_eq!(hint(&tools), (json!(60_000), json!("private")));
+    let (_, templates) = send(addr, None, "resources/templates/list", Map::new()).await;
+    assert_eq!(hint(&templates), (json!(600_000), json!("private")));
+    let (_, mine) = send(addr, Some("ana-token"), "resources/read", params(json!({"uri": "docs://mine"}))).await;
+    assert_eq!(mine[0]["result"]["contents"][0]["text"], "yours alone");
+    assert_eq!(hint(&mine), (json!(3_600_000), json!("private")));
+}
+
+#[tokio::test]
+async fn an_extension_is_advertised_and_a_call_reads_what_its_client_declared() {
+    let addr = serve(cached()).await;
+    let (_, discovered) = request(addr, "server/discover", Map::new()).await;
+    assert_eq!(
+        discovered[0]["result"]["capabilities"]["extensions"],
+        json!({"com.example/receipts": {"formats": ["pdf"]}})
+    );
+    let call = |capabilities: Value| {
+        params(json!({"name": "t", "arguments": {"action": "receipts"},
+            "_meta": meta(json!({"io.modelcontextprotocol/clientCapabilities": capabilities}))}))
+    };
+    let (_, declared) =
+        request(addr, "tools/call", call(json!({"extensions": {"com.example/receipts": {"version": 2}}}))).await;
+    assert_eq!(declared[0]["result"]["content"][0]["text"], r#"{"version":2}"#);
+    let (_, silent) = request(addr, "tools/call", call(json!({"extensions": {"org.other/thing": {}}}))).await;
+    assert_eq!(silent[0]["result"]["content"][0]["text"], "not declared");
+}
+
+#[test]
+fn an_extension_name_must_be_vendor_slash_name_and_given_once() {
+    for bad in ["receipts", "/receipts", "com.example/", "com example/receipts", "a/b/c"] {
+        let error = FusionServer::builder("x", "1").extension(bad, Map::new()).build(()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "invalid extension name {bad:?}: use `vendor-prefix/extension-name`, such as `com.example/receipts`, each part 1 to 64 characters from A-Z a-z 0-9 . _ -"
+            )
+        );
+    }
+    let twice = FusionServer::builder("x", "1")
+        .extension("com.example/receipts", Map::new())
+        .extension("com.example/receipts", Map::new())
+        .build(())
+        .unwrap_err();
+    assert_eq!(
+        twice.to_string(),
+        "duplicate extension \"com.example/receipts\": names must be unique; rename one of them"
+    );
 }
