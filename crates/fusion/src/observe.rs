@@ -4,8 +4,10 @@
 //!
 //! Every call — a `tools/call`, a `resources/read`, a `prompts/get` — runs in a span named
 //! `call` and ends with one INFO event, `call finished`, both on the target [`CALL_TARGET`]
-//! with the fields `action`, `outcome` (`ok` or the envelope's code), `duration_us`, `session`
-//! and `caller`; never an argument's value. The same call counts in [`CALLS_TOTAL`] and
+//! with the fields `action`, `outcome` (`ok` or the envelope's code), `duration_us`, `session`,
+//! `caller` and `trace_id` (of the W3C trace context the request's `_meta` carries, SEP-414; with
+//! the `otlp` feature, of the trace the call's span is exported in, continued from that one);
+//! never an argument's value. The same call counts in [`CALLS_TOTAL`] and
 //! [`CALL_DURATION_SECONDS`]. Nothing is recorded anywhere until the application installs a
 //! subscriber or a recorder; [`FusionServer::record_gauges`](crate::FusionServer::record_gauges)
 //! sets the gauges, as a scrape wants them. With the `otlp` feature, `observe::otlp` exports the
@@ -41,8 +43,10 @@
 mod escaped_fields;
 #[cfg(feature = "otlp")]
 pub mod otlp;
+mod trace_context;
 
 pub use escaped_fields::{EscapedFields, EscapedVisitor, MAX_LOG_VALUE_CHARS};
+pub use trace_context::TraceContext;
 
 /// The `tracing` target of the call's span and event (`RUST_LOG=mcp_fusion::call=warn`
 /// silences the per-call lines).

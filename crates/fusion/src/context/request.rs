@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::Caller;
 use crate::idempotency_key::IDEMPOTENCY_KEY_META;
+use crate::observe::TraceContext;
 
 /// What the transport knows about a request, before routing.
 #[derive(Debug, Clone)]
@@ -45,6 +46,9 @@ pub struct RequestInfo {
     /// The logging level the request's own `_meta` asks for (`io.modelcontextprotocol/logLevel`,
     /// MCP 2026-07-28): the call's messages at it and above go on the request's stream.
     pub log_level: Option<LoggingLevel>,
+    /// The W3C trace context of the request's `_meta` (`traceparent`, `tracestate`,
+    /// `baggage`), when it is well-formed: the call's span continues that trace.
+    pub trace_context: Option<TraceContext>,
 }
 
 impl Default for RequestInfo {
@@ -62,6 +66,7 @@ impl Default for RequestInfo {
             client_address: None,
             idempotency_key: None,
             log_level: None,
+            trace_context: None,
         }
     }
 }
@@ -85,6 +90,10 @@ impl RequestInfo {
             idempotency_key: context.meta.get(IDEMPOTENCY_KEY_META).cloned(),
             // Before 2026-07-28 the session's level counts (`logging/setLevel`), not the key.
             log_level: if sessionless(&context) { context.meta.log_level() } else { None },
+            trace_context: context.meta.get_traceparent().and_then(|traceparent| {
+                let baggage = context.meta.get("baggage").and_then(serde_json::Value::as_str);
+                TraceContext::parse(traceparent, context.meta.get_tracestate(), baggage)
+            }),
         };
         #[cfg(feature = "http")]
         if let Some(request) = HttpRequest::read(&context.extensions) {

@@ -14,6 +14,8 @@ use tracing::{Level, Span};
 
 use crate::auth::Caller;
 use crate::context::RequestInfo;
+#[cfg(feature = "otlp")]
+use crate::observe::TraceContext;
 
 use crate::observe::{CALL_DURATION_SECONDS, CALL_TARGET as TARGET, CALLS_TOTAL};
 
@@ -39,6 +41,11 @@ struct Logged {
     caller: Option<String>,
     /// The OAuth client acting for the caller, when its token names one.
     client: Option<String>,
+    /// The trace the request's `_meta` names (continued in OpenTelemetry), and the id of the
+    /// trace the call is in.
+    #[cfg(feature = "otlp")]
+    trace: Option<TraceContext>,
+    trace_id: Option<String>,
     /// The call's span, kept open until its outcome is written into it.
     span: Option<Span>,
 }
@@ -56,6 +63,9 @@ impl CallRecord {
                 Caller::Authenticated(identity) => identity.client_id.clone(),
                 Caller::Anonymous | Caller::Refused(_) => None,
             },
+            #[cfg(feature = "otlp")]
+            trace: request.trace_context.clone(),
+            trace_id: request.trace_context.as_ref().map(|trace| trace.trace_id().to_owned()),
             span: None,
         });
         CallRecord { started: Instant::now(), logged }
@@ -72,8 +82,25 @@ impl CallRecord {
             session = logged.session.as_deref(),
             caller = logged.caller.as_deref(),
             client = logged.client.as_deref(),
+            trace_id = tracing::field::Empty,
             outcome = tracing::field::Empty,
         );
+        #[cfg(feature = "otlp")]
+        {
+            use opentelemetry::trace::TraceContextExt as _;
+            use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+            if let Some(trace) = &logged.trace {
+                trace.continue_in(&span);
+            }
+            // The trace the span is exported in: the client's, or one it starts.
+            let exported = span.context().span().span_context().trace_id();
+            if exported != opentelemetry::trace::TraceId::INVALID {
+                logged.trace_id = Some(exported.to_string());
+            }
+        }
+        if let Some(trace_id) = &logged.trace_id {
+            span.record("trace_id", trace_id.as_str());
+        }
         logged.span = Some(span.clone());
         Some(span)
     }
@@ -115,6 +142,7 @@ impl CallRecord {
             session = logged.session.as_deref(),
             caller = logged.caller.as_deref(),
             client = logged.client.as_deref(),
+            trace_id = logged.trace_id.as_deref(),
             "call finished",
         );
     }

@@ -191,6 +191,31 @@ async fn each_call_is_one_info_event_with_its_outcome_and_no_argument_values() {
     }
 }
 
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+#[tokio::test]
+async fn the_log_line_carries_the_trace_id_the_request_names_when_it_is_well_formed() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry()
+        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(Level::INFO)));
+    let _default = tracing::subscriber::set_default(subscriber);
+    let server = server();
+    let traced = |traceparent: &str| RequestInfo {
+        trace_context: mcp_fusion::observe::TraceContext::parse(traceparent, None, None),
+        ..request(Caller::Anonymous)
+    };
+    server.call("billing", arguments("remind", "inv_7"), traced(TRACEPARENT)).await;
+    server.call("billing", arguments("remind", "inv_7"), traced("00-\n-forged-01")).await;
+    server.call("billing", arguments("remind", "inv_7"), request(Caller::Anonymous)).await;
+    let events = capture.events.lock().unwrap().clone();
+    let trace_ids: Vec<Option<&str>> = events
+        .iter()
+        .filter(|e| e.fields.get("message").is_some_and(|m| m == "call finished"))
+        .map(|e| e.fields.get("trace_id").map(String::as_str))
+        .collect();
+    assert_eq!(trace_ids, [Some("4bf92f3577b34da6a3ce929d0e0e4736"), None, None]);
+}
+
 #[tokio::test]
 async fn nothing_listening_costs_no_event() {
     let capture = Capture::default();
@@ -273,5 +298,54 @@ mod otlp {
 
         let text = format!("{spans:?}");
         assert!(!text.contains(EMAIL) && !text.contains("INV-7") && !text.contains("inv_7"), "{text}");
+    }
+
+    /// A request whose `_meta` carries a W3C trace context, sent by a real rmcp client: the
+    /// exported span continues that trace, a child of the client's span, with its trace state;
+    /// a request without one starts a trace of its own.
+    #[tokio::test]
+    async fn a_call_continues_the_trace_its_request_names() {
+        use rmcp::ServiceExt as _;
+        use rmcp::model::{CallToolRequestParams, RequestMetaObject};
+
+        let collected = Collect::default();
+        let (otlp, guard) = mcp_fusion::observe::otlp::layer_with_exporter("observed", collected.clone());
+        let _default = tracing::subscriber::set_default(tracing_subscriber::registry().with(otlp));
+        let (server_io, client_io) = tokio::io::duplex(1 << 16);
+        tokio::spawn(async move {
+            if let Ok(running) = server().serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = ().serve(client_io).await.unwrap();
+        let call = |meta: Option<RequestMetaObject>| {
+            let mut params =
+                CallToolRequestParams::new("billing").with_arguments(arguments("remind", "inv_7").unwrap());
+            params.meta = meta;
+            params
+        };
+        let mut meta = RequestMetaObject::new();
+        meta.set_traceparent(TRACEPARENT);
+        meta.set_tracestate("rojo=00f067aa0ba902b7");
+        let traced = client.call_tool(call(Some(meta))).await.unwrap();
+        assert_eq!(traced.is_error, Some(false));
+        let untraced = client.call_tool(call(None)).await.unwrap();
+        assert_eq!(untraced.is_error, Some(false));
+        client.cancel().await.unwrap();
+
+        guard.shutdown().expect("flushed");
+        let spans = collected.0.lock().unwrap().clone();
+        let calls: Vec<&SpanData> = spans.iter().filter(|span| span.name == "call").collect();
+        assert_eq!(calls.len(), 2, "{spans:#?}");
+        let traced = calls[0];
+        assert_eq!(traced.span_context.trace_id().to_string(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(traced.parent_span_id.to_string(), "00f067aa0ba902b7");
+        assert_eq!(traced.span_context.trace_state().header(), "rojo=00f067aa0ba902b7");
+        assert_eq!(attribute(&traced.attributes, "trace_id"), Some(&Value::from("4bf92f3577b34da6a3ce929d0e0e4736")));
+        let untraced = calls[1];
+        assert_ne!(untraced.span_context.trace_id(), traced.span_context.trace_id());
+        assert_eq!(untraced.parent_span_id, opentelemetry::trace::SpanId::INVALID);
+        let own = untraced.span_context.trace_id().to_string();
+        assert_eq!(attribute(&untraced.attributes, "trace_id"), Some(&Value::from(own)));
     }
 }
