@@ -73,7 +73,7 @@ impl CacheHint {
     /// Refuses a freshness no client can read back exactly; `what` names where it was set.
     pub(crate) fn checked(self, what: &str) -> Result<CacheHint, BuildError> {
         if self.ttl > MAX_TTL {
-            return Err(BuildError::CacheHint { what: what.to_owned(), ttl: self.ttl });
+            return Err(BuildError::CacheHint { what: what.to_owned(), ttl: self.ttl, max: MAX_TTL });
         }
         Ok(self)
     }

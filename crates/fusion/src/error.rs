@@ -95,14 +95,15 @@ pub enum BuildError {
     },
     /// A cache hint says a freshness longer than [`MAX_TTL`](crate::cache::MAX_TTL).
     #[error(
-        "the cache hint of {what} says {ttl:?}, longer than the {max:?} a client reads back exactly: give a shorter ttl",
-        max = crate::cache::MAX_TTL
+        "the cache hint of {what} says {ttl:?}, longer than the {max:?} a client reads back exactly: give a shorter ttl"
     )]
     CacheHint {
         /// Where it was set: `the server's default`, a list's method, or a resource's URI.
         what: String,
         /// The freshness it says.
         ttl: std::time::Duration,
+        /// The longest a hint may say.
+        max: std::time::Duration,
     },
     /// An extension's name is not `{vendor-prefix}/{extension-name}`.
     #[error(
