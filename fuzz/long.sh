@@ -8,7 +8,7 @@
 #
 # Without a sanitizer, with debug assertions: the workspace has no unsafe code of its own, so
 # AddressSanitizer would slow each run 2-4x to watch for errors safe code cannot make. The
-# 60-second runs in CI keep it on. Logs go to fuzz/logs/TARGET.log.
+# short runs of fuzz/run.sh build the same way. Logs go to fuzz/logs/TARGET.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
