@@ -1,7 +1,7 @@
 //! MCP logging (`logging/setLevel`, `notifications/message`), bridged from `tracing`.
 //!
-//! A client that sets a level (`logging/setLevel`) hears the `tracing` events its own calls emit at that level or
-//! above — the handler's, its middleware's, anything inside the call — as
+//! A client that sets a level (`logging/setLevel`) hears the `tracing` events its own calls emit
+//! at that level or above — the handler's, its middleware's, anything inside the call — as
 //! `notifications/message`, in the order they happened and all before the call's result. Add
 //! [`layer()`] to your subscriber, beside your own output with a filter of its own (a filter on
 //! the whole subscriber would hide from clients what it hides from your log):
@@ -112,7 +112,9 @@ impl<S> tracing_subscriber::layer::Filter<S> for OnceAClientListens {
 /// From now on the layer looks at events: the first time, every callsite's interest is
 /// rebuilt, so that those it ignored until now reach it.
 pub(crate) fn someone_listens() {
-    if !ANY_LEVEL.swap(true, Ordering::Relaxed) {
+    // Read first: every call that names a level comes here, and a write each time would bounce
+    // the flag's cache line between the cores.
+    if !ANY_LEVEL.load(Ordering::Relaxed) && !ANY_LEVEL.swap(true, Ordering::Relaxed) {
         tracing::callsite::rebuild_interest_cache();
     }
 }

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::FusionServer;
 use super::resources::{Gate, page};
 use crate::cache::{Listing, with_hint};
-use crate::context::{RequestInfo, checked_log_level, list_caller};
+use crate::context::{RequestInfo, checked_log_level, list_caller, sessionless};
 
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
@@ -289,11 +289,12 @@ impl ServerHandler for FusionServer {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        // 2026-07-28 has no handshake, no level to set and no resource subscriptions (rmcp
-        // answers its removed ping itself):
-        // whatever its params, such a request names a method that is not there any more.
-        let sessionless = context.meta.protocol_version().is_some_and(|version| !version.has_initialize());
-        if sessionless && let Some(instead) = removed_in_2026(&request.method) {
+        // 2026-07-28 has no handshake, no level to set and no resource subscriptions: whatever
+        // its params, such a request names a method that is not there any more (rmcp answers
+        // the removed ping itself).
+        if sessionless(&context)
+            && let Some(instead) = removed_in_2026(&request.method)
+        {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("Method not found: {} was removed in MCP 2026-07-28; {instead}", request.method),

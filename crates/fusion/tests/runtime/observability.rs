@@ -117,6 +117,15 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     }
 }
 
+/// A capture of what is logged at `level` and above, this thread's subscriber until the guard
+/// drops.
+fn capturing(level: Level) -> (Capture, tracing::subscriber::DefaultGuard) {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry()
+        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(level)));
+    (capture, tracing::subscriber::set_default(subscriber))
+}
+
 fn request(caller: Caller) -> RequestInfo {
     RequestInfo { session_id: Some("session-7".into()), caller, ..RequestInfo::default() }
 }
@@ -127,10 +136,7 @@ fn arguments(action: &str, id: &str) -> Option<serde_json::Map<String, Value>> {
 
 #[tokio::test]
 async fn each_call_is_one_info_event_with_its_outcome_and_no_argument_values() {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::registry()
-        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(Level::INFO)));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (capture, _default) = capturing(Level::INFO);
     let server = server();
     let ana = || Caller::Authenticated(Identity::new("ana"));
 
@@ -195,10 +201,7 @@ const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-
 
 #[tokio::test]
 async fn the_log_line_carries_the_trace_id_the_request_names_when_it_is_well_formed() {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::registry()
-        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(Level::INFO)));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (capture, _default) = capturing(Level::INFO);
     let server = server();
     let traced = |traceparent: &str| RequestInfo {
         trace_context: mcp_fusion::observe::TraceContext::parse(traceparent, None, None),
@@ -218,10 +221,7 @@ async fn the_log_line_carries_the_trace_id_the_request_names_when_it_is_well_for
 
 #[tokio::test]
 async fn nothing_listening_costs_no_event() {
-    let capture = Capture::default();
-    let subscriber = tracing_subscriber::registry()
-        .with(capture.clone().with_filter(tracing_subscriber::filter::Targets::new().with_default(Level::WARN)));
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (capture, _default) = capturing(Level::WARN);
     let result = server().call("billing", arguments("remind", "inv_7"), request(Caller::Anonymous)).await;
     assert_eq!(result.is_error, Some(false));
     assert!(capture.events.lock().unwrap().is_empty());
