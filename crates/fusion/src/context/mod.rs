@@ -23,6 +23,7 @@ use crate::commit::CommitGate;
 use crate::error::BoxError;
 use crate::failure::Failure;
 use crate::idempotency_key::IdempotencyKey;
+use crate::rounds::Rounds;
 use crate::subscriptions::Subscriptions;
 
 /// What a call runs: an action, a prompt, a resource read, or a subscription passing the
@@ -90,6 +91,8 @@ pub struct CallInfo {
     /// What the chain's guards keep for this call while it runs, one value per guard's type
     /// (the rate limits' admission between their gates).
     pub(crate) guard_state: Mutex<Extensions>,
+    /// The call's questions to the client and their answers.
+    pub(crate) rounds: Rounds,
 }
 
 impl CallInfo {
@@ -121,7 +124,14 @@ impl CallInfo {
             output_schema,
             subscriptions,
             guard_state: Mutex::new(Extensions::default()),
+            rounds: Rounds::unreachable(),
         }
+    }
+
+    /// The call with its questions going through `rounds`.
+    pub(crate) fn with_rounds(mut self, rounds: Rounds) -> CallInfo {
+        self.rounds = rounds;
+        self
     }
 
     /// The call as one of the entry `kind`.

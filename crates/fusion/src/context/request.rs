@@ -9,7 +9,7 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, Extensions, Implementation, LoggingLevel, ProgressToken};
+use rmcp::model::{ClientCapabilities, Extensions, Implementation, InputResponses, LoggingLevel, ProgressToken};
 use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
@@ -49,6 +49,15 @@ pub struct RequestInfo {
     /// The W3C trace context of the request's `_meta` (`traceparent`, `tracestate`,
     /// `baggage`), when it is well-formed: the call's span continues that trace.
     pub trace_context: Option<TraceContext>,
+    /// Whether the request is of MCP 2026-07-28 or later, where a question to the user (or the
+    /// client's model, or its roots) ends the request with an input-required result and the
+    /// client sends it again with the answers, instead of a request on the connection.
+    pub multi_round_trip: bool,
+    /// The answers the client sent with the request (`inputResponses`), by the key of the
+    /// question each answers.
+    pub input_responses: Option<InputResponses>,
+    /// The `requestState` the server sealed in the round before, echoed by the client.
+    pub request_state: Option<String>,
 }
 
 impl Default for RequestInfo {
@@ -67,6 +76,9 @@ impl Default for RequestInfo {
             idempotency_key: None,
             log_level: None,
             trace_context: None,
+            multi_round_trip: false,
+            input_responses: None,
+            request_state: None,
         }
     }
 }
@@ -94,6 +106,9 @@ impl RequestInfo {
                 let baggage = context.meta.get("baggage").and_then(serde_json::Value::as_str);
                 TraceContext::parse(traceparent, context.meta.get_tracestate(), baggage)
             }),
+            multi_round_trip: sessionless(&context),
+            input_responses: None,
+            request_state: None,
         };
         #[cfg(feature = "http")]
         if let Some(request) = HttpRequest::read(&context.extensions) {
@@ -105,6 +120,16 @@ impl RequestInfo {
         }
         info.extensions = context.extensions;
         info
+    }
+
+    /// The request with the answers and the state of a multi round-trip request, as sent; a
+    /// request before 2026-07-28 has none (those versions ask over the connection).
+    pub(crate) fn answering(mut self, input_responses: Option<InputResponses>, request_state: Option<String>) -> Self {
+        if self.multi_round_trip {
+            self.input_responses = input_responses;
+            self.request_state = request_state;
+        }
+        self
     }
 }
 

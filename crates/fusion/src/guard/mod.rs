@@ -19,6 +19,7 @@ mod stage;
 
 pub use concurrency::{Concurrency, ConcurrencyGuard};
 pub(crate) use entry::{GroupScope, GuardSpec, GuardedEntry, ServerGuards};
+pub(crate) use idempotency::fingerprint;
 pub use idempotency::{
     Claim, IDEMPOTENCY_KEY_ARGUMENT, IDEMPOTENCY_KEY_META, Idempotency, IdempotencyKey, IdempotencyStore, KeyBinding,
     MAX_IDEMPOTENCY_KEY_CHARS, MemoryKeys,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use mcp_fusion_contract::{Lockfile, MAX_LOCKFILE_TOOLS};
 use mcp_fusion_wire::ChangeSeverity;
-use rmcp::model::{ExtensionCapabilities, Implementation, JsonObject};
+use rmcp::model::{ExtensionCapabilities, Implementation, JsonObject, RequestStateCodec};
 
 use super::awareness::Awareness;
 use super::compile::{Settings, compile_group};
@@ -76,6 +76,7 @@ pub struct ServerBuilder<S> {
     subscription_limits: SubscriptionLimits,
     cache: CacheHints,
     extensions: Vec<(String, JsonObject)>,
+    request_state: crate::rounds::Sealing,
 }
 
 impl<S: Send + Sync + 'static> ServerBuilder<S> {
@@ -106,7 +107,33 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             subscription_limits: SubscriptionLimits::default(),
             cache: CacheHints::default(),
             extensions: Vec::new(),
+            request_state: crate::rounds::Sealing::random(),
         }
+    }
+
+    /// Seals the `requestState` of multi round-trip requests (MCP 2026-07-28) with `codec`
+    /// instead of a random key made at build: replicas behind one address need the same key
+    /// (or keyring, to rotate keys), or a round answered by another replica is refused.
+    ///
+    /// ```
+    /// use mcp_fusion::FusionServer;
+    /// use mcp_fusion::rmcp::model::RequestStateCodec;
+    ///
+    /// let codec = RequestStateCodec::try_new(*b"a key of at least thirty-two bytes!").unwrap();
+    /// let server = FusionServer::builder("billing", "1").request_state(codec).build(()).unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn request_state(mut self, codec: RequestStateCodec) -> ServerBuilder<S> {
+        self.request_state.codec = Arc::new(codec);
+        self
+    }
+
+    /// How long the answers to a call's questions are taken after the question (default 10
+    /// minutes): a later answer gets the envelope `INPUT_EXPIRED` and the call is asked again.
+    /// Zero expires every state at once.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> ServerBuilder<S> {
+        self.request_state.ttl = ttl;
+        self
     }
 
     /// The cache hint of every list and read that says none of its own (MCP 2026-07-28's
@@ -369,6 +396,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             awareness,
             subscriptions: Arc::new(Subscriptions::new(self.subscription_limits)),
             log_levels: Default::default(),
+            request_state: self.request_state,
         };
         (self.info, self.instructions, self.groups, settings)
     }

@@ -6,13 +6,15 @@ use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
 use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError, echo};
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, JsonObject};
 use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::FusionServer;
 use super::call_record::CallRecord;
 use super::compile::Settings;
+use crate::auth::{Caller, CallerKey};
 use crate::compiled::CompiledAction;
 use crate::context::CallInfo;
 use crate::context::RequestInfo;
@@ -22,6 +24,7 @@ use crate::input::DecodeError;
 use crate::logging::Listening;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
+use crate::rounds::{Binding, Refused, Rounds};
 
 /// A call's input, decoded into the handler's type.
 type Input = Box<dyn std::any::Any + Send + Sync>;
@@ -32,6 +35,11 @@ pub(super) enum Refusal {
     Invalid(ValidationError),
     /// Any other failure, as its envelope.
     Failed(ToolError),
+    /// The call asked the client for input: answered with the questions and the sealed state.
+    InputRequired(InputRequiredResult),
+    /// The request is answered with this JSON-RPC error (a request state that is not this
+    /// call's, a capability the client lacks, an answer that is not one).
+    Protocol(ErrorData),
 }
 
 impl FusionServer {
@@ -39,6 +47,33 @@ impl FusionServer {
     /// handler. Every failure is an envelope in the result; this never fails, and a panic
     /// anywhere past routing is caught and named after the action.
     pub async fn call(&self, tool: &str, arguments: Option<JsonObject>, request: RequestInfo) -> CallToolResult {
+        match self.respond(tool, arguments, request).await {
+            Ok(CallToolResponse::Complete(result)) => result,
+            Ok(_) => envelope_result(
+                ToolError::internal(format!(
+                    "{tool} asked the client for input, which a call made with FusionServer::call cannot give."
+                ))
+                .suggest("Call it through FusionServer::respond, which returns the input-required result.")
+                .to_call_result(),
+                &[],
+                false,
+            ),
+            Err(error) => {
+                envelope_result(ToolError::validation(error.message.to_string()).to_call_result(), &[], false)
+            }
+        }
+    }
+
+    /// Runs one `tools/call` as [`call`](Self::call) does, answered as MCP answers it: the
+    /// result, the input-required result of a call that asked the client something (MCP
+    /// 2026-07-28), or the JSON-RPC error of a request the call refused (a `requestState` that is
+    /// not this call's, a capability the client did not declare).
+    pub async fn respond(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        request: RequestInfo,
+    ) -> Result<CallToolResponse, ErrorData> {
         let _counted = self.inner.in_flight.enter();
         let catalog = self.inner.catalog.load();
         match catalog.route(tool, arguments.unwrap_or_default()) {
@@ -50,7 +85,7 @@ impl FusionServer {
                 CallRecord::start(&request).unrouted(tool, &error.code);
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
                 let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
-                envelope_result(error.to_call_result(), &[], output_schema)
+                Ok(envelope_result(error.to_call_result(), &[], output_schema).into())
             }
         }
     }
@@ -58,13 +93,24 @@ impl FusionServer {
 
 impl CompiledAction {
     /// Runs the call and answers it as a tool result: the success, or its envelope.
-    async fn run(&self, arguments: JsonObject, request: RequestInfo, settings: &Settings) -> CallToolResult {
+    async fn run(
+        &self,
+        arguments: JsonObject,
+        request: RequestInfo,
+        settings: &Settings,
+    ) -> Result<CallToolResponse, ErrorData> {
         let (outcome, warnings) = self.outcome(Value::Object(arguments), request, settings).await;
-        match outcome {
-            Ok(output) => success_result(output, &warnings),
-            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
-            Err(Refusal::Invalid(error)) => envelope_result(error.to_call_result(), &warnings, self.output_schema),
-        }
+        Ok(match outcome {
+            Ok(output) => success_result(output, &warnings).into(),
+            Err(Refusal::Failed(error)) => {
+                envelope_result(error.to_call_result(), &warnings, self.output_schema).into()
+            }
+            Err(Refusal::Invalid(error)) => {
+                envelope_result(error.to_call_result(), &warnings, self.output_schema).into()
+            }
+            Err(Refusal::InputRequired(input)) => CallToolResponse::InputRequired(input),
+            Err(Refusal::Protocol(error)) => return Err(error),
+        })
     }
 
     /// The edge of the chain: the one place panics are caught and cancellation is raced, and
@@ -83,10 +129,14 @@ impl CompiledAction {
             None => run.await,
         };
         let validation = ErrorCode::ValidationError;
+        let input_required = ErrorCode::Custom(crate::rounds::INPUT_REQUIRED.to_owned());
+        let protocol = ErrorCode::Custom("PROTOCOL_ERROR".to_owned());
         let code = match &outcome {
             Ok(_) => None,
             Err(Refusal::Invalid(_)) => Some(&validation),
             Err(Refusal::Failed(error)) => Some(&error.code),
+            Err(Refusal::InputRequired(_)) => Some(&input_required),
+            Err(Refusal::Protocol(_)) => Some(&protocol),
         };
         record.finish(&self.qualified, code);
         (outcome, warnings)
@@ -136,6 +186,7 @@ impl CompiledAction {
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let requested_level = request.log_level;
+        let rounds = self.rounds(&request, &arguments, settings)?;
         let info = Arc::new(
             CallInfo::new(
                 Arc::clone(&self.qualified),
@@ -144,7 +195,8 @@ impl CompiledAction {
                 self.output_schema,
                 Some(Arc::clone(&settings.subscriptions)),
             )
-            .of_kind(self.kind),
+            .of_kind(self.kind)
+            .with_rounds(rounds),
         );
         let info = Arc::clone(admitted.get_or_init(|| info));
         // A client that set a logging level hears the events of its calls: they run in a span
@@ -154,7 +206,7 @@ impl CompiledAction {
             let level = requested_level.inspect(|_| crate::logging::someone_listens());
             Some((peer.clone(), level.or_else(|| settings.log_levels.of(peer))?))
         });
-        let call = Call { info, arguments, input: Some(input) };
+        let call = Call { info: Arc::clone(&info), arguments, input: Some(input) };
         let run = Next::start(Arc::clone(&self.chain)).run(call);
         let outcome = match level {
             None => run.await,
@@ -166,7 +218,40 @@ impl CompiledAction {
                 outcome
             }
         };
-        outcome.map_err(Refusal::Failed)
+        match info.rounds.interrupted() {
+            Some(Ok(input)) => Err(Refusal::InputRequired(input)),
+            Some(Err(error)) => Err(Refusal::Protocol(error)),
+            None => outcome.map_err(Refusal::Failed),
+        }
+    }
+
+    /// The call's rounds of questions to the client: on MCP 2026-07-28, opened from the state
+    /// the request echoes, which must be sealed by this server for this action, these
+    /// arguments and this caller, and still in time.
+    fn rounds(&self, request: &RequestInfo, arguments: &Value, settings: &Settings) -> Result<Rounds, Refusal> {
+        let identity = match &request.caller {
+            Caller::Authenticated(identity) => Some(identity),
+            _ => None,
+        };
+        let caller = CallerKey::of(identity, request.session_id.as_ref(), request.client_address);
+        let binding = Binding {
+            action: self.qualified.to_string(),
+            arguments: crate::guard::fingerprint(arguments),
+            caller: caller.to_string(),
+        };
+        let peer = request.peer.clone().filter(|_| request.peer_accepts_requests);
+        Rounds::open(
+            request.multi_round_trip,
+            request.input_responses.clone(),
+            request.request_state.as_deref(),
+            peer,
+            &settings.request_state,
+            binding,
+        )
+        .map_err(|refused| match refused {
+            Refused::Protocol(error) => Refusal::Protocol(error),
+            Refused::Envelope(error) => Refusal::Failed(error),
+        })
     }
 
     /// Validation against the schema, then decoding into the input type with its custom

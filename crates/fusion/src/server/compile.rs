@@ -39,6 +39,8 @@ pub(crate) struct Settings {
     pub subscriptions: Arc<Subscriptions>,
     /// The logging level each session set.
     pub log_levels: Levels,
+    /// How the state of multi round-trip requests is sealed.
+    pub request_state: crate::rounds::Sealing,
 }
 
 /// What a resource or a prompt asks of the guards: they are compiled as a read-only action of

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use mcp_fusion_wire::Sent;
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompletionInfo, ContentBlock, GetPromptResult, JsonObject, Prompt as ListedPrompt, PromptArgument, PromptMessage,
-    Role,
+    CompletionInfo, ContentBlock, GetPromptResponse, GetPromptResult, JsonObject, Prompt as ListedPrompt,
+    PromptArgument, PromptMessage, Role,
 };
 use serde_json::{Map, Value, json};
 
@@ -158,7 +158,7 @@ impl FusionServer {
         name: &str,
         arguments: Option<JsonObject>,
         request: RequestInfo,
-    ) -> Result<GetPromptResult, ErrorData> {
+    ) -> Result<GetPromptResponse, ErrorData> {
         let _counted = self.inner.in_flight.enter();
         let prompts = &self.inner.prompts;
         let Some(&index) = prompts.by_name.get(name) else {
@@ -173,7 +173,7 @@ impl FusionServer {
                 Ok(finished) => finished,
                 Err(_) => {
                     tracing::warn!(prompt = name, ?deadline, "prompt past its deadline: answered without live data");
-                    return Ok(GetPromptResult::new(vec![past_deadline(name, deadline)]));
+                    return Ok(GetPromptResult::new(vec![past_deadline(name, deadline)]).into());
                 }
             },
         };
@@ -182,8 +182,10 @@ impl FusionServer {
                 let (description, messages) = messages(output, name)?;
                 let mut result = GetPromptResult::new(messages);
                 result.description = description.or_else(|| prompts.listed[index].description.clone());
-                Ok(result)
+                Ok(result.into())
             }
+            Err(Refusal::InputRequired(input)) => Ok(GetPromptResponse::InputRequired(input)),
+            Err(Refusal::Protocol(error)) => Err(error),
             Err(Refusal::Invalid(error)) => Err(invalid_params(
                 &format!("Invalid arguments for the prompt {}:", Sent::text(name)),
                 "Fix the arguments and get the prompt again; prompts/list describes them.",
@@ -256,7 +258,11 @@ mod tests {
             }))
             .build(())
             .unwrap();
-        let result = server.get_prompt("hello", None, RequestInfo::default()).await.unwrap();
+        let Ok(rmcp::model::GetPromptResponse::Complete(result)) =
+            server.get_prompt("hello", None, RequestInfo::default()).await
+        else {
+            panic!("the prompt did not complete")
+        };
         assert_eq!(result.description.as_deref(), Some("Says hello, checked."));
         assert_eq!(
             result.messages,

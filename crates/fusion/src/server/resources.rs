@@ -9,8 +9,8 @@ use mcp_fusion_contract::INPUT_SCHEMA_META_KEY;
 use mcp_fusion_wire::{Sent, ToolError, ValidationError};
 use rmcp::ErrorData;
 use rmcp::model::{
-    CompletionInfo, ContentBlock, ErrorCode, MetaObject, ReadResourceResult, Resource as ListedResource,
-    ResourceContents, ResourceTemplate as ListedTemplate,
+    CompletionInfo, ContentBlock, ErrorCode, MetaObject, ReadResourceResponse, ReadResourceResult,
+    Resource as ListedResource, ResourceContents, ResourceTemplate as ListedTemplate,
 };
 use serde_json::{Map, Value, json};
 
@@ -506,7 +506,7 @@ pub(super) fn typed(params: &Map<String, Value>, mut values: Map<String, Value>)
 impl FusionServer {
     /// Reads the resource at `uri` (`resources/read`): the fixed resource at that URI, else the
     /// first template the URI expands, through the guards to its handler.
-    pub async fn read_resource(&self, uri: &str, request: RequestInfo) -> Result<ReadResourceResult, ErrorData> {
+    pub async fn read_resource(&self, uri: &str, request: RequestInfo) -> Result<ReadResourceResponse, ErrorData> {
         let _counted = self.inner.in_flight.enter();
         // The entry, not the set: a change while the read runs replaces neither.
         let (compiled, values) = {
@@ -522,8 +522,11 @@ impl FusionServer {
             Ok(output) => {
                 let hint = compiled.cache.unwrap_or(self.inner.cache.default_hint());
                 let hint = if compiled.per_caller { hint.for_one_caller() } else { hint };
-                Ok(with_hint!(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref())?), hint))
+                Ok(with_hint!(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref())?), hint)
+                    .into())
             }
+            Err(Refusal::InputRequired(input)) => Ok(ReadResourceResponse::InputRequired(input)),
+            Err(Refusal::Protocol(error)) => Err(error),
             Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error)),
             Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),
         }
@@ -546,6 +549,11 @@ impl FusionServer {
         match outcome {
             Ok(_) => Ok(()),
             Err(Refusal::Failed(error)) => Err(failed(subject, &error)),
+            Err(Refusal::Protocol(error)) => Err(error),
+            // A gate has no handler of its own to ask anything.
+            Err(Refusal::InputRequired(_)) => {
+                Err(ErrorData::internal_error(format!("the guards of {} asked the client for input", subject.0), None))
+            }
             // The gate's checker sees only the empty object it is given here.
             Err(Refusal::Invalid(_)) => {
                 Err(ErrorData::internal_error(format!("the guards of {} refused their own input", subject.0), None))
@@ -753,7 +761,11 @@ mod tests {
             (ContentBlock::image("iVBO", "image/webp"), "image/webp"),
             (ContentBlock::audio("UklG", "audio/wav"), "audio/wav"),
         ] {
-            let read = server(block).read_resource("files://logo", RequestInfo::default()).await.unwrap();
+            let Ok(rmcp::model::ReadResourceResponse::Complete(read)) =
+                server(block).read_resource("files://logo", RequestInfo::default()).await
+            else {
+                panic!("the read did not complete")
+            };
             let blob = |data: &str, mime_type: &str| ResourceContents::BlobResourceContents {
                 uri: "files://logo".into(),
                 mime_type: Some(mime_type.into()),

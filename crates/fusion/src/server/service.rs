@@ -144,8 +144,8 @@ impl ServerHandler for FusionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         checked_log_level(&context)?;
-        let info = RequestInfo::from_context(context);
-        Ok(FusionServer::get_prompt(self, &request.name, request.arguments, info).await?.into())
+        let info = RequestInfo::from_context(context).answering(request.input_responses, request.request_state);
+        FusionServer::get_prompt(self, &request.name, request.arguments, info).await
     }
 
     async fn list_resources(
@@ -190,8 +190,8 @@ impl ServerHandler for FusionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         checked_log_level(&context)?;
-        let info = RequestInfo::from_context(context);
-        Ok(FusionServer::read_resource(self, &request.uri, info).await?.into())
+        let info = RequestInfo::from_context(context).answering(request.input_responses, request.request_state);
+        FusionServer::read_resource(self, &request.uri, info).await
     }
 
     /// `resources/subscribe`, for protocol versions before 2026-07-28: a URI a read would
@@ -335,8 +335,8 @@ impl ServerHandler for FusionServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         checked_log_level(&context)?;
-        let info = RequestInfo::from_context(context);
-        Ok(self.call(&request.name, request.arguments, info).await.into())
+        let info = RequestInfo::from_context(context).answering(request.input_responses, request.request_state);
+        self.respond(&request.name, request.arguments, info).await
     }
 }
 

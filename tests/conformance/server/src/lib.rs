@@ -79,6 +79,16 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_elicitation",
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
+    "test_input_required_result_elicitation",
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_request_state",
+    "test_input_required_result_tampered_state",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+    "test_input_required_result_capabilities",
+    "test_missing_capability",
+    "test_trigger_tool_change",
     "json_schema_2020_12_tool",
 ];
 
@@ -460,6 +470,7 @@ pub fn server() -> Result<FusionServer, BuildError> {
             .read_only()
             .handler(elicitation_sep1330_enums),
         );
+    let test = rounds::actions(test);
     let json = Group::new("json", "JSON Schema 2020-12 fixtures of the MCP conformance suite.").action(
         Action::new(
             "schema_2020_12_tool",
@@ -474,7 +485,10 @@ pub fn server() -> Result<FusionServer, BuildError> {
         .timeout(CALL_TIMEOUT)
         .group(test)
         .group(json);
-    with_prompts(with_resources(builder)).build(())
+    let server = rounds::prompts(with_prompts(with_resources(builder))).build(())?;
+    // The first server built is the one `test_trigger_tool_change` edits (one a process).
+    let _ = rounds::SERVER.set(server.clone());
+    Ok(server)
 }
 
 /// The text of `test://static-text` (scenario `resources-read-text`).
@@ -586,6 +600,8 @@ fn with_prompts(builder: ServerBuilder<()>) -> ServerBuilder<()> {
             }),
         )
 }
+
+mod rounds;
 
 #[cfg(test)]
 mod tests;

@@ -285,7 +285,7 @@ fn store_key(action: &str, key: &str) -> String {
 }
 
 /// The arguments without the key, as canonical JSON (object keys sorted), hashed.
-fn fingerprint(arguments: &Value) -> String {
+pub(crate) fn fingerprint(arguments: &Value) -> String {
     let mut arguments = arguments.clone();
     if let Value::Object(object) = &mut arguments {
         object.remove(IDEMPOTENCY_KEY_ARGUMENT);
@@ -329,6 +329,11 @@ fn worth_retrying(error: &ToolError) -> bool {
 /// rendered text, which the wire's parser reads back whole); none for an outcome worth
 /// retrying.
 fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
+    // A round that asked the client something is answered with the question, whatever the
+    // handler made of it: the key waits for the round with the answers.
+    if info.rounds.interrupting() {
+        return None;
+    }
     let warnings: Vec<String> = info.warnings_snapshot().iter().map(ToolError::render).collect();
     let kept = match outcome {
         Ok(output) => json!({ "ok": output.to_record().ok()?, "warnings": warnings }),
