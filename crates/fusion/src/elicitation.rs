@@ -244,22 +244,21 @@ fn unfit(action: &str, problems: &[FieldProblem]) -> ToolError {
 }
 
 /// The envelope of a question the client cannot show: the model is told what was asked, so it
-/// can ask the user itself, and why the server cannot take that answer from it.
+/// can ask the user itself, and why the server cannot take that answer from it. The question is
+/// the server's own text (whatever it quotes from the call it echoed), and shown whole.
 fn cannot_elicit(action: &str, message: &str, form: Option<&ElicitationSchema>, url: Option<&str>) -> ToolError {
     let mode = if url.is_some() { "open a page (URL elicitation)" } else { "show a form (form elicitation)" };
     let mut error = ToolError::new(
         ErrorCode::Custom("ELICITATION_UNSUPPORTED".to_owned()),
         format!(
-            "{action} must ask the user \"{}\" before it goes on, and this client cannot {mode}: it declared no such elicitation capability. Nothing was done.",
-            echo(message)
+            "{action} must ask the user \"{message}\" before it goes on, and this client cannot {mode}: it declared no such elicitation capability. Nothing was done."
         ),
     )
     .suggest(format!(
-        "Ask the user yourself: \"{}\". Their answer must reach the server through the client, not through you: if they want it done, they need a client that supports elicitation; then call {action} again.",
-        echo(message)
+        "Ask the user yourself: \"{message}\". Their answer must reach the server through the client, not through you: if they want it done, they need a client that supports elicitation; then call {action} again."
     ));
     if let Some(form) = form {
-        let fields: Vec<String> = form.properties.keys().map(|name| echo(name)).collect();
+        let fields: Vec<&str> = form.properties.keys().map(|name| name.as_ref()).collect();
         error = error.detail("form_fields", fields.join(", "));
     }
     if let Some(url) = url {

@@ -396,3 +396,91 @@ pub(crate) fn malformed_answer(action: &str, key: &str, expected: &str, sent: &V
         None,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ElicitRequest, ElicitRequestParams, ElicitationSchema};
+
+    fn binding(arguments: &str) -> Binding {
+        Binding { action: "billing.void_invoice".into(), arguments: arguments.into(), caller: "local".into() }
+    }
+
+    fn question() -> InputRequest {
+        let schema = ElicitationSchema::builder().required_bool("confirm").build().unwrap();
+        InputRequest::Elicitation(ElicitRequest::new(ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: "Sure?".into(),
+            requested_schema: schema,
+        }))
+    }
+
+    /// The state of a first round that asked `confirm`.
+    async fn first_round(sealing: &Sealing) -> String {
+        let rounds = Rounds::open(true, None, None, None, sealing, binding("d1")).unwrap();
+        let asked = rounds.ask("billing.void_invoice", "confirm", question(), || true).await;
+        assert_eq!(asked.unwrap_err().code, ErrorCode::Custom(INPUT_REQUIRED.to_owned()));
+        let input = rounds.interrupted().unwrap().unwrap();
+        assert_eq!(input.input_requests.unwrap().keys().collect::<Vec<_>>(), ["confirm"]);
+        input.request_state.unwrap()
+    }
+
+    fn protocol_message(refused: Result<Rounds, Refused>) -> String {
+        match refused {
+            Err(Refused::Protocol(error)) => error.message.to_string(),
+            other => panic!("expected a JSON-RPC refusal, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_answer_of_the_next_round_is_taken_with_the_state() {
+        let sealing = Sealing::random();
+        let state = first_round(&sealing).await;
+        let responses: InputResponses = [("confirm".to_owned(), serde_json::json!({"action": "accept"}))].into();
+        let rounds = Rounds::open(true, Some(responses), Some(&state), None, &sealing, binding("d1")).unwrap();
+        let answer = rounds.ask("billing.void_invoice", "confirm", question(), || panic!("asked again")).await;
+        assert_eq!(answer.unwrap(), serde_json::json!({"action": "accept"}));
+        assert!(rounds.interrupted().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_changed_foreign_or_garbage_state_is_refused_and_an_expired_one_answered_with_an_envelope() {
+        let sealing = Sealing::random();
+        let state = first_round(&sealing).await;
+        for at in [0, state.len() / 3, state.len() / 2, state.len() - 1] {
+            let mut bytes = state.clone().into_bytes();
+            bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+            let changed = String::from_utf8(bytes).unwrap();
+            let opened = Rounds::open(true, None, Some(&changed), None, &sealing, binding("d1"));
+            assert!(protocol_message(opened).contains("failed its integrity check"), "byte {at}");
+        }
+        let other_key = Sealing::random();
+        assert!(
+            protocol_message(Rounds::open(true, None, Some(&state), None, &other_key, binding("d1")))
+                .contains("integrity")
+        );
+        for garbage in ["", "x", "rs1.", "rs2...", &"A".repeat(10_000), "\u{202e}\u{0}"] {
+            assert!(
+                protocol_message(Rounds::open(true, None, Some(garbage), None, &sealing, binding("d1")))
+                    .contains("integrity")
+            );
+        }
+        let foreign = protocol_message(Rounds::open(true, None, Some(&state), None, &sealing, binding("d2")));
+        assert!(foreign.contains("issued for a call of other arguments"), "{foreign}");
+
+        let at_once = Sealing { ttl: Duration::ZERO, ..sealing };
+        let state = first_round(&at_once).await;
+        match Rounds::open(true, None, Some(&state), None, &at_once, binding("d1")) {
+            Err(Refused::Envelope(error)) => assert_eq!(error.code, ErrorCode::Custom("INPUT_EXPIRED".to_owned())),
+            other => panic!("expected INPUT_EXPIRED, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_after_the_commit_is_not_sent() {
+        let rounds = Rounds::open(true, None, None, None, &Sealing::random(), binding("d1")).unwrap();
+        let asked = rounds.ask("billing.void_invoice", "confirm", question(), || false).await.unwrap_err();
+        assert_eq!(asked.code, ErrorCode::InternalError);
+        assert!(rounds.interrupted().is_none(), "nothing is asked");
+    }
+}

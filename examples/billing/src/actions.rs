@@ -6,7 +6,7 @@ use mcp_fusion::middleware::BoxError;
 use mcp_fusion::prompt::{ContentBlock, PromptMessage, Role};
 use mcp_fusion::resource::ResourceContents;
 use mcp_fusion::wire::{FieldPath, ToolError};
-use mcp_fusion::{Ctx, FieldIssue, Json, Validate, Validated};
+use mcp_fusion::{Ctx, Elicited, FieldIssue, Json, Validate, Validated};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -190,9 +190,38 @@ pub async fn pay_invoice(ctx: Ctx<Store>, input: PayInvoice) -> Result<Json<Invo
     }
 }
 
-/// Voids an open invoice.
+/// From this amount on (in cents), `void_invoice` asks the user to confirm before it voids.
+pub const CONFIRM_VOID_CENTS: i64 = 100_000;
+
+/// The form `void_invoice` shows the user before it voids a large invoice.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ConfirmVoid {
+    /// Tick to void the invoice for good.
+    pub confirm: bool,
+}
+
+/// Voids an open invoice; one of [`CONFIRM_VOID_CENTS`] or more only once the user confirmed.
 pub async fn void_invoice(ctx: Ctx<Store>, input: Validated<VoidInvoice>) -> Result<Json<Invoice>, BoxError> {
     let Validated(input) = input;
+    // Asked before the write, from a read that runs again in every round of the question.
+    if let Some(invoice) = ctx.state().get(input.id.clone()).await?
+        && invoice.status == Status::Open
+        && invoice.amount_cents >= CONFIRM_VOID_CENTS
+    {
+        let question = format!(
+            "Void invoice {} of {}.{:02} {} billed to {} for good? Reason given: {}",
+            invoice.id,
+            invoice.amount_cents / 100,
+            invoice.amount_cents % 100,
+            invoice.currency.as_str(),
+            invoice.customer_email,
+            mcp_fusion::wire::echo(input.reason.trim()),
+        );
+        match ctx.elicit::<ConfirmVoid>(question).key("confirm_void").await? {
+            Elicited::Accepted(ConfirmVoid { confirm: true }) => {}
+            other => return Err(other.refusal(ctx.action()).detail("invoice_id", &invoice.id).into()),
+        }
+    }
     match ctx.state().void(input.id.clone(), input.reason.trim().to_owned(), Write::of(ctx.call())).await? {
         Change::Applied(invoice) => {
             changed(&ctx, &invoice);

@@ -48,6 +48,9 @@ pub struct Options {
     /// the invoice resources and the prompt, [`WRITE_SCOPE`] to create, pay and void (set when
     /// HTTP checks OAuth access tokens).
     pub scopes: bool,
+    /// How long the user's answer to a question (`void_invoice`'s confirmation) is taken on
+    /// MCP 2026-07-28 (default: the framework's 10 minutes).
+    pub request_state_ttl: Option<Duration>,
 }
 
 /// The scope that reads: `list_invoices`, `get_invoice`, the resources, the prompt.
@@ -97,7 +100,10 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         .handler(actions::pay_invoice),
     ))
     .action(write(
-        Action::new("void_invoice", "Void an open invoice for good, with a reason. Paid invoices cannot be voided.")
+        Action::new(
+            "void_invoice",
+            "Void an open invoice for good, with a reason. Paid invoices cannot be voided; one of 1000.00 or more is voided only once the user confirms it.",
+        )
             .destructive()
             .idempotent_by_key()
             .check_with("get_invoice")
@@ -128,6 +134,9 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     }
     if let Some(timeout) = options.timeout {
         builder = builder.timeout(timeout);
+    }
+    if let Some(ttl) = options.request_state_ttl {
+        builder = builder.request_state_ttl(ttl);
     }
     builder
         .subscription_limits(options.subscription_limits)

@@ -226,6 +226,10 @@ struct Cli {
     /// The most resource URIs held across the server, every session together.
     #[arg(long, value_name = "N", default_value_t = SubscriptionLimits::default().uris_in_total(), value_parser = at_least_one)]
     max_subscriptions: usize,
+    /// How long the user's answer to void_invoice's confirmation is taken, on MCP 2026-07-28
+    /// (where the question travels with the call's sealed requestState). Default: 10 minutes.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
+    request_state_ttl_ms: Option<u64>,
     /// Log a line of load figures every SECS seconds: the runtime's live tasks and the calls in
     /// flight (at `info`, on stderr).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -290,6 +294,7 @@ impl Cli {
             concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),
+            request_state_ttl: self.request_state_ttl_ms.map(Duration::from_millis),
             require_identity: (self.token.is_some() || self.oauth_issuer.is_some()) && self.http.is_some(),
             scopes: self.oauth_issuer.is_some() && self.http.is_some(),
             idempotency_keys: usize::try_from(self.idempotency_keys).unwrap_or(usize::MAX),

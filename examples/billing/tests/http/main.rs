@@ -5,6 +5,7 @@
 mod support;
 
 mod client;
+mod confirm;
 mod http;
 mod keys;
 mod subscriptions;
