@@ -313,3 +313,27 @@ async fn an_rmcp_client_confirms_in_a_second_round_on_2026_07_28_and_over_the_co
         assert_eq!(status, "void");
     }
 }
+
+#[tokio::test]
+async fn an_answer_that_does_not_fit_the_form_is_a_validation_error_and_voids_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = serve(dir.path(), &Options::default()).await;
+    let (_, state) = asked(addr).await;
+    let (_, unfit) = answered(addr, json!({"action": "accept", "content": {"confirm": "yes"}}), &state).await;
+    assert_eq!(unfit["result"]["isError"], true, "{unfit}");
+    assert_eq!(
+        text(&unfit),
+        r#"<tool_error code="VALIDATION_ERROR" severity="error">
+<message>The user's answer to the form of billing.void_invoice does not fit it; nothing was done. confirm: Invalid type. You sent: 'yes'. Expected a boolean.</message>
+<recovery>Call billing.void_invoice again with the same arguments: the user is asked again.</recovery>
+</tool_error>"#
+    );
+    let (_, state) = asked(addr).await;
+    let (_, malformed) = answered(addr, json!(12345), &state).await;
+    assert_eq!(malformed["error"]["code"], -32602, "{malformed}");
+    assert_eq!(
+        malformed["error"]["message"],
+        r#"Invalid params: inputResponses['confirm_void'] is a number, not an elicitation result ({"action": "accept", "content": {…}}). Nothing was done. Send an elicitation result ({"action": "accept", "content": {…}}) under that key, or call billing.void_invoice again without inputResponses to be asked again."#
+    );
+    assert_eq!(status(addr, LARGE).await, "open");
+}
