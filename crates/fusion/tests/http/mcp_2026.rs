@@ -297,3 +297,78 @@ fn an_extension_name_must_be_vendor_slash_name_and_given_once() {
         "duplicate extension \"com.example/receipts\": names must be unique; rename one of them"
     );
 }
+
+async fn consent(ctx: Ctx<()>, _input: Nothing) -> Result<&'static str, ToolError> {
+    match ctx.elicit_url("Give the bank your consent", "https://bank.example/consent").key("consent").await? {
+        mcp_fusion::Elicited::Accepted(()) => Ok("consented"),
+        other => Err(other.refusal(ctx.action())),
+    }
+}
+
+#[expect(deprecated, reason = "rmcp marks sampling deprecated (SEP-2577); 2026-07-28 keeps it")]
+async fn ask_model(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    use rmcp::model::{CreateMessageRequestParams, SamplingMessage};
+    let answer = ctx.sample(CreateMessageRequestParams::new(vec![SamplingMessage::user_text("Hi?")], 10)).await?;
+    Ok(format!("{:?}", answer.model))
+}
+
+fn asking_server() -> FusionServer {
+    FusionServer::builder("asking", "1")
+        .group(
+            Group::new("t", "Tools that ask.")
+                .action(Action::new("consent", "Asks the user to open a page.").handler(consent))
+                .action(Action::new("ask_model", "Asks the client's model.").handler(ask_model)),
+        )
+        .build(())
+        .unwrap()
+}
+
+fn asking_call(action: &str, capabilities: Value) -> Map<String, Value> {
+    let meta = meta(json!({"io.modelcontextprotocol/clientCapabilities": capabilities}));
+    json!({"name": "t", "arguments": {"action": action}, "_meta": meta}).as_object().cloned().unwrap()
+}
+
+#[tokio::test]
+async fn a_url_question_rides_an_input_required_result_and_a_client_without_url_mode_is_told_what_to_open() {
+    let addr = serve(asking_server()).await;
+    let (status, asked) =
+        request(addr, "tools/call", asking_call("consent", json!({"elicitation": {"url": {}}}))).await;
+    assert_eq!(status, 200);
+    let result = &asked[0]["result"];
+    assert_eq!(result["resultType"], "input_required", "{asked:?}");
+    let params = &result["inputRequests"]["consent"]["params"];
+    assert_eq!((&params["mode"], &params["url"]), (&json!("url"), &json!("https://bank.example/consent")));
+    assert_eq!(params["message"], "Give the bank your consent");
+
+    let mut again = asking_call("consent", json!({"elicitation": {"url": {}}}));
+    again.insert("inputResponses".into(), json!({"consent": {"action": "accept"}}));
+    again.insert("requestState".into(), result["requestState"].clone());
+    let (_, done) = request(addr, "tools/call", again).await;
+    assert_eq!(done[0]["result"]["content"][0]["text"], "consented", "{done:?}");
+
+    let (_, forms_only) =
+        request(addr, "tools/call", asking_call("consent", json!({"elicitation": {"form": {}}}))).await;
+    let text = forms_only[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with(r#"<tool_error code="ELICITATION_UNSUPPORTED" severity="error">"#), "{text}");
+    assert!(text.contains("this client cannot open a page (URL elicitation)"), "{text}");
+    assert!(text.contains(r#"<detail key="url">'https://bank.example/consent'</detail>"#), "{text}");
+}
+
+#[tokio::test]
+async fn sampling_without_the_capability_is_refused_with_its_name_and_a_call_in_process_is_told_it_cannot_ask() {
+    let server = asking_server();
+    let addr = serve(server.clone()).await;
+    let (status, refused) = request(addr, "tools/call", asking_call("ask_model", json!({}))).await;
+    assert_eq!(status, 400, "{refused:?}");
+    assert_eq!(refused[0]["error"]["code"], -32021);
+    assert_eq!(refused[0]["error"]["data"], json!({"requiredCapabilities": {"sampling": {}}}));
+    assert_eq!(
+        refused[0]["error"]["message"],
+        "t.ask_model needs the client's sampling capability, which this request does not declare: declare \"sampling\" in the client capabilities of its _meta (or at initialize), or call an action that does not need it"
+    );
+
+    let arguments = json!({"action": "consent"}).as_object().cloned();
+    let in_process = server.call("t", arguments, mcp_fusion::transport::RequestInfo::default()).await;
+    let text = &in_process.content[0].as_text().unwrap().text;
+    assert!(text.starts_with(r#"<tool_error code="CLIENT_UNREACHABLE" severity="error">"#), "{text}");
+}

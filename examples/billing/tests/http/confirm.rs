@@ -337,3 +337,22 @@ async fn an_answer_that_does_not_fit_the_form_is_a_validation_error_and_voids_no
     );
     assert_eq!(status(addr, LARGE).await, "open");
 }
+
+#[tokio::test]
+async fn an_idempotency_key_spans_the_rounds_and_a_replay_neither_asks_nor_voids_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let addr = serve(dir.path(), &Options::default()).await;
+    let keyed = json!({"action": "void_invoice", "id": LARGE, "reason": "Issued twice", "idempotency_key": "void-3"});
+    let elicit = json!({"elicitation": {}});
+    let (_, first) = post(addr, "tools/call", billing(keyed.clone(), elicit.clone())).await;
+    assert_eq!(first["result"]["resultType"], "input_required", "the round that asks frees the key: {first}");
+    let mut params = billing(keyed.clone(), elicit.clone());
+    params.insert("inputResponses".into(), json!({"confirm_void": {"action": "accept", "content": {"confirm": true}}}));
+    params.insert("requestState".into(), first["result"]["requestState"].clone());
+    let (_, done) = post(addr, "tools/call", params).await;
+    assert_eq!(done["result"]["structuredContent"]["status"], "void", "{done}");
+    // The same key again, as a client retrying after a lost answer: the first result, not a
+    // question (the invoice is void now) and not a second write.
+    let (_, replay) = post(addr, "tools/call", billing(keyed, elicit)).await;
+    assert_eq!(replay["result"]["structuredContent"], done["result"]["structuredContent"], "{replay}");
+}
