@@ -343,7 +343,9 @@ def subscriptions(binary: str, workdir: str) -> None:
             f"a listen of 30,000 URIs ({len(body) / 1e6:.1f} MB) refused -32602: median {statistics.median(took) * 1000:.1f} ms, "
             f"slowest {max(took) * 1000:.1f} ms",
         )
-        # Three of them at a time, again and again, while the client calls.
+        # Three of them at a time, again and again, while the client calls. On a busy machine one
+        # measurement can fall on a bad moment: a pair (alone, then loaded) is measured again
+        # when it misses the bound, and the check fails only when both pairs miss it.
         stop = threading.Event()
 
         def flood() -> None:
@@ -352,19 +354,31 @@ def subscriptions(binary: str, workdir: str) -> None:
                 post(listen, body, headers)
             listen.close()
 
-        flooders = [threading.Thread(target=flood) for _ in range(3)]
-        for flooder in flooders:
-            flooder.start()
-        loaded = call_latencies(server, session, 300)
-        stop.set()
-        for flooder in flooders:
-            flooder.join()
-        b99, l99 = percentile(baseline, 0.99) * 1000, percentile(loaded, 0.99) * 1000
+        pairs = []
+        for attempt in range(2):
+            if attempt > 0:
+                baseline = call_latencies(server, session, 300)
+            stop.clear()
+            flooders = [threading.Thread(target=flood) for _ in range(3)]
+            for flooder in flooders:
+                flooder.start()
+            loaded = call_latencies(server, session, 300)
+            stop.set()
+            for flooder in flooders:
+                flooder.join()
+            b99, l99 = percentile(baseline, 0.99) * 1000, percentile(loaded, 0.99) * 1000
+            pairs.append(f"p99 {l99:.2f} ms (alone {b99:.2f} ms)")
+            if l99 <= max(5 * b99, b99 + 50):
+                break
         check(
             l99 <= max(5 * b99, b99 + 50),
-            f"get_invoice during three 30,000-URI listens at a time: p99 {l99:.2f} ms (alone {b99:.2f} ms)",
+            f"get_invoice during three 30,000-URI listens at a time: {'; measured again: '.join(pairs)}",
         )
 
+        # The session's own connection sat idle through the flood: on a slow machine longer than
+        # the server's idle deadline, which closes it. A fresh one carries the session on.
+        conn.close()
+        conn = server.connection()
         # 150 subscribes of 1 MiB URIs: refused as a read of them is, and nothing kept.
         start = server.rss_kib()
         huge = "a" * (1 << 20)
