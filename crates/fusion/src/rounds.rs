@@ -150,20 +150,20 @@ impl Rounds {
         }
     }
 
-    /// The rounds of a request: on 2026-07-28, the answers it carries and the state it echoes,
-    /// checked (sealed by this server, for this call, in time); before, the connection when it
-    /// carries requests to the client.
+    /// The rounds of a request before 2026-07-28: questions go over `peer`, the connection of a
+    /// session, when there is one.
+    pub(crate) fn over(peer: Option<Peer<RoleServer>>) -> Rounds {
+        Rounds::with(peer.map_or(Channel::Unreachable, Channel::Connection), BTreeMap::new())
+    }
+
+    /// The rounds of a 2026-07-28 request: the answers it carries and the state it echoes,
+    /// checked (sealed by this server, for this call, in time).
     pub(crate) fn open(
-        multi_round_trip: bool,
         responses: Option<InputResponses>,
         state: Option<&str>,
-        peer: Option<Peer<RoleServer>>,
         sealing: &Sealing,
         binding: Binding,
     ) -> Result<Rounds, Refused> {
-        if !multi_round_trip {
-            return Ok(Rounds::with(peer.map_or(Channel::Unreachable, Channel::Connection), BTreeMap::new()));
-        }
         let (asked, answers) = match state {
             None => (None, BTreeMap::new()),
             Some(sealed) => {
@@ -417,7 +417,7 @@ mod tests {
 
     /// The state of a first round that asked `confirm`.
     async fn first_round(sealing: &Sealing) -> String {
-        let rounds = Rounds::open(true, None, None, None, sealing, binding("d1")).unwrap();
+        let rounds = Rounds::open(None, None, sealing, binding("d1")).unwrap();
         let asked = rounds.ask("billing.void_invoice", "confirm", question(), || true).await;
         assert_eq!(asked.unwrap_err().code, ErrorCode::Custom(INPUT_REQUIRED.to_owned()));
         let input = rounds.interrupted().unwrap().unwrap();
@@ -437,7 +437,7 @@ mod tests {
         let sealing = Sealing::random();
         let state = first_round(&sealing).await;
         let responses: InputResponses = [("confirm".to_owned(), serde_json::json!({"action": "accept"}))].into();
-        let rounds = Rounds::open(true, Some(responses), Some(&state), None, &sealing, binding("d1")).unwrap();
+        let rounds = Rounds::open(Some(responses), Some(&state), &sealing, binding("d1")).unwrap();
         let answer = rounds.ask("billing.void_invoice", "confirm", question(), || panic!("asked again")).await;
         assert_eq!(answer.unwrap(), serde_json::json!({"action": "accept"}));
         assert!(rounds.interrupted().is_none());
@@ -451,26 +451,20 @@ mod tests {
             let mut bytes = state.clone().into_bytes();
             bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
             let changed = String::from_utf8(bytes).unwrap();
-            let opened = Rounds::open(true, None, Some(&changed), None, &sealing, binding("d1"));
+            let opened = Rounds::open(None, Some(&changed), &sealing, binding("d1"));
             assert!(protocol_message(opened).contains("failed its integrity check"), "byte {at}");
         }
         let other_key = Sealing::random();
-        assert!(
-            protocol_message(Rounds::open(true, None, Some(&state), None, &other_key, binding("d1")))
-                .contains("integrity")
-        );
+        assert!(protocol_message(Rounds::open(None, Some(&state), &other_key, binding("d1"))).contains("integrity"));
         for garbage in ["", "x", "rs1.", "rs2...", &"A".repeat(10_000), "\u{202e}\u{0}"] {
-            assert!(
-                protocol_message(Rounds::open(true, None, Some(garbage), None, &sealing, binding("d1")))
-                    .contains("integrity")
-            );
+            assert!(protocol_message(Rounds::open(None, Some(garbage), &sealing, binding("d1"))).contains("integrity"));
         }
-        let foreign = protocol_message(Rounds::open(true, None, Some(&state), None, &sealing, binding("d2")));
+        let foreign = protocol_message(Rounds::open(None, Some(&state), &sealing, binding("d2")));
         assert!(foreign.contains("issued for a call of other arguments"), "{foreign}");
 
         let at_once = Sealing { ttl: Duration::ZERO, ..sealing };
         let state = first_round(&at_once).await;
-        match Rounds::open(true, None, Some(&state), None, &at_once, binding("d1")) {
+        match Rounds::open(None, Some(&state), &at_once, binding("d1")) {
             Err(Refused::Envelope(error)) => assert_eq!(error.code, ErrorCode::Custom("INPUT_EXPIRED".to_owned())),
             other => panic!("expected INPUT_EXPIRED, got {other:?}"),
         }
@@ -478,7 +472,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_question_after_the_commit_is_not_sent() {
-        let rounds = Rounds::open(true, None, None, None, &Sealing::random(), binding("d1")).unwrap();
+        let rounds = Rounds::open(None, None, &Sealing::random(), binding("d1")).unwrap();
         let asked = rounds.ask("billing.void_invoice", "confirm", question(), || false).await.unwrap_err();
         assert_eq!(asked.code, ErrorCode::InternalError);
         assert!(rounds.interrupted().is_none(), "nothing is asked");

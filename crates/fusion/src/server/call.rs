@@ -229,6 +229,10 @@ impl CompiledAction {
     /// the request echoes, which must be sealed by this server for this action, these
     /// arguments and this caller, and still in time.
     fn rounds(&self, request: &RequestInfo, arguments: &Value, settings: &Settings) -> Result<Rounds, Refusal> {
+        if !request.multi_round_trip {
+            // Nothing to bind: a session's questions wait on its connection.
+            return Ok(Rounds::over(request.peer.clone().filter(|_| request.peer_accepts_requests)));
+        }
         let identity = match &request.caller {
             Caller::Authenticated(identity) => Some(identity),
             _ => None,
@@ -239,12 +243,9 @@ impl CompiledAction {
             arguments: crate::guard::fingerprint(arguments),
             caller: caller.to_string(),
         };
-        let peer = request.peer.clone().filter(|_| request.peer_accepts_requests);
         Rounds::open(
-            request.multi_round_trip,
             request.input_responses.clone(),
             request.request_state.as_deref(),
-            peer,
             &settings.request_state,
             binding,
         )
