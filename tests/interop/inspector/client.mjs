@@ -25,17 +25,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  SCENARIO,
-  checkCall,
-  checkCompletion,
-  checkPrompt,
-  checkResource,
-  checkToolsList,
-  failedCheck,
-  report,
-  writeResult,
-} from "../lib/scenario.mjs";
+import { checkCall, checkCompletion, checkPrompt, checkResource, checkToolsList, failedCheck, finish, report, SCENARIO } from "../lib/scenario.mjs";
 import { parseArgs } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/inspector";
@@ -190,7 +180,4 @@ try {
 } catch (error) {
   run.checks.push(failedCheck("initialize", error));
 }
-run.checks.forEach(report);
-const result = writeResult(options.out, run);
-console.log(`  ${result.passed ? "PASSED" : "FAILED"}: ${run.checks.filter((c) => c.passed).length}/${run.checks.length} checks`);
-process.exit(result.passed ? 0 : 1);
+finish(options.out, run);

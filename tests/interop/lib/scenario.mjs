@@ -151,3 +151,11 @@ export function writeResult(path, run) {
   if (path) writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
   return result;
 }
+
+/** Ends a client's run: each check reported, the result written to `path`, the verdict as exit status. */
+export function finish(path, run) {
+  run.checks.forEach(report);
+  const result = writeResult(path, run);
+  console.log(`  ${result.passed ? "PASSED" : "FAILED"}: ${run.checks.filter((c) => c.passed).length}/${run.checks.length} checks`);
+  process.exit(result.passed ? 0 : 1);
+}

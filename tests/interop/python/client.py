@@ -257,14 +257,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return options
 
 
-if __name__ == "__main__":
-    options = parse_args(sys.argv[1:])
-    run = anyio.run(main, options)
+def finish(run: dict[str, Any], out: str | None) -> None:
+    """Ends a client's run: each check reported, the result written to `out`, the verdict as exit status."""
     for check in run["checks"]:
         report(check)
     run["passed"] = bool(run["checks"]) and all(check["passed"] for check in run["checks"])
-    if options.out:
-        Path(options.out).write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if out:
+        Path(out).write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     passed = sum(check["passed"] for check in run["checks"])
     print(f"  {'PASSED' if run['passed'] else 'FAILED'}: {passed}/{len(run['checks'])} checks")
     sys.exit(0 if run["passed"] else 1)
+
+
+if __name__ == "__main__":
+    options = parse_args(sys.argv[1:])
+    run = anyio.run(main, options)
+    finish(run, options.out)

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from client import failed_check, report, same, show, subset_problems, wire
+from client import failed_check, finish, same, show, subset_problems, wire
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -177,11 +177,4 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 if __name__ == "__main__":
     options = parse_args(sys.argv[1:])
     run = anyio.run(main, options)
-    for check in run["checks"]:
-        report(check)
-    run["passed"] = bool(run["checks"]) and all(check["passed"] for check in run["checks"])
-    if options.out:
-        Path(options.out).write_text(json.dumps(run, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    passed = sum(check["passed"] for check in run["checks"])
-    print(f"  {'PASSED' if run['passed'] else 'FAILED'}: {passed}/{len(run['checks'])} checks")
-    sys.exit(0 if run["passed"] else 1)
+    finish(run, options.out)

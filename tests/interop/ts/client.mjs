@@ -12,17 +12,7 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import {
-  SCENARIO,
-  checkCall,
-  checkCompletion,
-  checkPrompt,
-  checkResource,
-  checkToolsList,
-  failedCheck,
-  report,
-  writeResult,
-} from "../lib/scenario.mjs";
+import { checkCall, checkCompletion, checkPrompt, checkResource, checkToolsList, failedCheck, finish, SCENARIO } from "../lib/scenario.mjs";
 import { parseArgs } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/sdk";
@@ -112,7 +102,4 @@ try {
   }
   await client.close().catch(() => {});
 }
-run.checks.forEach(report);
-const result = writeResult(options.out, run);
-console.log(`  ${result.passed ? "PASSED" : "FAILED"}: ${run.checks.filter((c) => c.passed).length}/${run.checks.length} checks`);
-process.exit(result.passed ? 0 : 1);
+finish(options.out, run);

@@ -14,7 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { CONFIRMATION } from "../lib/confirmation.mjs";
-import { failedCheck, report, writeResult } from "../lib/scenario.mjs";
+import { failedCheck, finish } from "../lib/scenario.mjs";
 import { parseArgs, usage } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/sdk";
@@ -83,6 +83,4 @@ try {
 } finally {
   await client.close().catch(() => {});
 }
-run.checks.forEach(report);
-const result = writeResult(options.out, run);
-process.exit(result.passed ? 0 : 1);
+finish(options.out, run);

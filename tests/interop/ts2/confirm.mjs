@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { checkElicitation, checkProtocol, checkRounds, checkStored, checkVoid, CONFIRMATION } from "../lib/confirmation.mjs";
-import { failedCheck, report, writeResult } from "../lib/scenario.mjs";
+import { failedCheck, finish } from "../lib/scenario.mjs";
 import { parseArgs, usage } from "../lib/args.mjs";
 
 const PACKAGE = "@modelcontextprotocol/client";
@@ -95,7 +95,4 @@ try {
 } finally {
   await client.close().catch(() => {});
 }
-run.checks.forEach(report);
-const result = writeResult(options.out, run);
-console.log(`  ${result.passed ? "PASSED" : "FAILED"}: ${run.checks.filter((c) => c.passed).length}/${run.checks.length} checks`);
-process.exit(result.passed ? 0 : 1);
+finish(options.out, run);
