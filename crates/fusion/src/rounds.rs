@@ -135,11 +135,6 @@ pub(crate) struct Rounds {
 pub(crate) const INPUT_REQUIRED: &str = "INPUT_REQUIRED";
 
 impl Rounds {
-    /// Rounds with nowhere to ask (a call made in process).
-    pub(crate) fn unreachable() -> Rounds {
-        Rounds::with(Channel::Unreachable, BTreeMap::new())
-    }
-
     fn with(channel: Channel, answers: BTreeMap<String, Value>) -> Rounds {
         Rounds {
             channel,

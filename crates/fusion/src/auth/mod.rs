@@ -149,6 +149,16 @@ pub enum Caller {
     Refused(AuthError),
 }
 
+impl Caller {
+    /// The identity, when the credentials were accepted.
+    pub fn identity(&self) -> Option<&Identity> {
+        match self {
+            Caller::Authenticated(identity) => Some(identity),
+            _ => None,
+        }
+    }
+}
+
 /// Who a call counts as, for every per-caller key (rate limits, idempotency scopes): the
 /// verified identity; else the session the transport issued and still holds; else the
 /// client's address; else (stdio, in-process) the one local client. Never a value the client

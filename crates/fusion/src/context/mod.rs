@@ -124,7 +124,7 @@ impl CallInfo {
             output_schema,
             subscriptions,
             guard_state: Mutex::new(Extensions::default()),
-            rounds: Rounds::unreachable(),
+            rounds: Rounds::over(None),
         }
     }
 
@@ -228,10 +228,7 @@ impl CallInfo {
 
     /// The authenticated caller, if credentials came with the call and were accepted.
     pub fn identity(&self) -> Option<&Identity> {
-        match &self.caller {
-            Caller::Authenticated(identity) => Some(identity),
-            _ => None,
-        }
+        self.caller.identity()
     }
 
     /// The client connection, to send it requests of its own (sampling, elicitation, roots) or

@@ -1,6 +1,7 @@
 //! The path of one `tools/call`: routed in the catalog, then, inside one panic catch raced
 //! against the client's cancellation, validated, decoded and run through the action's chain.
 
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
@@ -14,7 +15,7 @@ use tracing::Instrument as _;
 use super::FusionServer;
 use super::call_record::CallRecord;
 use super::compile::Settings;
-use crate::auth::{Caller, CallerKey};
+use crate::auth::CallerKey;
 use crate::compiled::CompiledAction;
 use crate::context::CallInfo;
 use crate::context::RequestInfo;
@@ -128,17 +129,17 @@ impl CompiledAction {
             Some(span) => run.instrument(span).await,
             None => run.await,
         };
-        let validation = ErrorCode::ValidationError;
-        let input_required = ErrorCode::Custom(crate::rounds::INPUT_REQUIRED.to_owned());
-        let protocol = ErrorCode::Custom("PROTOCOL_ERROR".to_owned());
+        // Made only for the outcome that has it: a success allocates no code.
         let code = match &outcome {
             Ok(_) => None,
-            Err(Refusal::Invalid(_)) => Some(&validation),
-            Err(Refusal::Failed(error)) => Some(&error.code),
-            Err(Refusal::InputRequired(_)) => Some(&input_required),
-            Err(Refusal::Protocol(_)) => Some(&protocol),
+            Err(Refusal::Invalid(_)) => Some(Cow::Owned(ErrorCode::ValidationError)),
+            Err(Refusal::Failed(error)) => Some(Cow::Borrowed(&error.code)),
+            Err(Refusal::InputRequired(_)) => {
+                Some(Cow::Owned(ErrorCode::Custom(crate::rounds::INPUT_REQUIRED.to_owned())))
+            }
+            Err(Refusal::Protocol(_)) => Some(Cow::Owned(ErrorCode::Custom("PROTOCOL_ERROR".to_owned()))),
         };
-        record.finish(&self.qualified, code);
+        record.finish(&self.qualified, code.as_deref());
         (outcome, warnings)
     }
 
@@ -233,11 +234,7 @@ impl CompiledAction {
             // Nothing to bind: a session's questions wait on its connection.
             return Ok(Rounds::over(request.peer.clone().filter(|_| request.peer_accepts_requests)));
         }
-        let identity = match &request.caller {
-            Caller::Authenticated(identity) => Some(identity),
-            _ => None,
-        };
-        let caller = CallerKey::of(identity, request.session_id.as_ref(), request.client_address);
+        let caller = CallerKey::of(request.caller.identity(), request.session_id.as_ref(), request.client_address);
         let binding = Binding {
             action: self.qualified.to_string(),
             arguments: crate::guard::fingerprint(arguments),
