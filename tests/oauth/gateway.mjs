@@ -15,6 +15,7 @@
 
 import {
   ALL_ACTIONS,
+  READ_ACTIONS,
   actionEnum,
   bearerChallenge,
   check,
@@ -40,7 +41,6 @@ const options = urlOptions("gateway.mjs", { "--issuer": "issuer", "--gateway": "
 const { gateway, upstream } = options;
 // The upstream's grouped tool `billing`, under the mount's namespace.
 const TOOL = "billing.billing";
-const READ_ACTIONS = ["list_invoices", "get_invoice"];
 
 const discovery = await discover(options.issuer);
 const token = (client, resource, scope) => requestToken(discovery.token_endpoint, client, resource, scope);
@@ -80,7 +80,7 @@ await check("14 gateway: its resource metadata names the gateway's resource and 
 const writerToken = await required("a token of billing-writer for the gateway", () => token("writer", gateway));
 const upstreamToken = await required("a token of billing-writer for the upstream", () => token("writer", upstream));
 
-await check(`14 gateway: billing-writer's token for it is served: tools/list has ${TOOL} with the five actions, and list_invoices through it answers what the billing-server behind does`, async () => {
+await check(`14 gateway: billing-writer's token for it is served: tools/list has ${TOOL} with the six actions, and list_invoices through it answers what the billing-server behind does`, async () => {
   const { payload } = decodeJwt(writerToken);
   expect(payload.aud === gateway && payload.iss === options.issuer, `the fixture's token: ${clip(payload)}`);
   const s = await session(gateway, writerToken);
@@ -111,7 +111,7 @@ await check("14 gateway: a token for the billing-server behind it (not the gatew
 });
 
 await check(
-  `14 gateway: billing-reader's billing:read token still sees ${TOOL} with all five actions and is served list_invoices, which the billing-server itself lists it only ${JSON.stringify(READ_ACTIONS)} of: the gateway lists what its own token (billing:read billing:write) allows, and asks its callers no scope for a mounted tool`,
+  `14 gateway: billing-reader's billing:read token still sees ${TOOL} with all six actions and is served list_invoices, which the billing-server itself lists it only ${JSON.stringify(READ_ACTIONS)} of: the gateway lists what its own token (billing:read billing:write) allows, and asks its callers no scope for a mounted tool`,
   async () => {
     const readerToken = await token("reader", gateway, "billing:read");
     expect(decodeJwt(readerToken).payload.scope === "billing:read", `the fixture's token: ${clip(decodeJwt(readerToken).payload)}`);

@@ -3,7 +3,9 @@
 // token. Every request is bounded; the whole run is bounded by run.sh's timeout.
 
 export const PROTOCOL_VERSION = "2025-06-18";
-export const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice"];
+export const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice", "export_invoices"];
+/** The demo's actions a billing:read token may call. */
+export const READ_ACTIONS = ["list_invoices", "get_invoice", "export_invoices"];
 export const BOTH_SCOPES = "billing:read billing:write";
 export const REQUEST_LIMIT_MS = 20_000;
 

@@ -53,7 +53,7 @@ function lock(name, args, env = {}) {
   return readFileSync(lockfile, "utf8");
 }
 
-const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice"];
+const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice", "export_invoices"];
 /** The demo's actions a lockfile names. */
 const actions = (text) => ALL_ACTIONS.filter((action) => text.includes(`"${action}"`));
 

@@ -20,6 +20,7 @@
 import { createHmac, createPublicKey, generateKeyPairSync, sign as rsaSign } from "node:crypto";
 import {
   ALL_ACTIONS,
+  READ_ACTIONS,
   BOTH_SCOPES,
   actionEnum,
   bearerChallenge,
@@ -53,7 +54,6 @@ const options = urlOptions("oauth.mjs", {
   "--introspection-server": "introspectionServer",
 });
 
-const READ_ACTIONS = ["list_invoices", "get_invoice"];
 const NEW_INVOICE = {
   action: "create_invoice",
   customer_email: "ops@example.com",

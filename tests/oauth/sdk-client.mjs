@@ -19,7 +19,7 @@ const PACKAGE = "@modelcontextprotocol/sdk";
 const VERSION = JSON.parse(
   readFileSync(new URL(`./node_modules/${PACKAGE}/package.json`, import.meta.url), "utf8"),
 ).version;
-const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice"];
+const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice", "export_invoices"];
 const SCOPE = "billing:read billing:write";
 
 function usage(message) {
@@ -146,7 +146,7 @@ await check("the MCP requests after that carry the bearer token", async () => {
 });
 
 if (connected) {
-  await check("tools/list: the action enum names all five actions", async () => {
+  await check("tools/list: the action enum names all six actions", async () => {
     const { tools } = await client.listTools();
     const actions = tools.find((t) => t.name === "billing")?.inputSchema?.properties?.action?.enum;
     expect(JSON.stringify(actions) === JSON.stringify(ALL_ACTIONS), `action enum ${JSON.stringify(actions)}`);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The Redis rate-limit store against a real redis-server:
+# The Redis stores (rate limits, idempotency keys, tasks) against a real redis-server, and
+# billing-server replicas sharing one:
 #
 #   bash tests/redis/run.sh
 #
 # Installs redis-server with apt-get when it is missing (as root, or through sudo without a
-# password), then runs the ignored tests of crates/fusion/tests/redis/ one at a time; each
+# password), then runs the ignored tests of crates/fusion/tests/redis/ and examples/billing/tests/replicas/ one at a time; each
 # test starts (and kills) its own redis-server on a free port, without persistence.
 # REDIS_SERVER=/path/to/redis-server uses that binary instead of the one on PATH.
 set -euo pipefail
@@ -38,3 +39,6 @@ export REDIS_SERVER
 
 step "RedisStore against a real redis-server"
 cargo test -p mcp-fusion --features redis --test redis -- --ignored --test-threads=1
+
+step "billing-server replicas sharing tasks through a real redis-server (one killed with -9)"
+cargo test -p billing-server --test replicas -- --ignored --test-threads=1

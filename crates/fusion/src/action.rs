@@ -74,6 +74,7 @@ pub struct Action<S = ()> {
     pub(crate) deprecated_fields: Vec<(String, Option<String>)>,
     pub(crate) by_key: bool,
     pub(crate) check_with: Option<String>,
+    pub(crate) task: Option<crate::task::TaskSupport>,
 }
 
 impl<S: Send + Sync + 'static> Action<S> {
@@ -96,6 +97,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             deprecated_fields: Vec::new(),
             by_key: false,
             check_with: None,
+            task: None,
         }
     }
 
@@ -205,6 +207,15 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// or its retry, which runs again, writes twice.
     pub fn idempotent_by_key(mut self) -> Action<S> {
         self.by_key = true;
+        self
+    }
+
+    /// Runs the action as a task (the MCP tasks extension) for a client that declared the
+    /// extension: the call is answered at once with the task's handle, and the client reads its
+    /// status and result later (see [`task`](crate::task)). Guards run when the task is created,
+    /// so a refused call costs nothing and is answered as a plain call is.
+    pub fn task(mut self, support: crate::task::TaskSupport) -> Action<S> {
+        self.task = Some(support);
         self
     }
 

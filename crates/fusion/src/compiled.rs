@@ -77,6 +77,10 @@ pub(crate) struct CompiledAction {
     /// Who may call it: an identity, scopes. Its auth guard refuses the others; lists shown
     /// per caller leave it out for them, and HTTP asks for the scopes it lacks.
     pub(crate) access: RequireCaller,
+    /// Whether its calls run as tasks for a client that declared the extension.
+    pub(crate) task: Option<crate::task::TaskSupport>,
+    /// Whether it only reads (a lost task of it may simply run again).
+    pub(crate) read_only: bool,
 }
 
 impl CompiledAction {
@@ -103,6 +107,8 @@ impl CompiledAction {
             output_schema: false,
             kind: EntryKind::Action,
             access,
+            task: None,
+            read_only: false,
         }
     }
 

@@ -102,6 +102,7 @@ mod server;
 mod session;
 mod similarity;
 mod subscriptions;
+pub mod task;
 pub mod transport;
 mod validation;
 

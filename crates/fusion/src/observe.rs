@@ -75,6 +75,14 @@ pub const CONCURRENCY_ACTIVE: &str = "mcp_fusion_concurrency_active";
 /// Gauge: calls waiting in a concurrency guard's line, labelled `guard`.
 pub const CONCURRENCY_QUEUED: &str = "mcp_fusion_concurrency_queued";
 
+/// Counter: tasks (the MCP tasks extension), labelled `action` and `status`: `created` when
+/// one is kept, then how it ended: `completed`, `failed` (a JSON-RPC error: its time to live
+/// ran out, or its replica was lost) or `cancelled`.
+pub const TASKS_TOTAL: &str = "mcp_fusion_tasks_total";
+
+/// Gauge: tasks this process runs now.
+pub const TASKS_RUNNING: &str = "mcp_fusion_tasks_running";
+
 /// Buckets for [`CALL_DURATION_SECONDS`], from half a millisecond to ten seconds: a call of
 /// this framework answers in a fraction of a millisecond when its handler is quick.
 pub const DURATION_BUCKETS: &[f64] =

@@ -1,6 +1,8 @@
 //! The `billing` actions: their inputs (whose doc comments are what the model reads), their
 //! outputs, and the handlers that turn store outcomes into results or envelopes.
 
+use std::time::Duration;
+
 use chrono::NaiveDate;
 use mcp_fusion::middleware::BoxError;
 use mcp_fusion::prompt::{ContentBlock, PromptMessage, Role};
@@ -119,6 +121,60 @@ impl Validate for VoidInvoice {
         }
         vec![FieldIssue::new(FieldPath::root().key("reason"), "Blank reason", "a reason in words, like 'Issued twice'")]
     }
+}
+
+/// Arguments of `export_invoices`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExportInvoices {
+    /// Only invoices with this status; all when omitted.
+    pub status: Option<Status>,
+}
+
+/// The header of the CSV `export_invoices` writes.
+pub const EXPORT_HEADER: &str = "id,customer_email,amount_cents,paid_cents,currency,status,due_date,created_at";
+
+/// Writes every invoice (of `status`, if given) as CSV, oldest first, taking at least `delay`:
+/// the demo's long work, run as a task by a client that can. It stops when cancelled.
+pub async fn export_invoices(ctx: Ctx<Store>, input: ExportInvoices, delay: Duration) -> Result<String, BoxError> {
+    let cancelled = ctx.call().cancellation().clone();
+    let work = async {
+        let mut csv = format!("{EXPORT_HEADER}\n");
+        let mut after = 0;
+        loop {
+            let page = ctx.state().list(input.status, 100, after).await?;
+            for invoice in &page.invoices {
+                let due = invoice.due_date.map(|date| date.to_string()).unwrap_or_default();
+                let fields = [
+                    csv_field(&invoice.id),
+                    csv_field(&invoice.customer_email),
+                    invoice.amount_cents.to_string(),
+                    invoice.paid_cents.to_string(),
+                    invoice.currency.as_str().to_owned(),
+                    invoice.status.as_str().to_owned(),
+                    due,
+                    csv_field(&invoice.created_at),
+                ];
+                csv.push_str(&fields.join(","));
+                csv.push('\n');
+            }
+            match page.next_after {
+                Some(next) => after = next,
+                None => return Ok::<_, BoxError>(csv),
+            }
+        }
+    };
+    let (csv, ()) = tokio::select! {
+        done = async { tokio::join!(work, tokio::time::sleep(delay)) } => done,
+        () = cancelled.cancelled() => return Err(ToolError::new(mcp_fusion::wire::ErrorCode::cancelled(), "The export was cancelled before it finished; nothing was written.")
+            .suggest("Call export_invoices again to export.")
+            .into()),
+    };
+    csv
+}
+
+/// A CSV field: quoted when it holds a comma, a quote or a line break (RFC 4180).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_owned() }
 }
 
 /// Lists invoices, a page at a time.

@@ -7,7 +7,9 @@
 mod actions;
 mod store;
 
-pub use actions::{CreateInvoice, GetInvoice, InvoicePage, ListInvoices, PayInvoice, VoidInvoice};
+pub use actions::{
+    CreateInvoice, EXPORT_HEADER, ExportInvoices, GetInvoice, InvoicePage, ListInvoices, PayInvoice, VoidInvoice,
+};
 pub use actions::{DunningLetter, INVOICE_URI_TEMPLATE, SUMMARY_URI, Summary, Tone};
 pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError, Totals, Write};
 
@@ -17,6 +19,7 @@ use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, RateLimit, RedisStore};
 use mcp_fusion::prompt::Prompt;
 use mcp_fusion::resource::{Resource, ResourceTemplate, SubscriptionLimits};
+use mcp_fusion::task::{TaskSupport, Tasks};
 use mcp_fusion::{Action, BuildError, FusionServer, Group};
 
 /// How the server behaves beyond its data; one field per command-line switch.
@@ -51,7 +54,15 @@ pub struct Options {
     /// How long the user's answer to a question (`void_invoice`'s confirmation) is taken on
     /// MCP 2026-07-28 (default: the framework's 10 minutes).
     pub request_state_ttl: Option<Duration>,
+    /// How long `export_invoices` takes at least (default [`DEFAULT_EXPORT_DELAY`]).
+    pub export_delay: Option<Duration>,
+    /// How long a replica vouches for a task it runs before renewing (default: the
+    /// framework's 30 s); a task whose replica died reads `failed` once it lapsed.
+    pub task_lease: Option<Duration>,
 }
+
+/// How long `export_invoices` takes at least, by default: long enough to be worth a task.
+pub const DEFAULT_EXPORT_DELAY: Duration = Duration::from_secs(3);
 
 /// The scope that reads: `list_invoices`, `get_invoice`, the resources, the prompt.
 pub const READ_SCOPE: &str = "billing:read";
@@ -65,6 +76,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     let (read_scope, write_scope) = if options.scopes { (Some(READ_SCOPE), Some(WRITE_SCOPE)) } else { (None, None) };
     let read = |action: Action<Store>| asking(action, read_scope, |action, scope| action.scope(scope));
     let write = |action: Action<Store>| asking(action, write_scope, |action, scope| action.scope(scope));
+    let export_delay = options.export_delay.unwrap_or(DEFAULT_EXPORT_DELAY);
     let billing = Group::new(
         "billing",
         "Invoices of the demo company: list and read them, create new ones, record payments and void open ones. \
@@ -108,6 +120,15 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
             .idempotent_by_key()
             .check_with("get_invoice")
             .handler(actions::void_invoice),
+    ))
+    .action(read(
+        Action::new(
+            "export_invoices",
+            "Export invoices as CSV (all, or those of one status), oldest first. It takes a few seconds: a client that supports tasks gets a task to poll.",
+        )
+        .read_only()
+        .task(TaskSupport::Optional)
+        .handler(move |ctx, input| actions::export_invoices(ctx, input, export_delay)),
     ));
     let billing = match options.concurrency {
         Some(limits) => billing.concurrency(limits),
@@ -117,13 +138,20 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
     }
+    let mut tasks = Tasks::new();
+    if let Some(lease) = options.task_lease {
+        tasks = tasks.lease(lease);
+    }
     builder = match &options.redis {
-        Some(store) => builder.rate_limit_store(store.clone()).idempotency(Idempotency::new().store(store.clone())),
+        Some(store) => builder
+            .rate_limit_store(store.clone())
+            .idempotency(Idempotency::new().store(store.clone()))
+            .tasks(tasks.store(store.clone())),
         // Every write keeps its key and binding in its own transaction (see `Store`), so a key
         // memory forgets is still refused or replayed from the database.
         None => {
             let capacity = if options.idempotency_keys == 0 { 100_000 } else { options.idempotency_keys };
-            builder.idempotency(Idempotency::new().store(MemoryKeys::new(capacity).evict_when_full()))
+            builder.idempotency(Idempotency::new().store(MemoryKeys::new(capacity).evict_when_full())).tasks(tasks)
         }
     };
     if let Some((policy, timeout)) = options.rate_limit_failure {

@@ -230,6 +230,14 @@ struct Cli {
     /// (where the question travels with the call's sealed requestState). Default: 10 minutes.
     #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
     request_state_ttl_ms: Option<u64>,
+    /// How long export_invoices takes at least, in milliseconds (a client that supports tasks
+    /// gets a task to poll meanwhile).
+    #[arg(long, value_name = "MS", default_value_t = 3000)]
+    export_delay_ms: u64,
+    /// How long this replica vouches for a task it runs before renewing: a task whose replica
+    /// died (kill -9) reads `failed` once its lease lapsed. Default: 30 s.
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(30..))]
+    task_lease_ms: Option<u64>,
     /// Log a line of load figures every SECS seconds: the runtime's live tasks and the calls in
     /// flight (at `info`, on stderr).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -295,6 +303,8 @@ impl Cli {
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),
             request_state_ttl: self.request_state_ttl_ms.map(Duration::from_millis),
+            export_delay: Some(Duration::from_millis(self.export_delay_ms)),
+            task_lease: self.task_lease_ms.map(Duration::from_millis),
             require_identity: (self.token.is_some() || self.oauth_issuer.is_some()) && self.http.is_some(),
             scopes: self.oauth_issuer.is_some() && self.http.is_some(),
             idempotency_keys: usize::try_from(self.idempotency_keys).unwrap_or(usize::MAX),

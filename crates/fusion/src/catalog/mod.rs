@@ -122,6 +122,11 @@ impl Catalog {
         &self.mounts
     }
 
+    /// Whether an action of the catalog runs as a task for a client that asks.
+    pub(crate) fn runs_tasks(&self) -> bool {
+        self.groups.iter().any(|group| group.actions.iter().any(|action| action.task.is_some()))
+    }
+
     /// The namespaces that are mounts, in the order of the groups.
     pub(crate) fn mounted_namespaces(&self) -> impl Iterator<Item = &str> {
         self.mounted_groups().map(|group| group.name.as_str())

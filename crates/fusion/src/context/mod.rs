@@ -93,6 +93,10 @@ pub struct CallInfo {
     pub(crate) guard_state: Mutex<Extensions>,
     /// The call's questions to the client and their answers.
     pub(crate) rounds: Rounds,
+    /// The hand-over of a call that becomes a task, taken when it reaches its handler.
+    pub(crate) launch: Mutex<Option<crate::task::Launch>>,
+    /// For a call that may become a task: the id of its task, once kept.
+    pub(crate) task_started: Option<tokio::sync::watch::Receiver<Option<String>>>,
 }
 
 impl CallInfo {
@@ -125,6 +129,8 @@ impl CallInfo {
             subscriptions,
             guard_state: Mutex::new(Extensions::default()),
             rounds: Rounds::over(None),
+            launch: Mutex::new(None),
+            task_started: None,
         }
     }
 
@@ -132,6 +138,18 @@ impl CallInfo {
     pub(crate) fn with_rounds(mut self, rounds: Rounds) -> CallInfo {
         self.rounds = rounds;
         self
+    }
+
+    /// The call as one that becomes a task when it reaches its handler.
+    pub(crate) fn launching(mut self, mut launch: Option<crate::task::Launch>) -> CallInfo {
+        self.task_started = launch.as_mut().and_then(crate::task::Launch::watcher);
+        *self.launch.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = launch;
+        self
+    }
+
+    /// Takes the hand-over of a call that may become a task (once).
+    pub(crate) fn take_launch(&self) -> Option<crate::task::Launch> {
+        self.launch.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 
     /// The call as one of the entry `kind`.

@@ -26,7 +26,17 @@ impl Chain {
     }
 
     pub(crate) fn handle(&self, call: Call) -> BoxFuture<'static, Outcome> {
-        (self.handler)(call)
+        let launch = call.info.take_launch();
+        let run = (self.handler)(call);
+        match launch {
+            None => run,
+            // A call that becomes a task got through every guard: the handler runs once the
+            // task is kept, so that whatever it does can be read.
+            Some(launch) => Box::pin(async move {
+                launch.admitted().await?;
+                run.await
+            }),
+        }
     }
 
     /// The names of the layers in order, the handler last.

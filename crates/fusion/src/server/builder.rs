@@ -76,6 +76,7 @@ pub struct ServerBuilder<S> {
     subscription_limits: SubscriptionLimits,
     cache: CacheHints,
     extensions: Vec<(String, JsonObject)>,
+    tasks: Option<crate::task::Tasks>,
     request_state: crate::rounds::Sealing,
 }
 
@@ -107,6 +108,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             subscription_limits: SubscriptionLimits::default(),
             cache: CacheHints::default(),
             extensions: Vec::new(),
+            tasks: None,
             request_state: crate::rounds::Sealing::random(),
         }
     }
@@ -302,6 +304,16 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Where tasks are kept and the times they are given (default: [`Tasks::new`], in
+    /// memory). Set, the server advertises the tasks extension even before an action marked
+    /// [`Action::task`](crate::Action::task) is added.
+    ///
+    /// [`Tasks::new`]: crate::task::Tasks::new
+    pub fn tasks(mut self, tasks: crate::task::Tasks) -> ServerBuilder<S> {
+        self.tasks = Some(tasks);
+        self
+    }
+
     /// Bounds the resource subscriptions clients may hold: URIs per `subscriptions/listen`
     /// request, per session, across the server, and the length of one URI (default:
     /// [`SubscriptionLimits::default`]). The HTTP and stdio transports of this crate refuse a
@@ -338,6 +350,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         let mounts = std::mem::take(&mut self.mounts);
         let (resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
         let prompts = std::mem::take(&mut self.prompts);
+        let tasks = self.tasks.take();
         let (info, instructions, groups, settings) = self.into_parts();
         let resources = Resources::compile(&settings, resources, templates, &state)?;
         let prompts = Prompts::compile(&settings, prompts, &state)?;
@@ -369,6 +382,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             editing: Default::default(),
             peers: Default::default(),
             in_flight: Default::default(),
+            tasks: super::tasks::TaskRuntime::new(tasks),
         })))
     }
 

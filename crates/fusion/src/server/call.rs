@@ -26,6 +26,7 @@ use crate::logging::Listening;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
 use crate::rounds::{Binding, Refused, Rounds};
+use crate::task::Launch;
 
 /// A call's input, decoded into the handler's type.
 type Input = Box<dyn std::any::Any + Send + Sync>;
@@ -80,6 +81,9 @@ impl FusionServer {
         match catalog.route(tool, arguments.unwrap_or_default()) {
             Ok((action, arguments)) => {
                 drop(catalog);
+                if self.as_task(&action, &request)? {
+                    return self.launch(action, arguments, request).await;
+                }
                 action.run(arguments, request, &self.inner.settings).await
             }
             Err(error) => {
@@ -101,13 +105,21 @@ impl CompiledAction {
         settings: &Settings,
     ) -> Result<CallToolResponse, ErrorData> {
         let (outcome, warnings) = self.outcome(Value::Object(arguments), request, settings).await;
+        self.answer(outcome, &warnings)
+    }
+
+    /// The answer to a call that ended with `outcome`: the success, its envelope, the
+    /// input-required result, or the JSON-RPC error.
+    pub(super) fn answer(
+        &self,
+        outcome: Result<Output, Refusal>,
+        warnings: &[ToolError],
+    ) -> Result<CallToolResponse, ErrorData> {
         Ok(match outcome {
-            Ok(output) => success_result(output, &warnings).into(),
-            Err(Refusal::Failed(error)) => {
-                envelope_result(error.to_call_result(), &warnings, self.output_schema).into()
-            }
+            Ok(output) => success_result(output, warnings).into(),
+            Err(Refusal::Failed(error)) => envelope_result(error.to_call_result(), warnings, self.output_schema).into(),
             Err(Refusal::Invalid(error)) => {
-                envelope_result(error.to_call_result(), &warnings, self.output_schema).into()
+                envelope_result(error.to_call_result(), warnings, self.output_schema).into()
             }
             Err(Refusal::InputRequired(input)) => CallToolResponse::InputRequired(input),
             Err(Refusal::Protocol(error)) => return Err(error),
@@ -123,8 +135,20 @@ impl CompiledAction {
         request: RequestInfo,
         settings: &Settings,
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
+        self.outcome_of(arguments, request, settings, None).await
+    }
+
+    /// [`outcome`](Self::outcome) of a call that may become a task: `launch` hands it over
+    /// when it reaches its handler.
+    pub(super) async fn outcome_of(
+        &self,
+        arguments: Value,
+        request: RequestInfo,
+        settings: &Settings,
+        launch: Option<Launch>,
+    ) -> (Result<Output, Refusal>, Vec<ToolError>) {
         let mut record = CallRecord::start(&request);
-        let run = self.caught_outcome(arguments, request, settings);
+        let run = self.caught_outcome(arguments, request, settings, launch);
         let (outcome, warnings) = match record.span(&self.qualified) {
             Some(span) => run.instrument(span).await,
             None => run.await,
@@ -148,12 +172,14 @@ impl CompiledAction {
         arguments: Value,
         request: RequestInfo,
         settings: &Settings,
+        launch: Option<Launch>,
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
         let cancellation = request.cancellation.clone();
         // The call's facts, once validation let it through: its warnings outlive a panic or
         // a cancellation, and ride on that envelope too.
         let admitted = OnceLock::new();
-        let work = AssertUnwindSafe(self.validate_and_run(arguments, request, settings, &admitted)).catch_unwind();
+        let work =
+            AssertUnwindSafe(self.validate_and_run(arguments, request, settings, &admitted, launch)).catch_unwind();
         tokio::pin!(work);
         let caught = |outcome: Result<_, _>| {
             outcome.unwrap_or_else(|panic| {
@@ -184,6 +210,7 @@ impl CompiledAction {
         request: RequestInfo,
         settings: &Settings,
         admitted: &OnceLock<Arc<CallInfo>>,
+        launch: Option<Launch>,
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let requested_level = request.log_level;
@@ -197,7 +224,8 @@ impl CompiledAction {
                 Some(Arc::clone(&settings.subscriptions)),
             )
             .of_kind(self.kind)
-            .with_rounds(rounds),
+            .with_rounds(rounds)
+            .launching(launch),
         );
         let info = Arc::clone(admitted.get_or_init(|| info));
         // A client that set a logging level hears the events of its calls: they run in a span

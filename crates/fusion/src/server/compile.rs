@@ -178,6 +178,8 @@ fn compile_action<S: Send + Sync + 'static>(
         settings.mask_internal_errors,
     );
     compiled.access = RequireCaller::new(Arc::clone(&qualified), action.require_identity, action.scopes.clone());
+    compiled.task = action.task;
+    compiled.read_only = action.annotations.read_only == Some(true);
     let spec = ActionSpec {
         name: action.name,
         qualified,

@@ -16,6 +16,7 @@ mod peers;
 mod prompts;
 mod resources;
 mod service;
+mod tasks;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -79,6 +80,8 @@ struct Inner {
     editing: Mutex<()>,
     peers: Peers,
     in_flight: InFlight,
+    /// Where its tasks are kept, and those this process runs.
+    tasks: tasks::TaskRuntime,
 }
 
 impl std::fmt::Debug for FusionServer {
@@ -302,13 +305,14 @@ impl FusionServer {
         self.remove_group(namespace)
     }
 
-    /// Sets the gauges a scrape reads, through the `metrics` facade: the calls running, and
+    /// Sets the gauges a scrape reads, through the `metrics` facade: the calls and tasks running, and
     /// each concurrency guard's calls holding a slot and waiting (the server's as `server`, a
     /// group's by its name). Cheap, and meant to run just before each scrape rather than on
     /// every call.
     pub fn record_gauges(&self) {
-        use crate::observe::{CALLS_IN_FLIGHT, CONCURRENCY_ACTIVE, CONCURRENCY_QUEUED};
+        use crate::observe::{CALLS_IN_FLIGHT, CONCURRENCY_ACTIVE, CONCURRENCY_QUEUED, TASKS_RUNNING};
         metrics::gauge!(CALLS_IN_FLIGHT).set(self.in_flight() as f64);
+        metrics::gauge!(TASKS_RUNNING).set(self.inner.tasks.running_count() as f64);
         let catalog = self.inner.catalog.load();
         let groups = catalog.groups().iter().filter_map(|g| Some((g.name.clone(), g.concurrency.as_ref()?)));
         let server = self.inner.settings.guards.concurrency.as_ref().map(|guard| ("server".to_owned(), guard));

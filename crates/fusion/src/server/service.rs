@@ -12,11 +12,12 @@ use std::sync::atomic::Ordering;
 
 use mcp_fusion_contract::MOUNTS_CAPABILITY;
 use rmcp::model::{
-    ArgumentInfo, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, JsonObject, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    ArgumentInfo, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
+    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -54,6 +55,12 @@ impl ServerHandler for FusionServer {
         }
         if !self.inner.extensions.is_empty() {
             capabilities.extensions = Some(self.inner.extensions.clone());
+        }
+        if self.inner.tasks.configured || self.inner.catalog.load().runs_tasks() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION_ID.to_owned(), JsonObject::new());
         }
         let mut config = ServerConfig::new(capabilities).with_server_info(self.inner.info.clone());
         if let Some(instructions) = &self.inner.instructions {
@@ -323,6 +330,30 @@ impl ServerHandler for FusionServer {
                 Err(ErrorData::new(ErrorCode::METHOD_NOT_FOUND, format!("Method not found: {method}"), None))
             }
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.get_task_state(&request.task_id, &RequestInfo::from_context(context)).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.update_task_of(&request.task_id, &RequestInfo::from_context(context)).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.cancel_task_of(&request.task_id, &RequestInfo::from_context(context)).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -5,3 +5,4 @@ mod hostile_http;
 mod http;
 mod mcp_2026;
 mod scopes;
+mod tasks;

@@ -39,7 +39,7 @@ async fn serve(server: FusionServer) -> SocketAddr {
     serve_with(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await
 }
 
-async fn serve_with(server: FusionServer, config: HttpConfig) -> SocketAddr {
+pub(super) async fn serve_with(server: FusionServer, config: HttpConfig) -> SocketAddr {
     let http = HttpServer::bind(server, config).await.unwrap();
     let addr = http.local_addr();
     tokio::spawn(http.serve(std::future::pending()));
@@ -47,7 +47,7 @@ async fn serve_with(server: FusionServer, config: HttpConfig) -> SocketAddr {
 }
 
 /// The `_meta` every 2026-07-28 request carries, with `extra` keys added.
-fn meta(extra: Value) -> Value {
+pub(super) fn meta(extra: Value) -> Value {
     let mut meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -66,7 +66,7 @@ async fn request(addr: SocketAddr, method: &str, params: Map<String, Value>) -> 
 }
 
 /// [`request`] with a bearer token.
-async fn send(
+pub(super) async fn send(
     addr: SocketAddr,
     bearer: Option<&str>,
     method: &str,
@@ -82,7 +82,8 @@ async fn send(
     if let Some(token) = bearer {
         request = request.header("authorization", format!("Bearer {token}"));
     }
-    if let Some(Value::String(name)) = params.get("name").or_else(|| params.get("uri")) {
+    if let Some(Value::String(name)) = params.get("name").or_else(|| params.get("uri")).or_else(|| params.get("taskId"))
+    {
         request = request.header("mcp-name", name.as_str());
     }
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});

@@ -12,3 +12,4 @@ mod prompts;
 mod resources;
 mod stdio_jsonrpc;
 mod subscriptions;
+mod tasks;

@@ -32,14 +32,14 @@ use serde_json::{Value, json};
 use support::error_text;
 
 /// A `redis-server` child on a free port, killed on drop.
-struct Redis {
+pub(crate) struct Redis {
     port: u16,
     child: Option<Child>,
 }
 
 impl Redis {
     /// Starts one on a free port (trying another port should this one be taken meanwhile).
-    fn start() -> Redis {
+    pub(crate) fn start() -> Redis {
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut redis = Redis { port, child: None };
@@ -50,7 +50,7 @@ impl Redis {
         panic!("redis-server did not start on any of 5 free ports");
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
 

@@ -91,7 +91,7 @@ async fn exercise(client: &FusionClient) {
     let unknown = failure(client.call("billing.get_invoce", json!({"id": "inv_2026_0001"})).await);
     assert_eq!(unknown.code(), &ErrorCode::UnknownAction);
     assert!(unknown.recovery().unwrap().starts_with("Did you mean \"billing.get_invoice\"?"));
-    assert_eq!(unknown.available_actions().len(), 5);
+    assert_eq!(unknown.available_actions().len(), 6);
 
     let void = client.call("billing.get_invoice", json!({"id": "inv_2026_0004"})).await.unwrap();
     assert_eq!(void.value.as_ref().unwrap()["status"], "void");

@@ -6,6 +6,7 @@ mod support;
 
 mod client;
 mod confirm;
+mod export;
 mod http;
 mod keys;
 mod subscriptions;

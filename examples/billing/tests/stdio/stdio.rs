@@ -52,7 +52,7 @@ async fn tools_list_has_one_billing_tool_with_five_actions() {
     let schema = Value::Object((*tool.input_schema).clone());
     assert_eq!(
         schema["properties"]["action"]["enum"],
-        json!(["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice"])
+        json!(["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice", "export_invoices"])
     );
     assert_eq!(schema["required"], json!(["action"]));
     assert_eq!(schema["properties"]["customer_email"]["format"], "email");

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod in_process;
+pub mod tasks;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;

@@ -194,8 +194,29 @@ impl Middleware for IdempotencyGuard {
                     Claim::Claimed(token) => {
                         let _ = info.idempotency.set(sent);
                         let mut held = Held { keys: keys.clone(), key: stored_key, token, open: true };
-                        let outcome = next.run(call).await;
-                        held.finish(&outcome, &info).await;
+                        let run = next.run(call);
+                        let Some(started) = info.task_started.clone() else {
+                            let outcome = run.await;
+                            held.finish(&outcome, &info).await;
+                            return outcome;
+                        };
+                        // A call that becomes a task keeps the task under its key as soon as
+                        // the task is kept: the same key then answers with the same task.
+                        tokio::pin!(run);
+                        let task = tokio::select! {
+                            outcome = &mut run => {
+                                held.finish(&outcome, &info).await;
+                                return outcome;
+                            }
+                            task = task_kept(started) => task,
+                        };
+                        if let Some(task) = task {
+                            held.keep_task(&task, &info).await;
+                        }
+                        let outcome = run.await;
+                        if held.open {
+                            held.finish(&outcome, &info).await;
+                        }
                         return outcome;
                     }
                     Claim::Done { binding, record } => {
@@ -233,6 +254,15 @@ struct Held {
 }
 
 impl Held {
+    /// Completes the key with the task its call became.
+    async fn keep_task(&mut self, task: &str, info: &CallInfo) {
+        self.open = false;
+        let record = json!({ "task": task }).to_string();
+        if let Err(error) = self.keys.store.complete(&self.key, &self.token, record, self.keys.ttl).await {
+            tracing::warn!(action = %info.action(), "idempotency store: {error}");
+        }
+    }
+
     async fn finish(&mut self, outcome: &Outcome, info: &CallInfo) {
         self.open = false;
         let kept = match record(outcome, info) {
@@ -346,6 +376,15 @@ fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
 /// The outcome a record keeps, its warnings added to this call's.
 fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
     let mut record: Value = serde_json::from_str(record).ok()?;
+    if let Some(task) = record.get("task") {
+        let task = task.as_str()?.to_owned();
+        // A call that may become a task answers with that task; any other is told of it.
+        let told = task_of_key(info.action(), &task);
+        if let Some(launch) = info.take_launch() {
+            launch.existing(task);
+        }
+        return Some(Err(told));
+    }
     for warning in record.get("warnings")?.as_array()? {
         info.warn(parse(warning.as_str()?).error);
     }
@@ -353,6 +392,27 @@ fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
         return Some(Err(parse(error.as_str()?).error));
     }
     Some(Ok(Output::from_record(record.get_mut("ok")?.take()).ok()?))
+}
+
+/// The id of the task a call became, once it is kept; none if the call ends without one.
+async fn task_kept(mut started: tokio::sync::watch::Receiver<Option<String>>) -> Option<String> {
+    loop {
+        let kept = started.borrow_and_update().clone();
+        if kept.is_some() {
+            return kept;
+        }
+        started.changed().await.ok()?;
+    }
+}
+
+/// What a call told to use a key that started a task gets, when it cannot be answered with the
+/// task (its client did not declare the tasks extension).
+fn task_of_key(action: &str, task: &str) -> ToolError {
+    ToolError::conflict(format!(
+        "{action} already ran with this idempotency_key: that call became the task {}, which holds its result.",
+        mcp_fusion_wire::Sent::text(task)
+    ))
+    .suggest("Read that task with tasks/get (your client must declare the tasks extension), or call with a new idempotency_key to run it again.")
 }
 
 fn busy(action: &str, lease: Duration) -> ToolError {

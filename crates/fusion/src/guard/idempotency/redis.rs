@@ -62,25 +62,14 @@ impl RedisStore {
         format!("{}idem:{key}", self.inner.prefix)
     }
 
-    /// Runs script `which` once, and once more when the first try met a connection that was
-    /// just being re-established (the script did not run then).
+    /// Runs the idempotency script `which` (see [`RedisStore::run_script`]).
     async fn run_key_script<T: redis::FromRedisValue>(
         &self,
         which: usize,
         key: String,
         args: Vec<String>,
     ) -> Result<T, StoreError> {
-        let mut connection = self.inner.connection.clone();
-        let mut invocation = self.inner.keys[which].prepare_invoke();
-        invocation.key(&key);
-        for arg in &args {
-            invocation.arg(arg);
-        }
-        let mut reply = invocation.invoke_async::<T>(&mut connection).await;
-        if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
-            reply = invocation.invoke_async(&mut connection).await;
-        }
-        reply.map_err(|error| self.error(&error))
+        self.run_script(&self.inner.keys[which], key, args).await
     }
 }
 

@@ -104,18 +104,18 @@ const MAX_WINDOW_MICROS: u128 = 1 << 45;
 /// ```
 #[derive(Clone)]
 pub struct RedisStore {
-    pub(in crate::guard) inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
-pub(in crate::guard) struct Inner {
-    pub(in crate::guard) connection: ConnectionManager,
+pub(crate) struct Inner {
+    connection: ConnectionManager,
     script: Script,
     refund: Script,
     /// The idempotency keys' scripts: claim, complete, release.
     pub(in crate::guard) keys: [Script; 3],
-    pub(in crate::guard) prefix: String,
+    pub(crate) prefix: String,
     /// `host:port` (or the socket path): the URL without its credentials, for messages.
-    pub(in crate::guard) target: String,
+    pub(crate) target: String,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -253,7 +253,28 @@ impl RedisStore {
         Ok(())
     }
 
-    pub(in crate::guard) fn error(&self, error: &redis::RedisError) -> StoreError {
+    /// Runs `script` on `key` with `args` once, and once more when the first try met a
+    /// connection that was just being re-established (the script did not run then).
+    pub(crate) async fn run_script<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        key: String,
+        args: Vec<String>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.inner.connection.clone();
+        let mut invocation = script.prepare_invoke();
+        invocation.key(&key);
+        for arg in &args {
+            invocation.arg(arg);
+        }
+        let mut reply = invocation.invoke_async::<T>(&mut connection).await;
+        if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
+            reply = invocation.invoke_async(&mut connection).await;
+        }
+        reply.map_err(|error| self.error(&error))
+    }
+
+    pub(crate) fn error(&self, error: &redis::RedisError) -> StoreError {
         StoreError(format!("Redis at {}: {error}", self.inner.target))
     }
 }

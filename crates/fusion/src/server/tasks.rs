@@ -1,0 +1,465 @@
+//! Calls that become tasks, and the methods that read them: `tasks/get`, `tasks/update`,
+//! `tasks/cancel`. A task's failures are the envelopes its call would have had; a task that
+//! cannot be read is a JSON-RPC error that says why and what to do instead.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use mcp_fusion_wire::{ErrorCode, Sent, ToolError, echo};
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResponse, ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload,
+    TaskStatus,
+};
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::FusionServer;
+use super::call::Refusal;
+use crate::auth::CallerKey;
+use crate::compiled::CompiledAction;
+use crate::context::RequestInfo;
+use crate::observe::{CALL_TARGET, TASKS_TOTAL};
+use crate::output::{Output, envelope_result};
+use crate::task::{
+    Admission, FinishIf, Launch, LaunchControl, Renewal, StoredTask, TaskState, TaskSupport, Tasks, now_ms,
+};
+
+/// A call's end, as the spawned call hands it back.
+type Ended = (Result<Output, Refusal>, Vec<ToolError>);
+
+/// The tasks of one server: how they are kept, and those this process runs.
+pub(crate) struct TaskRuntime {
+    pub(crate) config: Tasks,
+    /// Whether the server was given a task configuration (it then advertises the extension
+    /// even before an action runs as a task).
+    pub(crate) configured: bool,
+    running: Mutex<HashMap<String, Running>>,
+}
+
+/// A task this process runs: how to stop it, and whether a client asked.
+#[derive(Clone)]
+struct Running {
+    token: CancellationToken,
+    cancel_asked: Arc<AtomicBool>,
+}
+
+impl Running {
+    fn cancel(&self) {
+        self.cancel_asked.store(true, Ordering::Release);
+        self.token.cancel();
+    }
+}
+
+impl TaskRuntime {
+    pub(crate) fn new(config: Option<Tasks>) -> TaskRuntime {
+        TaskRuntime { configured: config.is_some(), config: config.unwrap_or_default(), running: Mutex::default() }
+    }
+
+    /// How many tasks this process runs now.
+    pub(crate) fn running_count(&self) -> usize {
+        self.running().len()
+    }
+
+    fn running(&self) -> std::sync::MutexGuard<'_, HashMap<String, Running>> {
+        self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl FusionServer {
+    /// Whether this call of `action` runs as a task: the action can, and the client declared
+    /// the extension. An action that only runs as tasks refuses a client that did not.
+    pub(super) fn as_task(&self, action: &CompiledAction, request: &RequestInfo) -> Result<bool, ErrorData> {
+        match action.task {
+            None => Ok(false),
+            Some(_) if declares_tasks(request) => Ok(true),
+            Some(TaskSupport::Optional) => Ok(false),
+            Some(TaskSupport::Required) => Err(needs_tasks(&action.qualified)),
+        }
+    }
+
+    /// Runs the call as a task: its guards now, then, once it reached its handler, the task
+    /// is kept and its handle answered while the handler runs on. A call refused before (by
+    /// validation or a guard) is answered as the plain call: a refused task costs nothing.
+    pub(super) async fn launch(
+        &self,
+        action: Arc<CompiledAction>,
+        arguments: JsonObject,
+        mut request: RequestInfo,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let owner = caller_key(&request).to_string();
+        // The task outlives the request: its own token stops it, and the request's only
+        // until the task is kept.
+        let token = CancellationToken::new();
+        let client_cancel = std::mem::replace(&mut request.cancellation, token.clone());
+        // A task tells its client only its status: no progress, no log messages, no questions.
+        request.peer = None;
+        request.peer_accepts_requests = false;
+        request.progress_token = None;
+        request.log_level = None;
+        request.multi_round_trip = false;
+        request.input_responses = None;
+        request.request_state = None;
+        let (launch, LaunchControl { mut admitted, kept }) = Launch::pair();
+        let mut work = self.spawn_call(Arc::clone(&action), arguments, request, launch);
+        let admission = tokio::select! {
+            biased;
+            admission = &mut admitted => admission.ok(),
+            ended = &mut work => return action.answer_ended(ended),
+            () = client_cancel.cancelled() => {
+                token.cancel();
+                None
+            }
+        };
+        match admission {
+            None => return action.answer_ended(work.await),
+            Some(Admission::Existing(id)) => {
+                let task = self.owned_task(&id, &owner).await;
+                return task.map(|task| CallToolResponse::Task(CreateTaskResult::new(wire_task(&task))));
+            }
+            Some(Admission::New) => {}
+        }
+        let config = &self.inner.tasks.config;
+        let now = now_ms();
+        let mut stored = StoredTask::working(new_task_id(), owner, action.qualified.as_ref(), now);
+        stored.read_only = action.read_only;
+        stored.ttl_ms = millis(config.ttl);
+        stored.poll_interval_ms = millis(config.poll_interval);
+        stored.lease_until_ms = now.saturating_add(millis(config.lease));
+        let task = wire_task(&stored);
+        let id = stored.id.clone();
+        if let Err(error) = config.store.create(stored).await {
+            tracing::warn!(action = %action.qualified, %error, "a task could not be kept; its call was refused");
+            let refusal = not_kept(&action.qualified);
+            let _ = kept.send(Err(refusal.clone()));
+            return Ok(envelope_result(refusal.to_call_result(), &[], action.output_schema).into());
+        }
+        let running = Running { token, cancel_asked: Arc::default() };
+        self.inner.tasks.running().insert(id.clone(), running.clone());
+        let _ = kept.send(Ok(id.clone()));
+        counted(&action.qualified, "created");
+        tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, "task created");
+        tokio::spawn(self.clone().watch(action, id, work, running));
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    fn spawn_call(
+        &self,
+        action: Arc<CompiledAction>,
+        arguments: JsonObject,
+        request: RequestInfo,
+        launch: Launch,
+    ) -> JoinHandle<Ended> {
+        let server = self.clone();
+        tokio::spawn(async move {
+            action.outcome_of(Value::Object(arguments), request, &server.inner.settings, Some(launch)).await
+        })
+    }
+
+    /// Keeps the task's lease while it runs, stops it when a client asks or its time to live
+    /// ends, and keeps how it ended.
+    async fn watch(self, action: Arc<CompiledAction>, id: String, mut work: JoinHandle<Ended>, running: Running) {
+        let config = self.inner.tasks.config.clone();
+        let mut renewals = tokio::time::interval((config.lease / 3).max(Duration::from_millis(10)));
+        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let deadline = tokio::time::sleep(config.ttl);
+        tokio::pin!(deadline);
+        let mut expired = false;
+        let ended = loop {
+            tokio::select! {
+                ended = &mut work => break ended,
+                _ = renewals.tick() => {
+                    let until = now_ms().saturating_add(millis(config.lease));
+                    match config.store.renew(&id, until).await {
+                        Ok(Renewal::Working { cancel_requested: false }) => {}
+                        // Asked to stop through another replica, or ended there (declared lost):
+                        // its work stops here too.
+                        Ok(_) => running.cancel(),
+                        Err(error) => tracing::warn!(task = %id, %error, "the lease of a running task could not be renewed"),
+                    }
+                }
+                () = &mut deadline, if !expired => {
+                    expired = true;
+                    running.token.cancel();
+                }
+            }
+        };
+        let state = if expired {
+            TaskState::Failed {
+                error: error_object(&ErrorData::internal_error(expired_task(&action, &config).render(), None)),
+            }
+        } else {
+            action.task_state(ended, running.cancel_asked.load(Ordering::Acquire))
+        };
+        let status = status_of(&state);
+        counted(&action.qualified, status);
+        tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, status, "task ended");
+        if let Err(error) = config.store.finish(&id, state, now_ms(), FinishIf::Working).await {
+            tracing::error!(task = %id, %error, "how a task ended could not be kept; it will read as lost once its lease lapses");
+        }
+        self.inner.tasks.running().remove(&id);
+    }
+
+    /// `tasks/get`: the task as it stands, the caller's own only. A working task whose
+    /// replica stopped renewing its lease is declared lost.
+    pub(super) async fn get_task_state(&self, id: &str, request: &RequestInfo) -> Result<GetTaskResult, ErrorData> {
+        let mut task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        let now = now_ms();
+        let runs_here = self.inner.tasks.running().contains_key(id);
+        if task.state == TaskState::Working && task.lease_until_ms < now && !runs_here {
+            let lost =
+                TaskState::Failed { error: error_object(&ErrorData::internal_error(lost_task(&task).render(), None)) };
+            let store = &self.inner.tasks.config.store;
+            if store.finish(id, lost, now, FinishIf::LeaseLapsed).await.map_err(store_unavailable)? {
+                counted(&task.action, "failed");
+                tracing::warn!(target: CALL_TARGET, action = %echo(&task.action), task = %echo(id), "task lost: the replica running it stopped renewing its lease");
+            }
+            task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        }
+        Ok(GetTaskResult::new(detailed_task(&task)))
+    }
+
+    /// `tasks/cancel`: asks the caller's own task to stop. Acknowledged at once; the task reads
+    /// `cancelled` once its work stopped (a handler past its commit point runs to its end).
+    pub(super) async fn cancel_task_of(&self, id: &str, request: &RequestInfo) -> Result<(), ErrorData> {
+        let task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        if task.state.is_terminal() {
+            return Ok(());
+        }
+        let running = self.inner.tasks.running().get(id).cloned();
+        match running {
+            Some(running) => running.cancel(),
+            None => {
+                self.inner.tasks.config.store.request_cancel(id).await.map_err(store_unavailable)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `tasks/update`: the caller's own task only. Answers are for questions a task asked, and
+    /// tasks here ask none: they are acknowledged and ignored, as the extension says.
+    pub(super) async fn update_task_of(&self, id: &str, request: &RequestInfo) -> Result<(), ErrorData> {
+        self.owned_task(id, &caller_key(request).to_string()).await.map(drop)
+    }
+
+    /// The task `id`, if `owner` (a caller key) started it. Someone else's task reads as
+    /// unknown: its id tells nobody else that it exists.
+    async fn owned_task(&self, id: &str, owner: &str) -> Result<StoredTask, ErrorData> {
+        let found = self.inner.tasks.config.store.get(id).await.map_err(store_unavailable)?;
+        match found {
+            Some(task) if task.owner == owner => Ok(task),
+            _ => Err(unknown_task(id, &self.inner.tasks.config)),
+        }
+    }
+}
+
+impl CompiledAction {
+    /// The answer to a call that ended before it became a task.
+    fn answer_ended(&self, ended: Result<Ended, tokio::task::JoinError>) -> Result<CallToolResponse, ErrorData> {
+        let (outcome, warnings) = self.ended(ended);
+        self.answer(outcome, &warnings)
+    }
+
+    /// How the spawned call ended; one that did not end (it panicked past the catch, or the
+    /// runtime shut down) is this action's internal error.
+    fn ended(&self, ended: Result<Ended, tokio::task::JoinError>) -> Ended {
+        ended.unwrap_or_else(|error| {
+            let failure = crate::failure::Failure::from_error(format!("the task's work did not end: {error}"));
+            (Err(Refusal::Failed(failure.into_tool_error(&self.qualified, self.mask_internal_errors))), Vec::new())
+        })
+    }
+
+    /// What a task of this action keeps of how its call ended: the tool result (an envelope
+    /// included), `cancelled` when it failed after its client asked it to stop, or the
+    /// JSON-RPC error.
+    fn task_state(&self, ended: Result<Ended, tokio::task::JoinError>, cancel_asked: bool) -> TaskState {
+        let (outcome, warnings) = self.ended(ended);
+        // Stopped on its client's word: however the work answered its token (the framework's
+        // CANCELLED, or a handler's own error), the task was cancelled. Work that finished
+        // first keeps its result.
+        if cancel_asked && outcome.is_err() {
+            return TaskState::Cancelled;
+        }
+        match self.answer(outcome, &warnings) {
+            Ok(CallToolResponse::Complete(result)) => TaskState::Completed { result: json_object(&result) },
+            Ok(_) => {
+                // A task cannot ask its client anything, and a call never becomes a second task.
+                let error = ToolError::internal(format!(
+                    "{} ended its task with an answer a task cannot give.",
+                    self.qualified
+                ))
+                .suggest("Nothing to do but report it.");
+                TaskState::Completed {
+                    result: json_object(&envelope_result(error.to_call_result(), &[], self.output_schema)),
+                }
+            }
+            Err(error) => TaskState::Failed { error: error_object(&error) },
+        }
+    }
+}
+
+/// Counts a task of `action` reaching `status`.
+fn counted(action: &str, status: &'static str) {
+    metrics::counter!(TASKS_TOTAL, "action" => action.to_owned(), "status" => status).increment(1);
+}
+
+/// The `status` label of how a task ended.
+fn status_of(state: &TaskState) -> &'static str {
+    match state {
+        TaskState::Working => "working",
+        TaskState::Completed { .. } => "completed",
+        TaskState::Failed { .. } => "failed",
+        TaskState::Cancelled => "cancelled",
+    }
+}
+
+/// Whether the request's client declared the tasks extension (in the request's `_meta`, or at
+/// `initialize`).
+fn declares_tasks(request: &RequestInfo) -> bool {
+    request.client_capabilities.as_ref().is_some_and(ClientCapabilities::supports_tasks)
+}
+
+/// Who owns what a request starts: the verified identity, else the session, else the client's
+/// address.
+fn caller_key(request: &RequestInfo) -> CallerKey {
+    CallerKey::of(request.caller.identity(), request.session_id.as_ref(), request.client_address)
+}
+
+/// An id nobody can guess: 122 random bits.
+fn new_task_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A time kept in milliseconds, as ISO 8601.
+fn iso(ms: u64) -> String {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The task's metadata as MCP shows it.
+fn wire_task(task: &StoredTask) -> Task {
+    let status = match &task.state {
+        TaskState::Working => TaskStatus::Working,
+        TaskState::Completed { .. } => TaskStatus::Completed,
+        TaskState::Failed { .. } => TaskStatus::Failed,
+        TaskState::Cancelled => TaskStatus::Cancelled,
+    };
+    let mut wire = Task::new(&task.id, status, iso(task.created_at_ms), iso(task.updated_at_ms))
+        .with_ttl_ms(task.ttl_ms)
+        .with_poll_interval_ms(task.poll_interval_ms);
+    wire.status_message = match &task.state {
+        TaskState::Working if task.cancel_requested => Some(format!("{} was asked to stop.", task.action)),
+        TaskState::Working => Some(format!("{} is running.", task.action)),
+        TaskState::Completed { .. } => None,
+        TaskState::Failed { error } => error.get("message").and_then(Value::as_str).map(str::to_owned),
+        TaskState::Cancelled => Some(format!("{} was cancelled by its client before it finished.", task.action)),
+    };
+    wire
+}
+
+/// The task with its result or error, as `tasks/get` answers it.
+fn detailed_task(task: &StoredTask) -> DetailedTask {
+    let payload = match &task.state {
+        TaskState::Working => TaskPayload::Working,
+        TaskState::Completed { result } => TaskPayload::Completed { result: result.clone() },
+        TaskState::Failed { error } => TaskPayload::Failed { error: error.clone() },
+        TaskState::Cancelled => TaskPayload::Cancelled,
+    };
+    DetailedTask::new(wire_task(task), payload)
+}
+
+fn json_object(value: &impl serde::Serialize) -> JsonObject {
+    match serde_json::to_value(value) {
+        Ok(Value::Object(object)) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+fn error_object(error: &ErrorData) -> JsonObject {
+    json_object(error)
+}
+
+/// `-32021` for a client that did not declare the extension, calling an action that only
+/// runs as a task.
+fn needs_tasks(action: &str) -> ErrorData {
+    let mut error = ErrorData::missing_required_client_capability(ClientCapabilities::builder().enable_tasks().build());
+    error.message = format!(
+        "{action} runs only as a task, and this request's client does not declare the tasks extension: declare \"{}\" in the extensions of its client capabilities (in the request's _meta, or at initialize), then poll the task it returns with tasks/get",
+        rmcp::model::TASKS_EXTENSION_ID
+    )
+    .into();
+    error
+}
+
+/// A task id that is not the caller's (unknown, expired, or someone else's): one answer for
+/// all three, so an id tells nobody but its owner that it exists.
+fn unknown_task(id: &str, config: &Tasks) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "Invalid params: no task {} of yours is known here. A task is kept {} after it starts and only its creator can read it. Nothing was done: call the action that started it again (with the same idempotency key, if it took one, so a write is not made twice) and poll the id that call returns.",
+            Sent::text(id),
+            human(config.ttl),
+        ),
+        Some(serde_json::json!({ "taskId": Sent::text(id).to_string() })),
+    )
+}
+
+fn store_unavailable(error: crate::task::StoreError) -> ErrorData {
+    tracing::warn!(%error, "the task store did not answer");
+    ErrorData::internal_error(
+        "Internal error: the store that keeps tasks did not answer, so the task could not be read. Its state is unchanged: poll it again in a few seconds.",
+        None,
+    )
+}
+
+/// The envelope of a call whose task could not be kept: nothing ran.
+fn not_kept(action: &str) -> ToolError {
+    ToolError::server_busy(format!("{action} did not start: its task could not be kept, so nothing ran."))
+        .suggest(format!("Call {action} again in a few seconds."))
+        .retry_after(5)
+}
+
+/// The envelope of a task whose replica stopped renewing its lease: it died with its work.
+fn lost_task(task: &StoredTask) -> ToolError {
+    let action = &task.action;
+    let error = ToolError::new(
+        ErrorCode::Custom("TASK_LOST".to_owned()),
+        format!("{action} stopped without finishing: the server running its task went away, and its result is lost."),
+    );
+    if task.read_only {
+        error.suggest(format!("Call {action} again: it only reads, so running it again is safe."))
+    } else {
+        error.suggest(format!(
+            "Check whether {action} took effect before calling it again (it may have written part of its work), or call it again with the same idempotency key."
+        ))
+    }
+    .actions([action.clone()])
+}
+
+/// The envelope of a task still working when its time to live ended: it was stopped.
+fn expired_task(action: &CompiledAction, config: &Tasks) -> ToolError {
+    ToolError::new(
+        ErrorCode::Custom("TASK_EXPIRED".to_owned()),
+        format!("{} ran longer than a task is kept ({}) and was stopped.", action.qualified, human(config.ttl)),
+    )
+    .suggest(format!("Call {} again with a narrower input, so it finishes in time.", action.qualified))
+    .actions([action.qualified.to_string()])
+}
+
+/// `90 s`, `15 min`, `2 h`: a duration as a reader says it.
+fn human(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    match seconds {
+        0 => format!("{} ms", duration.as_millis()),
+        s if s % 3600 == 0 => format!("{} h", s / 3600),
+        s if s % 60 == 0 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}

@@ -1,0 +1,197 @@
+//! Tasks in this process's memory: bounded, each kept for its time to live.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures_util::future::BoxFuture;
+
+use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskState, TaskStore, now_ms};
+
+/// The default bound of [`MemoryTasks`].
+pub const DEFAULT_MAX_TASKS: usize = 10_000;
+
+/// Tasks in this process's memory (the default store): a task dies with the process, and
+/// replicas do not see each other's. At most [`max_tasks`](MemoryTasks::max_tasks) are kept;
+/// when full, the task that ended longest ago makes room, and with every task still working a
+/// new one is refused (the call is answered `SERVER_BUSY`).
+///
+/// ```
+/// use mcp_fusion::task::{MemoryTasks, Tasks};
+///
+/// let tasks = Tasks::new().store(MemoryTasks::new().max_tasks(1_000));
+/// # let _ = tasks;
+/// ```
+#[derive(Debug, Clone)]
+pub struct MemoryTasks {
+    tasks: Arc<Mutex<HashMap<String, StoredTask>>>,
+    max_tasks: usize,
+}
+
+impl Default for MemoryTasks {
+    fn default() -> MemoryTasks {
+        MemoryTasks::new()
+    }
+}
+
+impl MemoryTasks {
+    /// An empty store of at most [`DEFAULT_MAX_TASKS`] tasks.
+    pub fn new() -> MemoryTasks {
+        MemoryTasks { tasks: Arc::default(), max_tasks: DEFAULT_MAX_TASKS }
+    }
+
+    /// At most `max` tasks are kept (at least one).
+    pub fn max_tasks(mut self, max: usize) -> MemoryTasks {
+        self.max_tasks = max.max(1);
+        self
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, StoredTask>) -> T) -> T {
+        // A panic while holding the lock leaves the map as it was between two operations.
+        let mut tasks = self.tasks.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut tasks)
+    }
+}
+
+/// The task `id` of `tasks`, dropped if it expired.
+fn live<'t>(tasks: &'t mut HashMap<String, StoredTask>, id: &str, now: u64) -> Option<&'t mut StoredTask> {
+    if tasks.get(id).is_some_and(|task| task.expired(now)) {
+        tasks.remove(id);
+    }
+    tasks.get_mut(id)
+}
+
+impl TaskStore for MemoryTasks {
+    fn create(&self, task: StoredTask) -> BoxFuture<'static, Result<(), StoreError>> {
+        let max = self.max_tasks;
+        let created = self.with(|tasks| {
+            let now = now_ms();
+            tasks.retain(|_, kept| !kept.expired(now));
+            if tasks.len() >= max {
+                let oldest_ended = tasks
+                    .values()
+                    .filter(|kept| kept.state.is_terminal())
+                    .min_by_key(|kept| kept.updated_at_ms)
+                    .map(|kept| kept.id.clone());
+                match oldest_ended {
+                    Some(id) => {
+                        tasks.remove(&id);
+                    }
+                    None => return Err(StoreError(format!("{max} tasks are working, the most this store keeps"))),
+                }
+            }
+            tasks.insert(task.id.clone(), task);
+            Ok(())
+        });
+        Box::pin(std::future::ready(created))
+    }
+
+    fn get(&self, id: &str) -> BoxFuture<'static, Result<Option<StoredTask>, StoreError>> {
+        let found = self.with(|tasks| live(tasks, id, now_ms()).cloned());
+        Box::pin(std::future::ready(Ok(found)))
+    }
+
+    fn renew(&self, id: &str, until_ms: u64) -> BoxFuture<'static, Result<Renewal, StoreError>> {
+        let renewal = self.with(|tasks| match live(tasks, id, now_ms()) {
+            None => Renewal::Unknown,
+            Some(task) if task.state.is_terminal() => Renewal::Ended,
+            Some(task) => {
+                task.lease_until_ms = task.lease_until_ms.max(until_ms);
+                Renewal::Working { cancel_requested: task.cancel_requested }
+            }
+        });
+        Box::pin(std::future::ready(Ok(renewal)))
+    }
+
+    fn finish(
+        &self,
+        id: &str,
+        state: TaskState,
+        now_ms: u64,
+        condition: FinishIf,
+    ) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let finished = self.with(|tasks| match live(tasks, id, now_ms) {
+            Some(task) if !task.state.is_terminal() => {
+                let holds = match condition {
+                    FinishIf::Working => true,
+                    FinishIf::LeaseLapsed => task.lease_until_ms < now_ms,
+                };
+                if holds {
+                    task.state = state;
+                    task.updated_at_ms = now_ms;
+                }
+                holds
+            }
+            _ => false,
+        });
+        Box::pin(std::future::ready(Ok(finished)))
+    }
+
+    fn request_cancel(&self, id: &str) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let asked = self.with(|tasks| match live(tasks, id, now_ms()) {
+            Some(task) if !task.state.is_terminal() => {
+                task.cancel_requested = true;
+                true
+            }
+            _ => false,
+        });
+        Box::pin(std::future::ready(Ok(asked)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(id: &str, ttl_ms: u64) -> StoredTask {
+        let mut task = StoredTask::working(id, "local", "billing.export_invoices", now_ms());
+        task.ttl_ms = ttl_ms;
+        task.lease_until_ms = now_ms() + 60_000;
+        task
+    }
+
+    #[tokio::test]
+    async fn a_task_is_read_renewed_cancelled_and_finished_once() {
+        let store = MemoryTasks::new();
+        store.create(task("t1", 60_000)).await.unwrap();
+        assert_eq!(store.get("t1").await.unwrap().unwrap().state, TaskState::Working);
+        assert!(store.request_cancel("t1").await.unwrap());
+        assert_eq!(store.renew("t1", now_ms() + 1).await.unwrap(), Renewal::Working { cancel_requested: true });
+        // Its lease has not lapsed: a reader cannot declare it lost.
+        assert!(!store.finish("t1", TaskState::Cancelled, now_ms(), FinishIf::LeaseLapsed).await.unwrap());
+        assert!(store.finish("t1", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap());
+        assert!(!store.finish("t1", TaskState::Working, now_ms(), FinishIf::Working).await.unwrap());
+        assert_eq!(store.renew("t1", now_ms()).await.unwrap(), Renewal::Ended);
+        assert!(!store.request_cancel("t1").await.unwrap());
+        assert_eq!(store.renew("nope", now_ms()).await.unwrap(), Renewal::Unknown);
+    }
+
+    #[tokio::test]
+    async fn a_lapsed_lease_lets_a_reader_declare_the_task_lost() {
+        let store = MemoryTasks::new();
+        let mut lost = task("t1", 60_000);
+        lost.lease_until_ms = now_ms() - 1;
+        store.create(lost).await.unwrap();
+        let failed = TaskState::Failed { error: error_object(-32603) };
+        assert!(store.finish("t1", failed.clone(), now_ms(), FinishIf::LeaseLapsed).await.unwrap());
+        assert_eq!(store.get("t1").await.unwrap().unwrap().state, failed);
+    }
+
+    #[tokio::test]
+    async fn an_expired_task_is_gone_and_a_full_store_makes_room_from_ended_tasks() {
+        let store = MemoryTasks::new().max_tasks(2);
+        store.create(task("gone", 0)).await.unwrap();
+        assert_eq!(store.get("gone").await.unwrap(), None);
+        store.create(task("a", 60_000)).await.unwrap();
+        store.create(task("b", 60_000)).await.unwrap();
+        let refused = store.create(task("c", 60_000)).await.unwrap_err();
+        assert!(refused.to_string().contains("2 tasks are working"), "{refused}");
+        store.finish("a", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap();
+        store.create(task("c", 60_000)).await.unwrap();
+        assert_eq!(store.get("a").await.unwrap(), None);
+        assert!(store.get("b").await.unwrap().is_some());
+    }
+
+    fn error_object(code: i64) -> rmcp::model::JsonObject {
+        serde_json::json!({ "code": code, "message": "lost" }).as_object().cloned().unwrap()
+    }
+}

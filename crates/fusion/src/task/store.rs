@@ -1,0 +1,159 @@
+//! Where tasks live between the call that starts one and the polls that read it: the store's
+//! contract, and the record it keeps.
+
+use futures_util::future::BoxFuture;
+use rmcp::model::JsonObject;
+use serde::{Deserialize, Serialize};
+
+pub use crate::guard::StoreError;
+
+/// One task as a store keeps it. Times are milliseconds since the Unix epoch, so that replicas
+/// sharing a store agree on them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredTask {
+    /// The task's id: random, unguessable, and the only handle a client has on it.
+    pub id: String,
+    /// Who started it (the caller key: a verified identity, else the session, else the
+    /// client's address); only they may read or cancel it.
+    pub owner: String,
+    /// The qualified action it runs (`billing.export_invoices`).
+    pub action: String,
+    /// Whether the action only reads: running it again after a lost task is safe.
+    pub read_only: bool,
+    /// When it was created.
+    pub created_at_ms: u64,
+    /// When its state last changed.
+    pub updated_at_ms: u64,
+    /// How long after its creation it is kept.
+    pub ttl_ms: u64,
+    /// How often a client should poll it.
+    pub poll_interval_ms: u64,
+    /// Until when the replica running it vouches that it runs; a working task whose lease
+    /// lapsed was lost with its replica.
+    pub lease_until_ms: u64,
+    /// Whether a client asked it to stop.
+    pub cancel_requested: bool,
+    /// Where it stands.
+    pub state: TaskState,
+}
+
+impl StoredTask {
+    /// A working task of `owner` running `action`, created at `now_ms`.
+    pub fn working(
+        id: impl Into<String>,
+        owner: impl Into<String>,
+        action: impl Into<String>,
+        now_ms: u64,
+    ) -> StoredTask {
+        StoredTask {
+            id: id.into(),
+            owner: owner.into(),
+            action: action.into(),
+            read_only: false,
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+            ttl_ms: 0,
+            poll_interval_ms: 0,
+            lease_until_ms: now_ms,
+            cancel_requested: false,
+            state: TaskState::Working,
+        }
+    }
+
+    /// Whether it is kept no longer at `now_ms`.
+    pub fn expired(&self, now_ms: u64) -> bool {
+        now_ms >= self.created_at_ms.saturating_add(self.ttl_ms)
+    }
+}
+
+/// Where a task stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskState {
+    /// It runs.
+    Working,
+    /// It ended with a result: the tool result the call would have returned, an envelope
+    /// (`isError: true`) included.
+    Completed {
+        /// The `CallToolResult`, as JSON.
+        result: JsonObject,
+    },
+    /// It ended with a JSON-RPC error (its replica was lost, its time ran out).
+    Failed {
+        /// The JSON-RPC error object.
+        error: JsonObject,
+    },
+    /// It stopped because its client asked.
+    Cancelled,
+}
+
+impl TaskState {
+    /// Whether the task ended.
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, TaskState::Working)
+    }
+}
+
+/// What [`TaskStore::renew`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Renewal {
+    /// The task still works, its lease extended; whether a client asked it to stop.
+    Working {
+        /// A client asked it to stop.
+        cancel_requested: bool,
+    },
+    /// The task ended (or was declared lost) meanwhile: its work should stop.
+    Ended,
+    /// No such task (it expired).
+    Unknown,
+}
+
+/// When [`TaskStore::finish`] ends a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FinishIf {
+    /// The task still works: its replica finishing it.
+    Working,
+    /// The task still works and its lease lapsed before the time given: a reader declaring it
+    /// lost with its replica.
+    LeaseLapsed,
+}
+
+/// Where tasks live. Every operation is atomic: a task finished by its replica and declared
+/// lost by a reader at once ends one way only.
+///
+/// A store shared by replicas (Redis) lets a task started through one be read, cancelled and
+/// its result fetched through another. A store drops a task once its time to live passed.
+pub trait TaskStore: Send + Sync + 'static {
+    /// Keeps a new task. When this returns, [`get`](TaskStore::get) finds it from every
+    /// replica sharing the store: a client is told of a task only once it can read it.
+    fn create(&self, task: StoredTask) -> BoxFuture<'static, Result<(), StoreError>>;
+
+    /// The task `id`, if it is kept and has not expired.
+    fn get(&self, id: &str) -> BoxFuture<'static, Result<Option<StoredTask>, StoreError>>;
+
+    /// Extends the lease of the working task `id` to `until_ms`.
+    fn renew(&self, id: &str, until_ms: u64) -> BoxFuture<'static, Result<Renewal, StoreError>>;
+
+    /// Ends the task `id` with `state` at `now_ms`, if `condition` holds; whether it did.
+    fn finish(
+        &self,
+        id: &str,
+        state: TaskState,
+        now_ms: u64,
+        condition: FinishIf,
+    ) -> BoxFuture<'static, Result<bool, StoreError>>;
+
+    /// Asks the working task `id` to stop (its replica sees it when it renews the lease);
+    /// whether it was working.
+    fn request_cancel(&self, id: &str) -> BoxFuture<'static, Result<bool, StoreError>>;
+}
+
+/// A time as milliseconds since the Unix epoch, as stores keep it.
+pub(crate) fn now_ms() -> u64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}

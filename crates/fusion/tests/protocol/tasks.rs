@@ -1,0 +1,131 @@
+//! Tasks through rmcp's own client on a 2025-11-25 session that declared the tasks extension at
+//! `initialize`: the handle, polling with `tasks/get`, cancelling, and a client without the
+//! extension getting the plain result.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_fusion::task::TaskSupport;
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
+    Implementation, ProtocolVersion, TaskPayload, TaskStatus,
+};
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt as _};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::Semaphore;
+
+#[derive(Deserialize, JsonSchema)]
+struct Export {}
+
+/// Each call waits for a permit, and says it started.
+struct Gate {
+    release: Semaphore,
+    started: Semaphore,
+}
+
+async fn export(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolError> {
+    ctx.state().started.add_permits(1);
+    ctx.state().release.acquire().await.expect("the gate stays open").forget();
+    Ok("inv_1,inv_2,inv_3".to_owned())
+}
+
+fn server(gate: Arc<Gate>) -> FusionServer {
+    FusionServer::builder("tasks-session", "1")
+        .group(Group::new("billing", "Invoices.").action(
+            Action::new("export_invoices", "Export invoices.").read_only().task(TaskSupport::Optional).handler(export),
+        ))
+        .build(gate)
+        .unwrap()
+}
+
+async fn connect(server: FusionServer, tasks: bool) -> RunningService<RoleClient, ClientConfig> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let capabilities = if tasks { ClientCapabilities::builder().enable_tasks().build() } else { Default::default() };
+    ClientConfig::new(capabilities, Implementation::new("rmcp-tasks", "1"))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .serve(client_io)
+        .await
+        .unwrap()
+}
+
+fn export_call() -> CallToolRequestParams {
+    CallToolRequestParams::new("billing")
+        .with_arguments(json!({"action": "export_invoices"}).as_object().cloned().unwrap())
+}
+
+fn gate() -> Arc<Gate> {
+    Arc::new(Gate { release: Semaphore::new(0), started: Semaphore::new(0) })
+}
+
+#[tokio::test]
+async fn rmcps_client_gets_a_handle_polls_it_to_the_result_and_cancels_another() {
+    let gate = gate();
+    let client = connect(server(Arc::clone(&gate)), true).await;
+    assert_eq!(client.peer_info().unwrap().protocol_version, ProtocolVersion::V_2025_11_25);
+    let CallToolResponse::Task(created) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("a task was expected");
+    };
+    assert_eq!(created.task.status, TaskStatus::Working);
+    gate.started.acquire().await.unwrap().forget();
+    let working = client.get_task(GetTaskParams::new(&created.task.task_id)).await.unwrap();
+    assert_eq!(working.task.status(), TaskStatus::Working);
+
+    gate.release.add_permits(1);
+    let done = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let task = client.get_task(GetTaskParams::new(&created.task.task_id)).await.unwrap();
+            if task.task.status().is_terminal() {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    let TaskPayload::Completed { result } = &done.task.payload else { panic!("completed expected: {done:?}") };
+    assert_eq!(result["content"][0]["text"], "inv_1,inv_2,inv_3");
+
+    // A second one, cancelled while it waits.
+    let CallToolResponse::Task(second) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("a task was expected");
+    };
+    gate.started.acquire().await.unwrap().forget();
+    client.cancel_task(CancelTaskParams::new(&second.task.task_id)).await.unwrap();
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let task = client.get_task(GetTaskParams::new(&second.task.task_id)).await.unwrap();
+            if task.task.status().is_terminal() {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(cancelled.task.status(), TaskStatus::Cancelled);
+
+    // Unknown: rmcp's client sees the JSON-RPC error.
+    let unknown = client.get_task(GetTaskParams::new("no-such-task")).await.unwrap_err();
+    assert!(unknown.to_string().contains("no task 'no-such-task' of yours is known here"), "{unknown}");
+}
+
+#[tokio::test]
+async fn a_session_without_the_extension_gets_the_plain_result() {
+    let gate = gate();
+    gate.release.add_permits(1);
+    let client = connect(server(gate), false).await;
+    let CallToolResponse::Complete(result) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("a plain result was expected");
+    };
+    assert_eq!(result.content[0].as_text().unwrap().text, "inv_1,inv_2,inv_3");
+}
