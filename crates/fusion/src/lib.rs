@@ -88,6 +88,7 @@ pub mod handoff;
 mod idempotency_key;
 mod in_flight;
 pub mod input;
+mod launch;
 #[cfg(test)]
 mod layers;
 mod lock;

@@ -76,8 +76,8 @@ pub const CONCURRENCY_ACTIVE: &str = "mcp_fusion_concurrency_active";
 pub const CONCURRENCY_QUEUED: &str = "mcp_fusion_concurrency_queued";
 
 /// Counter: tasks (the MCP tasks extension), labelled `action` and `status`: `created` when
-/// one is kept, then how it ended: `completed`, `failed` (a JSON-RPC error: its time to live
-/// ran out, or its replica was lost) or `cancelled`.
+/// one is kept, then how it ended: `completed`, `failed` (its replica was lost, or it was still
+/// working when its time to live ran out) or `cancelled`.
 pub const TASKS_TOTAL: &str = "mcp_fusion_tasks_total";
 
 /// Gauge: tasks this process runs now.

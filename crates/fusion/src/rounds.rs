@@ -114,6 +114,8 @@ enum Channel {
     Connection(Peer<RoleServer>),
     /// Nothing reaches the client (stateless HTTP before 2026-07-28, a call made in process).
     Unreachable,
+    /// The call runs as a task, which tells its client only its status.
+    Task,
 }
 
 /// A call's questions and answers.
@@ -143,6 +145,11 @@ impl Rounds {
             protocol_error: OnceLock::new(),
             unnamed: Mutex::new(0),
         }
+    }
+
+    /// The rounds of a call that runs as a task: it cannot ask.
+    pub(crate) fn in_task() -> Rounds {
+        Rounds::with(Channel::Task, BTreeMap::new())
     }
 
     /// The rounds of a request before 2026-07-28: questions go over `peer`, the connection of a
@@ -181,7 +188,7 @@ impl Rounds {
 
     /// Whether questions go to the client at all (a session's connection, or rounds).
     pub(crate) fn reachable(&self) -> bool {
-        !matches!(self.channel, Channel::Unreachable)
+        !matches!(self.channel, Channel::Unreachable | Channel::Task)
     }
 
     /// Asks the client `request` under `key`: the answer, as the client sent it, when it is in
@@ -238,6 +245,11 @@ impl Rounds {
                 format!("{action} needs to ask the client ({key}), but this request has no way to reach it: it came over stateless HTTP before MCP 2026-07-28, or in process."),
             )
             .suggest(format!("Call {action} over a session (stdio or stateful HTTP), or with protocol version 2026-07-28, where the server asks within the request."))),
+            Channel::Task => Err(ToolError::new(
+                ErrorCode::Custom("CLIENT_UNREACHABLE".to_owned()),
+                format!("{action} needs to ask the client ({key}), but it runs as a task, and a task tells its client only its status: the question was not sent."),
+            )
+            .suggest(format!("Nothing to do but report it: {action} must ask its questions before its work runs as a task."))),
         }
     }
 

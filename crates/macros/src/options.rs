@@ -23,6 +23,8 @@ enum Takes {
     FieldAndReplacement,
     /// Two values: `middleware_before(Stage::RateLimit, layer)`.
     Two,
+    /// How the action runs as a task: `task` (optional), `task = required`.
+    Support,
 }
 
 /// Every argument, in the order the builder documents them, with how to write it.
@@ -41,6 +43,7 @@ const ARGUMENTS: &[(&str, Takes, &str)] = &[
     ("rate_limit", Takes::Value, "rate_limit = RateLimit::new(30, Duration::from_secs(60))"),
     ("idempotent_by_key", Takes::Nothing, "idempotent_by_key"),
     ("check_with", Takes::Value, "check_with = \"get_invoice\""),
+    ("task", Takes::Support, "task = required"),
     ("sensitive", Takes::Value, "sensitive = \"card.number\""),
     ("deprecated", Takes::Replacement, "deprecated = \"billing.list_invoices\""),
     ("deprecated_field", Takes::FieldAndReplacement, "deprecated_field(\"customer\", \"customer_id\")"),
@@ -118,6 +121,14 @@ impl Options {
             (Takes::FieldAndReplacement, _) => return Err(wrong("takes the field and, optionally, its replacement")),
             (Takes::Two, [first, second]) => quote_spanned!(span=> .#key(#first, #second)),
             (Takes::Two, _) => return Err(wrong("takes two values")),
+            (Takes::Support, []) => quote_spanned!(span=> .#key(::mcp_fusion::task::TaskSupport::Optional)),
+            (Takes::Support, [Expr::Path(path)]) if path.path.is_ident("optional") => {
+                quote_spanned!(span=> .#key(::mcp_fusion::task::TaskSupport::Optional))
+            }
+            (Takes::Support, [Expr::Path(path)]) if path.path.is_ident("required") => {
+                quote_spanned!(span=> .#key(::mcp_fusion::task::TaskSupport::Required))
+            }
+            (Takes::Support, _) => return Err(wrong("takes `optional` (the default) or `required`")),
         };
         self.calls.push(call);
         Ok(())
@@ -191,6 +202,8 @@ mod tests {
             deprecated_field("customer"),
             deprecated_field("customer", "customer_id"),
             middleware_before(Stage::RateLimit, layer),
+            task,
+            task = required,
         ));
         assert_eq!(
             calls,
@@ -205,7 +218,18 @@ mod tests {
                 ".deprecated_field(\"customer\",::core::option::Option::None)",
                 ".deprecated_field(\"customer\",::core::option::Option::Some(\"customer_id\"))",
                 ".middleware_before(Stage::RateLimit,layer)",
+                ".task(::mcp_fusion::task::TaskSupport::Optional)",
+                ".task(::mcp_fusion::task::TaskSupport::Required)",
             ]
+        );
+    }
+
+    #[test]
+    fn task_takes_optional_or_required_only() {
+        assert_eq!(calls(quote!(task = optional)), [".task(::mcp_fusion::task::TaskSupport::Optional)"]);
+        assert_eq!(
+            message(quote!(task = sometimes)),
+            "`task` takes `optional` (the default) or `required`\n  = help: write it as `task = required`"
         );
     }
 

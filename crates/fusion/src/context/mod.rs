@@ -94,7 +94,7 @@ pub struct CallInfo {
     /// The call's questions to the client and their answers.
     pub(crate) rounds: Rounds,
     /// The hand-over of a call that becomes a task, taken when it reaches its handler.
-    pub(crate) launch: Mutex<Option<crate::task::Launch>>,
+    pub(crate) launch: Mutex<Option<crate::launch::Launch>>,
     /// For a call that may become a task: the id of its task, once kept.
     pub(crate) task_started: Option<tokio::sync::watch::Receiver<Option<String>>>,
 }
@@ -141,14 +141,14 @@ impl CallInfo {
     }
 
     /// The call as one that becomes a task when it reaches its handler.
-    pub(crate) fn launching(mut self, mut launch: Option<crate::task::Launch>) -> CallInfo {
-        self.task_started = launch.as_mut().and_then(crate::task::Launch::watcher);
+    pub(crate) fn launching(mut self, mut launch: Option<crate::launch::Launch>) -> CallInfo {
+        self.task_started = launch.as_mut().and_then(crate::launch::Launch::watcher);
         *self.launch.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = launch;
         self
     }
 
     /// Takes the hand-over of a call that may become a task (once).
-    pub(crate) fn take_launch(&self) -> Option<crate::task::Launch> {
+    pub(crate) fn take_launch(&self) -> Option<crate::launch::Launch> {
         self.launch.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 

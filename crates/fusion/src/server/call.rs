@@ -22,11 +22,11 @@ use crate::context::RequestInfo;
 use crate::failure::Failure;
 use crate::handler::Decoded;
 use crate::input::DecodeError;
+use crate::launch::Launch;
 use crate::logging::Listening;
 use crate::middleware::{Call, Next};
 use crate::output::{Output, envelope_result, success_result};
 use crate::rounds::{Binding, Refused, Rounds};
-use crate::task::Launch;
 
 /// A call's input, decoded into the handler's type.
 type Input = Box<dyn std::any::Any + Send + Sync>;
@@ -214,7 +214,10 @@ impl CompiledAction {
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let requested_level = request.log_level;
-        let rounds = self.rounds(&request, &arguments, settings)?;
+        let rounds = match launch {
+            Some(_) => Rounds::in_task(),
+            None => self.rounds(&request, &arguments, settings)?,
+        };
         let info = Arc::new(
             CallInfo::new(
                 Arc::clone(&self.qualified),

@@ -22,11 +22,10 @@ use super::call::Refusal;
 use crate::auth::CallerKey;
 use crate::compiled::CompiledAction;
 use crate::context::RequestInfo;
+use crate::launch::{Admission, Launch, LaunchControl};
 use crate::observe::{CALL_TARGET, TASKS_TOTAL};
 use crate::output::{Output, envelope_result};
-use crate::task::{
-    Admission, FinishIf, Launch, LaunchControl, Renewal, StoredTask, TaskState, TaskSupport, Tasks, now_ms,
-};
+use crate::task::{FinishIf, Renewal, StoredTask, TaskState, TaskSupport, Tasks, now_ms};
 
 /// A call's end, as the spawned call hands it back.
 type Ended = (Result<Output, Refusal>, Vec<ToolError>);
@@ -160,7 +159,7 @@ impl FusionServer {
     }
 
     /// Keeps the task's lease while it runs, stops it when a client asks or its time to live
-    /// ends, and keeps how it ended.
+    /// ends, and keeps how it ended (unless that time ended: the store forgets it then).
     async fn watch(self, action: Arc<CompiledAction>, id: String, mut work: JoinHandle<Ended>, running: Running) {
         let config = self.inner.tasks.config.clone();
         let mut renewals = tokio::time::interval((config.lease / 3).max(Duration::from_millis(10)));
@@ -187,18 +186,19 @@ impl FusionServer {
                 }
             }
         };
-        let state = if expired {
-            TaskState::Failed {
-                error: error_object(&ErrorData::internal_error(expired_task(&action, &config).render(), None)),
-            }
+        if expired {
+            // Its time to live is over, and the store forgets it now: a poll reads it as unknown,
+            // whose answer says that tasks are kept that long and to call the action again.
+            counted(&action.qualified, "failed");
+            tracing::warn!(target: CALL_TARGET, action = %action.qualified, task = %id, "task expired: stopped at the end of its time to live");
         } else {
-            action.task_state(ended, running.cancel_asked.load(Ordering::Acquire))
-        };
-        let status = status_of(&state);
-        counted(&action.qualified, status);
-        tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, status, "task ended");
-        if let Err(error) = config.store.finish(&id, state, now_ms(), FinishIf::Working).await {
-            tracing::error!(task = %id, %error, "how a task ended could not be kept; it will read as lost once its lease lapses");
+            let state = action.task_state(ended, running.cancel_asked.load(Ordering::Acquire));
+            let status = status_of(&state);
+            counted(&action.qualified, status);
+            tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, status, "task ended");
+            if let Err(error) = config.store.finish(&id, state, now_ms(), FinishIf::Working).await {
+                tracing::error!(task = %id, %error, "how a task ended could not be kept; it will read as lost once its lease lapses");
+            }
         }
         self.inner.tasks.running().remove(&id);
     }
@@ -441,16 +441,6 @@ fn lost_task(task: &StoredTask) -> ToolError {
         ))
     }
     .actions([action.clone()])
-}
-
-/// The envelope of a task still working when its time to live ended: it was stopped.
-fn expired_task(action: &CompiledAction, config: &Tasks) -> ToolError {
-    ToolError::new(
-        ErrorCode::Custom("TASK_EXPIRED".to_owned()),
-        format!("{} ran longer than a task is kept ({}) and was stopped.", action.qualified, human(config.ttl)),
-    )
-    .suggest(format!("Call {} again with a narrower input, so it finishes in time.", action.qualified))
-    .actions([action.qualified.to_string()])
 }
 
 /// `90 s`, `15 min`, `2 h`: a duration as a reader says it.

@@ -8,7 +8,6 @@
 //! that replicas share them.
 #![doc = include_str!("../../docs/tasks.md")]
 
-mod launch;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
@@ -20,7 +19,6 @@ use std::time::Duration;
 pub use memory::{DEFAULT_MAX_TASKS, MemoryTasks};
 pub use store::{FinishIf, Renewal, StoreError, StoredTask, TaskState, TaskStore};
 
-pub(crate) use launch::{Admission, Launch, LaunchControl};
 pub(crate) use store::now_ms;
 
 /// Whether an action runs as a task.
@@ -86,7 +84,7 @@ impl Tasks {
     }
 
     /// How long a task is kept after it starts (its `ttlMs`); a task still working then is
-    /// stopped and fails with `TASK_EXPIRED`.
+    /// stopped, and, as every task past that time, forgotten: a poll reads it as unknown.
     pub fn ttl(mut self, ttl: Duration) -> Tasks {
         self.ttl = ttl;
         self

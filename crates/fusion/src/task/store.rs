@@ -80,7 +80,7 @@ pub enum TaskState {
         /// The `CallToolResult`, as JSON.
         result: JsonObject,
     },
-    /// It ended with a JSON-RPC error (its replica was lost, its time ran out).
+    /// It ended with a JSON-RPC error (its replica was lost).
     Failed {
         /// The JSON-RPC error object.
         error: JsonObject,

@@ -292,11 +292,12 @@ async fn the_same_idempotency_key_answers_with_the_same_task() {
     let envelope = parse(plain["result"]["content"][0]["text"].as_str().unwrap());
     assert_eq!(envelope.error.code.as_str(), "CONFLICT", "{plain}");
     assert!(envelope.error.message.contains(&format!("became the task '{id}'")), "{}", envelope.error.message);
-    // Bo's call with Ana's key is bound to Bo: it is Bo's own call, refused only by the busy group.
+    // Bo's call with Ana's key is refused: the key is bound to Ana, and Bo learns nothing of her task.
     let bos = call(addr, "bo-token", keyed, tasks_meta()).await;
     assert!(bos["result"].get("taskId").is_none(), "{bos}");
     let envelope = parse(bos["result"]["content"][0]["text"].as_str().unwrap());
-    assert_eq!(envelope.error.code.as_str(), "SERVER_BUSY");
+    assert_eq!(envelope.error.code.as_str(), "CONFLICT");
+    assert!(!envelope.error.message.contains(&id), "{}", envelope.error.message);
     gate.release.add_permits(1);
     assert_eq!(settled(addr, "ana-token", &id).await["status"], "completed");
 }
@@ -319,4 +320,72 @@ async fn a_running_task_counts_against_the_concurrency_limit() {
     let next = call(addr, "ana-token", json!({"action": "export_invoices"}), tasks_meta()).await;
     let next = next["result"]["taskId"].as_str().unwrap().to_owned();
     assert_eq!(settled(addr, "ana-token", &next).await["status"], "completed");
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Confirm {
+    /// Whether to go on.
+    confirm: bool,
+}
+
+/// Asks the user before it exports: a task cannot ask.
+async fn asking(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolError> {
+    let answer = ctx.elicit::<Confirm>("Export every invoice?").await?;
+    Ok(format!("asked: {}", matches!(answer, mcp_fusion::Elicited::Accepted(Confirm { confirm: true }))))
+}
+
+/// Waits until stopped.
+async fn endless(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolError> {
+    ctx.state().started.add_permits(1);
+    ctx.call().cancellation().cancelled().await;
+    ctx.state().release.add_permits(1);
+    Err(ToolError::internal("stopped"))
+}
+
+#[tokio::test]
+async fn a_task_cannot_ask_its_client_and_one_past_its_time_to_live_is_stopped_and_forgotten() {
+    let gate = gate();
+    let server = FusionServer::builder("tasks-ttl", "1")
+        .tasks(mcp_fusion::task::Tasks::new().ttl(Duration::from_millis(300)))
+        .group(
+            Group::new("billing", "Invoices.")
+                .action(Action::new("asking", "Asks first.").task(TaskSupport::Optional).handler(asking))
+                .action(Action::new("endless", "Never ends.").task(TaskSupport::Optional).handler(endless)),
+        )
+        .build(Arc::clone(&gate))
+        .unwrap();
+    let tokens = StaticTokens::new().token("ana-token", Identity::new("ana"));
+    let addr = serve_with(server, HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens)).await;
+
+    let created = call(addr, "ana-token", json!({"action": "asking"}), tasks_meta()).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = settled(addr, "ana-token", &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let envelope = parse(done["result"]["content"][0]["text"].as_str().unwrap());
+    assert_eq!(envelope.error.code.as_str(), "CLIENT_UNREACHABLE", "{done}");
+    assert_eq!(
+        envelope.error.message,
+        "billing.asking needs to ask the client (elicitation-1), but it runs as a task, and a task tells its client only its status: the question was not sent."
+    );
+
+    let created = call(addr, "ana-token", json!({"action": "endless"}), tasks_meta()).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(created["result"]["ttlMs"], 300);
+    gate.started.acquire().await.unwrap().forget();
+    // Stopped through its token when its time ran out...
+    tokio::time::timeout(Duration::from_secs(10), gate.release.acquire()).await.unwrap().unwrap().forget();
+    // ...and then read as unknown, with what to do.
+    let gone = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let read = get(addr, "ana-token", &id).await;
+            if read.get("error").is_some() {
+                return read;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(gone["error"]["code"], -32602, "{gone}");
+    assert!(gone["error"]["message"].as_str().unwrap().contains("A task is kept 300 ms after it starts"), "{gone}");
 }

@@ -228,3 +228,23 @@ fn an_input_less_action_takes_an_empty_object() {
     let schema = serde_json::to_value(&server.tools()[0].input_schema).unwrap();
     assert_eq!(schema, json!({"type": "object", "properties": {}, "additionalProperties": false}));
 }
+
+/// Exports the books; only as a task.
+#[action(read_only, task = required)]
+async fn export() -> Result<&'static str, ToolError> {
+    Ok("inv_1,inv_2")
+}
+
+#[tokio::test]
+async fn a_task_argument_makes_a_task_action() {
+    let server = server(Group::new("billing", "Invoices.").action(export()));
+    let arguments = json!({"action": "export"}).as_object().cloned();
+    let refused = server.respond("billing", arguments.clone(), RequestInfo::default()).await.unwrap_err();
+    assert_eq!(refused.code.0, -32021, "{refused:?}");
+    let request = RequestInfo {
+        client_capabilities: Some(rmcp::model::ClientCapabilities::builder().enable_tasks().build()),
+        ..RequestInfo::default()
+    };
+    let created = server.respond("billing", arguments, request).await.unwrap();
+    assert!(matches!(created, rmcp::model::CallToolResponse::Task(_)), "{created:?}");
+}
