@@ -149,6 +149,8 @@ impl CallInfo {
 
     /// Takes the hand-over of a call that may become a task (once).
     pub(crate) fn take_launch(&self) -> Option<crate::launch::Launch> {
+        // Every handler asks; a call that is no task has no watcher and takes no lock.
+        self.task_started.as_ref()?;
         self.launch.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
     }
 

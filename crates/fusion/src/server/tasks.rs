@@ -94,14 +94,12 @@ impl FusionServer {
         // until the task is kept.
         let token = CancellationToken::new();
         let client_cancel = std::mem::replace(&mut request.cancellation, token.clone());
-        // A task tells its client only its status: no progress, no log messages, no questions.
+        // A task tells its client only its status: no progress, no log messages (and no
+        // questions: a call handed over as a task runs with rounds that cannot ask).
         request.peer = None;
         request.peer_accepts_requests = false;
         request.progress_token = None;
         request.log_level = None;
-        request.multi_round_trip = false;
-        request.input_responses = None;
-        request.request_state = None;
         let (launch, LaunchControl { mut admitted, kept }) = Launch::pair();
         let mut work = self.spawn_call(Arc::clone(&action), arguments, request, launch);
         let admission = tokio::select! {

@@ -10,7 +10,7 @@ use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
-    Implementation, ProtocolVersion, TaskPayload, TaskStatus,
+    GetTaskResult, Implementation, ProtocolVersion, TaskPayload, TaskStatus,
 };
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt as _};
@@ -67,6 +67,21 @@ fn gate() -> Arc<Gate> {
     Arc::new(Gate { release: Semaphore::new(0), started: Semaphore::new(0) })
 }
 
+/// Polls the task until it ended, for at most ten seconds.
+async fn ended(client: &RunningService<RoleClient, ClientConfig>, id: &str) -> GetTaskResult {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let task = client.get_task(GetTaskParams::new(id)).await.unwrap();
+            if task.task.status().is_terminal() {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the task ends")
+}
+
 #[tokio::test]
 async fn rmcps_client_gets_a_handle_polls_it_to_the_result_and_cancels_another() {
     let gate = gate();
@@ -81,17 +96,7 @@ async fn rmcps_client_gets_a_handle_polls_it_to_the_result_and_cancels_another()
     assert_eq!(working.task.status(), TaskStatus::Working);
 
     gate.release.add_permits(1);
-    let done = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let task = client.get_task(GetTaskParams::new(&created.task.task_id)).await.unwrap();
-            if task.task.status().is_terminal() {
-                return task;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap();
+    let done = ended(&client, &created.task.task_id).await;
     let TaskPayload::Completed { result } = &done.task.payload else { panic!("completed expected: {done:?}") };
     assert_eq!(result["content"][0]["text"], "inv_1,inv_2,inv_3");
 
@@ -101,17 +106,7 @@ async fn rmcps_client_gets_a_handle_polls_it_to_the_result_and_cancels_another()
     };
     gate.started.acquire().await.unwrap().forget();
     client.cancel_task(CancelTaskParams::new(&second.task.task_id)).await.unwrap();
-    let cancelled = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            let task = client.get_task(GetTaskParams::new(&second.task.task_id)).await.unwrap();
-            if task.task.status().is_terminal() {
-                return task;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .unwrap();
+    let cancelled = ended(&client, &second.task.task_id).await;
     assert_eq!(cancelled.task.status(), TaskStatus::Cancelled);
 
     // Unknown: rmcp's client sees the JSON-RPC error.

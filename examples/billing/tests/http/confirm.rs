@@ -65,18 +65,7 @@ async fn post(addr: SocketAddr, method: &str, params: Map<String, Value>) -> (u1
         .await
         .unwrap();
     let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    let last = match text.trim_start().starts_with('{') {
-        true => serde_json::from_str(&text).unwrap(),
-        false => text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:").map(str::trim))
-            .filter(|data| !data.is_empty())
-            .map(|data| serde_json::from_str(data).unwrap())
-            .next_back()
-            .unwrap_or(Value::Null),
-    };
-    (status, last)
+    (status, crate::support::last_message(&response.text().await.unwrap()))
 }
 
 /// The invoice's status, read through the server.

@@ -82,6 +82,21 @@ pub fn spawn_http_logging(db: &Path, extra: &[&str], log: &Path) -> HttpChild {
     }
 }
 
+/// The last JSON-RPC message of a Streamable HTTP answer: the JSON body, or the last event of
+/// its SSE stream (`null` when it has none).
+pub fn last_message(text: &str) -> serde_json::Value {
+    match text.trim_start().starts_with('{') {
+        true => serde_json::from_str(text).unwrap(),
+        false => text
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:").map(str::trim))
+            .filter(|data| !data.is_empty())
+            .map(|data| serde_json::from_str(data).unwrap())
+            .next_back()
+            .unwrap_or(serde_json::Value::Null),
+    }
+}
+
 /// The URL of the start-up line, `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`.
 pub fn listening_url(line: &str) -> Option<String> {
     let (_, after) = line.split_once("listening on ")?;

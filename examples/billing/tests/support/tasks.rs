@@ -30,17 +30,7 @@ pub async fn post(url: &str, method: &str, name: &str, params: Value) -> Value {
         .send()
         .await
         .unwrap();
-    let text = response.text().await.unwrap();
-    match text.trim_start().starts_with('{') {
-        true => serde_json::from_str(&text).unwrap(),
-        false => text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:").map(str::trim))
-            .filter(|data| !data.is_empty())
-            .map(|data| serde_json::from_str(data).unwrap())
-            .next_back()
-            .unwrap_or(Value::Null),
-    }
+    super::last_message(&response.text().await.unwrap())
 }
 
 /// Starts an export of `arguments` as a task; its id.
