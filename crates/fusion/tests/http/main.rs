@@ -6,3 +6,4 @@ mod http;
 mod mcp_2026;
 mod scopes;
 mod tasks;
+mod tasks_2025;

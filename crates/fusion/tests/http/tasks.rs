@@ -19,9 +19,9 @@ use tokio::sync::Semaphore;
 use super::mcp_2026::{meta, send, serve_with};
 
 /// What the handlers wait on: a permit per call the test lets finish.
-struct Gate {
-    release: Semaphore,
-    started: Semaphore,
+pub(super) struct Gate {
+    pub(super) release: Semaphore,
+    pub(super) started: Semaphore,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -53,7 +53,7 @@ async fn export_keyed(ctx: Ctx<Arc<Gate>>, _input: Keyed) -> Result<String, Tool
     export(ctx, Export { status: None }).await
 }
 
-fn server(gate: Arc<Gate>) -> FusionServer {
+pub(super) fn server(gate: Arc<Gate>) -> FusionServer {
     FusionServer::builder("tasks-2026", "1")
         .group(
             Group::new("billing", "Invoices.")
@@ -83,11 +83,11 @@ fn server(gate: Arc<Gate>) -> FusionServer {
         .unwrap()
 }
 
-fn gate() -> Arc<Gate> {
+pub(super) fn gate() -> Arc<Gate> {
     Arc::new(Gate { release: Semaphore::new(0), started: Semaphore::new(0) })
 }
 
-async fn serve(gate: Arc<Gate>) -> SocketAddr {
+pub(super) async fn serve(gate: Arc<Gate>) -> SocketAddr {
     let tokens = StaticTokens::new().token("ana-token", Identity::new("ana")).token("bo-token", Identity::new("bo"));
     let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens);
     serve_with(server(gate), config).await
@@ -388,4 +388,55 @@ async fn a_task_cannot_ask_its_client_and_one_past_its_time_to_live_is_stopped_a
     .unwrap();
     assert_eq!(gone["error"]["code"], -32602, "{gone}");
     assert!(gone["error"]["message"].as_str().unwrap().contains("A task is kept 300 ms after it starts"), "{gone}");
+}
+
+/// rmcp's own client on 2026-07-28 over HTTP as `token`, declaring the tasks extension.
+async fn rmcp_client(
+    addr: SocketAddr,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")).auth_header(token),
+    );
+    let config =
+        ClientConfig::new(ClientCapabilities::builder().enable_tasks().build(), Implementation::new("rmcp", "1"));
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    config.serve_with_lifecycle(transport, lifecycle).await.unwrap()
+}
+
+#[tokio::test]
+async fn rmcps_client_over_http_reads_its_own_task_and_is_refused_anothers() {
+    use rmcp::model::{CallToolRequestParams, CallToolResponse, GetTaskParams, TaskPayload, TaskStatus};
+    let gate = gate();
+    let addr = serve(Arc::clone(&gate)).await;
+    let ana = rmcp_client(addr, "ana-token").await;
+    let bo = rmcp_client(addr, "bo-token").await;
+    let call = CallToolRequestParams::new("billing").with_arguments(params(json!({"action": "export_invoices"})));
+    let CallToolResponse::Task(created) = ana.call_tool_once(call).await.unwrap() else {
+        panic!("a task was expected")
+    };
+    let id = created.task.task_id;
+    gate.started.acquire().await.unwrap().forget();
+    assert_eq!(ana.get_task(GetTaskParams::new(&id)).await.unwrap().task.status(), TaskStatus::Working);
+    let refused = bo.get_task(GetTaskParams::new(&id)).await.unwrap_err();
+    assert!(refused.to_string().contains("of yours is known here"), "{refused}");
+
+    gate.release.add_permits(1);
+    let done = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let task = ana.get_task(GetTaskParams::new(&id)).await.unwrap();
+            if task.task.status().is_terminal() {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the task ends");
+    let TaskPayload::Completed { result } = &done.task.payload else { panic!("completed expected: {done:?}") };
+    assert_eq!(result["content"][0]["text"], "exported inv_1,inv_2 (all)");
 }

@@ -1,6 +1,7 @@
-//! Tasks through rmcp's own client on a 2025-11-25 session that declared the tasks extension at
-//! `initialize`: the handle, polling with `tasks/get`, cancelling, and a client without the
-//! extension getting the plain result.
+//! Tasks through rmcp's own client, on a 2025-11-25 session that declared the tasks extension at
+//! `initialize` and on 2026-07-28, where it declares it in each request's `_meta`: the handle,
+//! polling with `tasks/get`, cancelling, an unknown id, and a client without the extension
+//! getting the plain result.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
     GetTaskResult, Implementation, ProtocolVersion, TaskPayload, TaskStatus,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _, RunningService};
 use rmcp::{RoleClient, ServiceExt as _};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -43,7 +44,13 @@ fn server(gate: Arc<Gate>) -> FusionServer {
         .unwrap()
 }
 
-async fn connect(server: FusionServer, tasks: bool) -> RunningService<RoleClient, ClientConfig> {
+/// A client of `server` on `version` (2026-07-28 discovers instead of initializing), declaring
+/// the tasks extension if `tasks`.
+async fn connect(
+    server: FusionServer,
+    tasks: bool,
+    version: ProtocolVersion,
+) -> RunningService<RoleClient, ClientConfig> {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {
@@ -51,11 +58,13 @@ async fn connect(server: FusionServer, tasks: bool) -> RunningService<RoleClient
         }
     });
     let capabilities = if tasks { ClientCapabilities::builder().enable_tasks().build() } else { Default::default() };
-    ClientConfig::new(capabilities, Implementation::new("rmcp-tasks", "1"))
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-        .serve(client_io)
-        .await
-        .unwrap()
+    let config = ClientConfig::new(capabilities, Implementation::new("rmcp-tasks", "1"));
+    if version == ProtocolVersion::V_2026_07_28 {
+        let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![version] };
+        config.serve_with_lifecycle(client_io, lifecycle).await.unwrap()
+    } else {
+        config.with_protocol_version(version).serve(client_io).await.unwrap()
+    }
 }
 
 fn export_call() -> CallToolRequestParams {
@@ -84,9 +93,18 @@ async fn ended(client: &RunningService<RoleClient, ClientConfig>, id: &str) -> G
 
 #[tokio::test]
 async fn rmcps_client_gets_a_handle_polls_it_to_the_result_and_cancels_another() {
+    handle_poll_and_cancel(ProtocolVersion::V_2025_11_25).await;
+}
+
+#[tokio::test]
+async fn rmcps_client_on_2026_07_28_gets_a_handle_polls_it_to_the_result_and_cancels_another() {
+    handle_poll_and_cancel(ProtocolVersion::V_2026_07_28).await;
+}
+
+async fn handle_poll_and_cancel(version: ProtocolVersion) {
     let gate = gate();
-    let client = connect(server(Arc::clone(&gate)), true).await;
-    assert_eq!(client.peer_info().unwrap().protocol_version, ProtocolVersion::V_2025_11_25);
+    let client = connect(server(Arc::clone(&gate)), true, version.clone()).await;
+    assert_eq!(client.peer_info().unwrap().protocol_version, version);
     let CallToolResponse::Task(created) = client.call_tool_once(export_call()).await.unwrap() else {
         panic!("a task was expected");
     };
@@ -116,9 +134,18 @@ async fn rmcps_client_gets_a_handle_polls_it_to_the_result_and_cancels_another()
 
 #[tokio::test]
 async fn a_session_without_the_extension_gets_the_plain_result() {
+    plain_result(ProtocolVersion::V_2025_11_25).await;
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_without_the_extension_gets_the_plain_result() {
+    plain_result(ProtocolVersion::V_2026_07_28).await;
+}
+
+async fn plain_result(version: ProtocolVersion) {
     let gate = gate();
     gate.release.add_permits(1);
-    let client = connect(server(gate), false).await;
+    let client = connect(server(gate), false, version).await;
     let CallToolResponse::Complete(result) = client.call_tool_once(export_call()).await.unwrap() else {
         panic!("a plain result was expected");
     };
