@@ -10,6 +10,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ALL_ACTIONS } from "./lib.mjs";
 
 const options = {};
 const argv = process.argv.slice(2);
@@ -53,7 +54,6 @@ function lock(name, args, env = {}) {
   return readFileSync(lockfile, "utf8");
 }
 
-const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice", "export_invoices"];
 /** The demo's actions a lockfile names. */
 const actions = (text) => ALL_ACTIONS.filter((action) => text.includes(`"${action}"`));
 

@@ -14,12 +14,12 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ALL_ACTIONS } from "./lib.mjs";
 
 const PACKAGE = "@modelcontextprotocol/sdk";
 const VERSION = JSON.parse(
   readFileSync(new URL(`./node_modules/${PACKAGE}/package.json`, import.meta.url), "utf8"),
 ).version;
-const ALL_ACTIONS = ["list_invoices", "get_invoice", "create_invoice", "pay_invoice", "void_invoice", "export_invoices"];
 const SCOPE = "billing:read billing:write";
 
 function usage(message) {
