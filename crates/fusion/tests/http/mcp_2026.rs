@@ -89,18 +89,20 @@ pub(super) async fn send(
     let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
     let response = request.body(body.to_string()).send().await.unwrap();
     let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    let messages = match text.trim_start().starts_with('{') {
-        true => vec![serde_json::from_str(&text).unwrap()],
-        // An SSE stream; an event without data (a stream's priming event) carries no message.
-        false => text
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:").map(str::trim))
-            .filter(|data| !data.is_empty())
-            .map(|data| serde_json::from_str(data).unwrap())
-            .collect(),
-    };
-    (status, messages)
+    (status, messages(&response.text().await.unwrap()))
+}
+
+/// The JSON-RPC messages of an answer, in order: a JSON body, or the `data:` lines of an SSE
+/// stream (an event without data, a stream's priming event, carries none).
+pub(super) fn messages(body: &str) -> Vec<Value> {
+    if body.trim_start().starts_with('{') {
+        return vec![serde_json::from_str(body).unwrap()];
+    }
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:").map(str::trim))
+        .filter(|data| !data.is_empty())
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
 }
 
 fn chatty_call(meta: Value) -> Map<String, Value> {

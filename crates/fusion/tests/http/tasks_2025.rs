@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::mcp_2026::messages;
 use super::tasks::{gate, serve};
 
 /// One session of one caller, opened with `initialize` on 2025-11-25.
@@ -77,19 +78,6 @@ async fn post(addr: SocketAddr, token: &str, session: Option<&str>, body: &Value
         request = request.header("mcp-session-id", session);
     }
     request.body(body.to_string()).send().await.unwrap()
-}
-
-/// The JSON-RPC messages of an answer: a JSON body, or the `data:` lines of an SSE stream
-/// (its priming event carries none).
-fn messages(body: &str) -> Vec<Value> {
-    if body.trim_start().starts_with('{') {
-        return vec![serde_json::from_str(body).unwrap()];
-    }
-    body.lines()
-        .filter_map(|line| line.strip_prefix("data:").map(str::trim))
-        .filter(|data| !data.is_empty())
-        .map(|data| serde_json::from_str(data).unwrap())
-        .collect()
 }
 
 #[tokio::test]
