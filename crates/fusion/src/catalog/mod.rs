@@ -22,6 +22,7 @@ pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};
 
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
+use crate::task::TaskSupport;
 
 /// The tools of a server and how their names route.
 pub(crate) struct Catalog {
@@ -125,6 +126,23 @@ impl Catalog {
     /// Whether an action of the catalog runs as a task for a client that asks.
     pub(crate) fn runs_tasks(&self) -> bool {
         self.groups.iter().any(|group| group.actions.iter().any(|action| action.task.is_some()))
+    }
+
+    /// Whether the tool `name` runs as a task when a client asks: a flat tool as its action
+    /// does; a grouped tool when any of its actions does, and only as a task when all of them
+    /// do. `None`: it never does (or there is no such tool).
+    pub(crate) fn task_support(&self, name: &str) -> Option<TaskSupport> {
+        match *self.routes.get(name)? {
+            Route::Action { group, action, .. } => self.groups[group].actions[action].task,
+            Route::Group { group, .. } => {
+                let supports = self.groups[group].actions.iter().map(|action| action.task);
+                supports.reduce(|all, one| match (all, one) {
+                    (Some(TaskSupport::Required), Some(TaskSupport::Required)) => Some(TaskSupport::Required),
+                    (None, None) => None,
+                    _ => Some(TaskSupport::Optional),
+                })?
+            }
+        }
     }
 
     /// The namespaces that are mounts, in the order of the groups.

@@ -8,13 +8,14 @@ use std::sync::{Arc, OnceLock};
 use futures_util::FutureExt as _;
 use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError, echo};
 use rmcp::ErrorData;
-use rmcp::model::{CallToolResponse, CallToolResult, InputRequiredResult, JsonObject};
+use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, InputRequiredResult, JsonObject};
 use serde_json::Value;
 use tracing::Instrument as _;
 
 use super::FusionServer;
 use super::call_record::CallRecord;
 use super::compile::Settings;
+use super::tasks::{Called, wire_task};
 use crate::auth::CallerKey;
 use crate::compiled::CompiledAction;
 use crate::context::CallInfo;
@@ -76,21 +77,34 @@ impl FusionServer {
         arguments: Option<JsonObject>,
         request: RequestInfo,
     ) -> Result<CallToolResponse, ErrorData> {
+        Ok(match self.call_or_launch(tool, arguments, request).await? {
+            Called::Answered(response) => response,
+            Called::Task(task) => CallToolResponse::Task(CreateTaskResult::new(wire_task(&task))),
+        })
+    }
+
+    /// Runs one `tools/call`, answered at once or, when it runs as a task, with the task kept.
+    pub(super) async fn call_or_launch(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        request: RequestInfo,
+    ) -> Result<Called, ErrorData> {
         let _counted = self.inner.in_flight.enter();
         let catalog = self.inner.catalog.load();
         match catalog.route(tool, arguments.unwrap_or_default()) {
             Ok((action, arguments)) => {
                 drop(catalog);
-                if self.as_task(&action, &request)? {
+                if self.as_task(&action, tool, &request)? {
                     return self.launch(action, arguments, request).await;
                 }
-                action.run(arguments, request, &self.inner.settings).await
+                action.run(arguments, request, &self.inner.settings).await.map(Called::Answered)
             }
             Err(error) => {
                 CallRecord::start(&request).unrouted(tool, &error.code);
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
                 let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
-                Ok(envelope_result(error.to_call_result(), &[], output_schema).into())
+                Ok(Called::Answered(envelope_result(error.to_call_result(), &[], output_schema).into()))
             }
         }
     }

@@ -10,6 +10,7 @@ mod call;
 mod call_record;
 mod compile;
 mod completion;
+mod experimental_tasks;
 mod mount;
 mod mount_output;
 mod peers;

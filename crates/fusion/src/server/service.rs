@@ -1,6 +1,6 @@
 //! The server as rmcp sees it: `initialize` and `discover`; tools, resources, prompts,
-//! completions and logging; and an answer that names the problem for requests whose params do
-//! not decode.
+//! completions and logging; tasks; and an answer that names the problem for requests whose
+//! params do not decode.
 
 #![allow(
     deprecated,
@@ -296,6 +296,9 @@ impl ServerHandler for FusionServer {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
+        if crate::task::experimental::is_served(&request.method) {
+            return self.experimental_tasks(request, context).await;
+        }
         // 2026-07-28 has no handshake, no level to set and no resource subscriptions: whatever
         // its params, such a request names a method that is not there any more (rmcp answers
         // the removed ping itself).
@@ -385,7 +388,7 @@ fn removed_in_2026(method: &str) -> Option<&'static str> {
 }
 
 /// What is wrong with the params of a `tools/call` that did not decode.
-fn call_params_problem(params: Option<&Value>) -> String {
+pub(super) fn call_params_problem(params: Option<&Value>) -> String {
     use mcp_fusion_wire::value_kind as kind;
     let Some(Value::Object(params)) = params else {
         return "Invalid params for tools/call: expected an object with \"name\" and \"arguments\"".to_owned();

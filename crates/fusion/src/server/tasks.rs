@@ -8,12 +8,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError, echo};
-use rmcp::ErrorData;
 use rmcp::model::{
-    CallToolResponse, ClientCapabilities, CreateTaskResult, DetailedTask, GetTaskResult, JsonObject, Task, TaskPayload,
-    TaskStatus,
+    CallToolResponse, ClientCapabilities, CustomNotification, DetailedTask, ErrorCode as RpcCode, GetTaskResult,
+    JsonObject, ServerNotification, Task, TaskPayload, TaskStatus,
 };
+use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +26,8 @@ use crate::context::RequestInfo;
 use crate::launch::{Admission, Launch, LaunchControl};
 use crate::observe::{CALL_TARGET, TASKS_TOTAL};
 use crate::output::{Output, envelope_result};
-use crate::task::{FinishIf, Renewal, StoredTask, TaskState, TaskSupport, Tasks, now_ms};
+use crate::task::experimental::{self, STATUS_NOTIFICATION};
+use crate::task::{FinishIf, Renewal, StoredTask, TaskState, TaskSupport, Tasks, iso, now_ms};
 
 /// A call's end, as the spawned call hands it back.
 type Ended = (Result<Output, Refusal>, Vec<ToolError>);
@@ -39,11 +41,28 @@ pub(crate) struct TaskRuntime {
     running: Mutex<HashMap<String, Running>>,
 }
 
-/// A task this process runs: how to stop it, and whether a client asked.
+/// A task this process runs: how to stop it, whether a client asked, and who waits for its end.
 #[derive(Clone)]
 struct Running {
     token: CancellationToken,
     cancel_asked: Arc<AtomicBool>,
+    ended: Arc<Notify>,
+}
+
+/// How a call was answered: at once (refused before its handler, or a plain call), or with a
+/// task that was kept.
+pub(super) enum Called {
+    /// The call's own answer.
+    Answered(CallToolResponse),
+    /// The task the call became (or, for an idempotency key seen before, became earlier).
+    Task(StoredTask),
+}
+
+/// Left on a request by a client of MCP 2025-11-25's experimental tasks that asked for a task
+/// (the `task` parameter of `tools/call`), with the time to live it asked for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TaskAsked {
+    pub(super) ttl_ms: Option<u64>,
 }
 
 impl Running {
@@ -69,9 +88,27 @@ impl TaskRuntime {
 }
 
 impl FusionServer {
-    /// Whether this call of `action` runs as a task: the action can, and the client declared
-    /// the extension. An action that only runs as tasks refuses a client that did not.
-    pub(super) fn as_task(&self, action: &CompiledAction, request: &RequestInfo) -> Result<bool, ErrorData> {
+    /// Whether this call of `action` (through the tool `tool`) runs as a task. With the
+    /// extension: the action can, and the client declared the extension; an action that only
+    /// runs as tasks refuses a client that did not. In 2025-11-25's experimental form: the
+    /// client asked (a tool that cannot run as one refuses), and an action that only runs as
+    /// tasks refuses a call that did not ask.
+    pub(super) fn as_task(
+        &self,
+        action: &CompiledAction,
+        tool: &str,
+        request: &RequestInfo,
+    ) -> Result<bool, ErrorData> {
+        if experimental::marked(&request.extensions) {
+            let asked = request.extensions.get::<TaskAsked>().is_some();
+            let tool_runs_tasks = self.inner.catalog.load().task_support(tool).is_some();
+            return match (asked, action.task) {
+                (true, _) if tool_runs_tasks => Ok(true),
+                (true, _) => Err(not_a_task(tool)),
+                (false, Some(TaskSupport::Required)) => Err(asks_task(&action.qualified)),
+                (false, _) => Ok(false),
+            };
+        }
         match action.task {
             None => Ok(false),
             Some(_) if declares_tasks(request) => Ok(true),
@@ -88,8 +125,11 @@ impl FusionServer {
         action: Arc<CompiledAction>,
         arguments: JsonObject,
         mut request: RequestInfo,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<Called, ErrorData> {
         let owner = caller_key(&request).to_string();
+        let asked_ttl = request.extensions.get::<TaskAsked>().and_then(|asked| asked.ttl_ms);
+        // In the experimental form of 2025-11-25, the session hears when the task ends.
+        let notify = request.peer.clone().filter(|_| experimental::marked(&request.extensions));
         // The task outlives the request: its own token stops it, and the request's only
         // until the task is kept.
         let token = CancellationToken::new();
@@ -105,42 +145,40 @@ impl FusionServer {
         let admission = tokio::select! {
             biased;
             admission = &mut admitted => admission.ok(),
-            ended = &mut work => return action.answer_ended(ended),
+            ended = &mut work => return action.answer_ended(ended).map(Called::Answered),
             () = client_cancel.cancelled() => {
                 token.cancel();
                 None
             }
         };
         match admission {
-            None => return action.answer_ended(work.await),
-            Some(Admission::Existing(id)) => {
-                let task = self.owned_task(&id, &owner).await;
-                return task.map(|task| CallToolResponse::Task(CreateTaskResult::new(wire_task(&task))));
-            }
+            None => return action.answer_ended(work.await).map(Called::Answered),
+            Some(Admission::Existing(id)) => return self.owned_task(&id, &owner).await.map(Called::Task),
             Some(Admission::New) => {}
         }
         let config = &self.inner.tasks.config;
         let now = now_ms();
         let mut stored = StoredTask::working(new_task_id(), owner, action.qualified.as_ref(), now);
         stored.read_only = action.read_only;
-        stored.ttl_ms = millis(config.ttl);
+        // A client may ask for a shorter time to live than the server's, not a longer one; a
+        // second at least, so that its handle can be read.
+        stored.ttl_ms = asked_ttl.map_or(millis(config.ttl), |asked| asked.clamp(1_000, millis(config.ttl)));
         stored.poll_interval_ms = millis(config.poll_interval);
         stored.lease_until_ms = now.saturating_add(millis(config.lease));
-        let task = wire_task(&stored);
         let id = stored.id.clone();
-        if let Err(error) = config.store.create(stored).await {
+        if let Err(error) = config.store.create(stored.clone()).await {
             tracing::warn!(action = %action.qualified, %error, "a task could not be kept; its call was refused");
             let refusal = not_kept(&action.qualified);
             let _ = kept.send(Err(refusal.clone()));
-            return Ok(envelope_result(refusal.to_call_result(), &[], action.output_schema).into());
+            return Ok(Called::Answered(envelope_result(refusal.to_call_result(), &[], action.output_schema).into()));
         }
-        let running = Running { token, cancel_asked: Arc::default() };
+        let running = Running { token, cancel_asked: Arc::default(), ended: Arc::default() };
         self.inner.tasks.running().insert(id.clone(), running.clone());
         let _ = kept.send(Ok(id.clone()));
         counted(&action.qualified, "created");
         tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, "task created");
-        tokio::spawn(self.clone().watch(action, id, work, running));
-        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+        tokio::spawn(self.clone().watch(action, stored.clone(), work, running, notify));
+        Ok(Called::Task(stored))
     }
 
     fn spawn_call(
@@ -157,12 +195,21 @@ impl FusionServer {
     }
 
     /// Keeps the task's lease while it runs, stops it when a client asks or its time to live
-    /// ends, and keeps how it ended (unless that time ended: the store forgets it then).
-    async fn watch(self, action: Arc<CompiledAction>, id: String, mut work: JoinHandle<Ended>, running: Running) {
+    /// ends, and keeps how it ended (unless that time ended: the store forgets it then). A
+    /// session of the experimental form hears of the end on `notify`.
+    async fn watch(
+        self,
+        action: Arc<CompiledAction>,
+        mut task: StoredTask,
+        mut work: JoinHandle<Ended>,
+        running: Running,
+        notify: Option<Peer<RoleServer>>,
+    ) {
         let config = self.inner.tasks.config.clone();
+        let id = task.id.clone();
         let mut renewals = tokio::time::interval((config.lease / 3).max(Duration::from_millis(10)));
         renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let deadline = tokio::time::sleep(config.ttl);
+        let deadline = tokio::time::sleep(Duration::from_millis(task.ttl_ms));
         tokio::pin!(deadline);
         let mut expired = false;
         let ended = loop {
@@ -172,8 +219,8 @@ impl FusionServer {
                     let until = now_ms().saturating_add(millis(config.lease));
                     match config.store.renew(&id, until).await {
                         Ok(Renewal::Working { cancel_requested: false }) => {}
-                        // Asked to stop through another replica, or ended there (declared lost):
-                        // its work stops here too.
+                        // Asked to stop through another replica, or ended there (cancelled in the
+                        // experimental form, or declared lost): its work stops here too.
                         Ok(_) => running.cancel(),
                         Err(error) => tracing::warn!(task = %id, %error, "the lease of a running task could not be renewed"),
                     }
@@ -192,32 +239,119 @@ impl FusionServer {
         } else {
             let state = action.task_state(ended, running.cancel_asked.load(Ordering::Acquire));
             let status = status_of(&state);
-            counted(&action.qualified, status);
-            tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, status, "task ended");
-            if let Err(error) = config.store.finish(&id, state, now_ms(), FinishIf::Working).await {
-                tracing::error!(task = %id, %error, "how a task ended could not be kept; it will read as lost once its lease lapses");
+            let now = now_ms();
+            task.state = state.clone();
+            task.updated_at_ms = now;
+            match config.store.finish(&id, state, now, FinishIf::Working).await {
+                // Ended before its work did: cancelled by its client in the experimental form,
+                // which counted it then, or declared lost.
+                Ok(false) => {}
+                kept => {
+                    counted(&action.qualified, status);
+                    tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, status, "task ended");
+                    if let Err(error) = kept {
+                        tracing::error!(task = %id, %error, "how a task ended could not be kept; it will read as lost once its lease lapses");
+                    } else if let Some(peer) = notify {
+                        notify_status(&peer, &task).await;
+                    }
+                }
             }
         }
         self.inner.tasks.running().remove(&id);
+        running.ended.notify_waiters();
     }
 
-    /// `tasks/get`: the task as it stands, the caller's own only. A working task whose
-    /// replica stopped renewing its lease is declared lost.
+    /// `tasks/get`: the task as it stands, the caller's own only.
     pub(super) async fn get_task_state(&self, id: &str, request: &RequestInfo) -> Result<GetTaskResult, ErrorData> {
-        let mut task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        self.current_task(id, request).await.map(|task| GetTaskResult::new(detailed_task(&task)))
+    }
+
+    /// The caller's task `id` as it stands: a working task whose replica stopped renewing its
+    /// lease is declared lost first.
+    pub(super) async fn current_task(&self, id: &str, request: &RequestInfo) -> Result<StoredTask, ErrorData> {
+        let task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        self.settled(task).await
+    }
+
+    /// `task`, or, when it works and its replica stopped renewing its lease (and it does not
+    /// run here), the task as it reads once declared lost.
+    pub(super) async fn settled(&self, task: StoredTask) -> Result<StoredTask, ErrorData> {
         let now = now_ms();
-        let runs_here = self.inner.tasks.running().contains_key(id);
-        if task.state == TaskState::Working && task.lease_until_ms < now && !runs_here {
-            let lost =
-                TaskState::Failed { error: error_object(&ErrorData::internal_error(lost_task(&task).render(), None)) };
-            let store = &self.inner.tasks.config.store;
-            if store.finish(id, lost, now, FinishIf::LeaseLapsed).await.map_err(store_unavailable)? {
-                counted(&task.action, "failed");
-                tracing::warn!(target: CALL_TARGET, action = %echo(&task.action), task = %echo(id), "task lost: the replica running it stopped renewing its lease");
-            }
-            task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        let runs_here = self.inner.tasks.running().contains_key(&task.id);
+        if task.state != TaskState::Working || task.lease_until_ms >= now || runs_here {
+            return Ok(task);
         }
-        Ok(GetTaskResult::new(detailed_task(&task)))
+        let lost =
+            TaskState::Failed { error: error_object(&ErrorData::internal_error(lost_task(&task).render(), None)) };
+        let store = &self.inner.tasks.config.store;
+        if store.finish(&task.id, lost, now, FinishIf::LeaseLapsed).await.map_err(store_unavailable)? {
+            counted(&task.action, "failed");
+            tracing::warn!(target: CALL_TARGET, action = %echo(&task.action), task = %echo(&task.id), "task lost: the replica running it stopped renewing its lease");
+        }
+        self.owned_task(&task.id, &task.owner).await
+    }
+
+    /// Waits until the caller's task `id` ended (or `cancelled` fires: `None`), and answers it
+    /// as it ended. Woken at once by a task this process runs; one another replica runs is read
+    /// again every poll interval.
+    pub(super) async fn ended_task(
+        &self,
+        id: &str,
+        request: &RequestInfo,
+        cancelled: &CancellationToken,
+    ) -> Result<Option<StoredTask>, ErrorData> {
+        loop {
+            // Listening before the read: an end between the two is not missed.
+            let running = self.inner.tasks.running().get(id).cloned();
+            let ended = running.as_ref().map(|running| running.ended.notified());
+            let task = self.current_task(id, request).await?;
+            if task.state.is_terminal() {
+                return Ok(Some(task));
+            }
+            let poll = Duration::from_millis(task.poll_interval_ms.max(10));
+            tokio::select! {
+                () = async { if let Some(ended) = ended { ended.await } else { std::future::pending().await } } => {}
+                () = tokio::time::sleep(poll) => {}
+                () = cancelled.cancelled() => return Ok(None),
+            }
+        }
+    }
+
+    /// `tasks/cancel` in the experimental form: the caller's working task ends `cancelled`
+    /// before the answer (its work is stopped, here or by its replica at its next renewal), and
+    /// stays so whatever its work does after. A task that already ended is refused.
+    pub(super) async fn cancel_now(&self, id: &str, request: &RequestInfo) -> Result<StoredTask, ErrorData> {
+        let task = self.current_task(id, request).await?;
+        let store = &self.inner.tasks.config.store;
+        if task.state.is_terminal()
+            || !store.finish(id, TaskState::Cancelled, now_ms(), FinishIf::Working).await.map_err(store_unavailable)?
+        {
+            let task = self.current_task(id, request).await?;
+            return Err(already_ended(id, experimental::status(&task)));
+        }
+        if let Some(running) = self.inner.tasks.running().get(id) {
+            running.cancel();
+        }
+        counted(&task.action, "cancelled");
+        tracing::info!(target: CALL_TARGET, action = %echo(&task.action), task = %echo(id), status = "cancelled", "task ended");
+        self.owned_task(id, &task.owner).await
+    }
+
+    /// The caller's tasks, a page of them after `after`.
+    pub(super) async fn tasks_of(
+        &self,
+        request: &RequestInfo,
+        after: Option<crate::task::TaskCursor>,
+        limit: usize,
+    ) -> Result<(Vec<StoredTask>, Option<crate::task::TaskCursor>), ErrorData> {
+        let owner = caller_key(request).to_string();
+        let store = &self.inner.tasks.config.store;
+        let page = store.list(&owner, after, limit).await.map_err(store_unavailable)?;
+        let mut tasks = Vec::with_capacity(page.tasks.len());
+        for task in page.tasks {
+            tasks.push(self.settled(task).await?);
+        }
+        Ok((tasks, page.next))
     }
 
     /// `tasks/cancel`: asks the caller's own task to stop. Acknowledged at once; the task reads
@@ -335,14 +469,8 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// A time kept in milliseconds, as ISO 8601.
-fn iso(ms: u64) -> String {
-    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
-    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
 /// The task's metadata as MCP shows it.
-fn wire_task(task: &StoredTask) -> Task {
+pub(super) fn wire_task(task: &StoredTask) -> Task {
     let status = match &task.state {
         TaskState::Working => TaskStatus::Working,
         TaskState::Completed { .. } => TaskStatus::Completed,
@@ -352,14 +480,29 @@ fn wire_task(task: &StoredTask) -> Task {
     let mut wire = Task::new(&task.id, status, iso(task.created_at_ms), iso(task.updated_at_ms))
         .with_ttl_ms(task.ttl_ms)
         .with_poll_interval_ms(task.poll_interval_ms);
-    wire.status_message = match &task.state {
+    wire.status_message = status_message(task);
+    wire
+}
+
+/// What the server says of the task's status.
+pub(super) fn status_message(task: &StoredTask) -> Option<String> {
+    match &task.state {
         TaskState::Working if task.cancel_requested => Some(format!("{} was asked to stop.", task.action)),
         TaskState::Working => Some(format!("{} is running.", task.action)),
         TaskState::Completed { .. } => None,
         TaskState::Failed { error } => error.get("message").and_then(Value::as_str).map(str::to_owned),
         TaskState::Cancelled => Some(format!("{} was cancelled by its client before it finished.", task.action)),
-    };
-    wire
+    }
+}
+
+/// Tells a session of the experimental form that its task ended (a notification it may miss:
+/// it polls all the same).
+async fn notify_status(peer: &Peer<RoleServer>, task: &StoredTask) {
+    let params = experimental::task(task, status_message(task));
+    let notification = CustomNotification::new(STATUS_NOTIFICATION, Some(params));
+    if let Err(error) = peer.send_notification(ServerNotification::CustomNotification(notification)).await {
+        tracing::debug!(task = %task.id, %error, "the status of an ended task did not reach its session");
+    }
 }
 
 /// The task with its result or error, as `tasks/get` answers it.
@@ -394,6 +537,42 @@ fn needs_tasks(action: &str) -> ErrorData {
     )
     .into();
     error
+}
+
+/// `-32601` for a call that asks for a task of a tool that runs none (2025-11-25's
+/// experimental form).
+fn not_a_task(tool: &str) -> ErrorData {
+    ErrorData::new(
+        RpcCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {} does not run as a task (its tools/list entry has no execution.taskSupport). Call it again without the \"task\" parameter.",
+            Sent::text(tool)
+        ),
+        None,
+    )
+}
+
+/// `-32601` for a call that does not ask for a task of an action that only runs as one
+/// (2025-11-25's experimental form).
+fn asks_task(action: &str) -> ErrorData {
+    ErrorData::new(
+        RpcCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {action} runs only as a task (execution.taskSupport \"required\"). Call it again with \"task\": {{}} in the params of tools/call, then read the task it returns with tasks/get and its result with tasks/result."
+        ),
+        None,
+    )
+}
+
+/// `-32602` for cancelling a task that already ended.
+fn already_ended(id: &str, status: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "Cannot cancel task {}: it already ended ({status}), and an ended task keeps its status. Nothing was done: read its outcome with tasks/result.",
+            Sent::text(id)
+        ),
+        Some(serde_json::json!({ "taskId": Sent::text(id).to_string(), "status": status })),
+    )
 }
 
 /// A task id that is not the caller's (unknown, expired, or someone else's): one answer for

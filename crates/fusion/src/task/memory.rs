@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 
-use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskState, TaskStore, now_ms};
+use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPage, TaskState, TaskStore, now_ms};
 
 /// The default bound of [`MemoryTasks`].
 pub const DEFAULT_MAX_TASKS: usize = 10_000;
@@ -136,6 +136,25 @@ impl TaskStore for MemoryTasks {
         });
         Box::pin(std::future::ready(Ok(asked)))
     }
+
+    fn list(
+        &self,
+        owner: &str,
+        after: Option<TaskCursor>,
+        limit: usize,
+    ) -> BoxFuture<'static, Result<TaskPage, StoreError>> {
+        let now = now_ms();
+        let mut tasks: Vec<StoredTask> = self.with(|tasks| {
+            let owned = |task: &&StoredTask| task.owner == owner && !task.expired(now);
+            let later = |task: &&StoredTask| after.as_ref().is_none_or(|after| TaskCursor::of(task) > *after);
+            tasks.values().filter(owned).filter(later).cloned().collect()
+        });
+        tasks.sort_by_key(TaskCursor::of);
+        let more = tasks.len() > limit;
+        tasks.truncate(limit);
+        let next = if more { tasks.last().map(TaskCursor::of) } else { None };
+        Box::pin(std::future::ready(Ok(TaskPage::new(tasks, next))))
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +208,36 @@ mod tests {
         store.create(task("c", 60_000)).await.unwrap();
         assert_eq!(store.get("a").await.unwrap(), None);
         assert!(store.get("b").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn an_owner_lists_only_its_own_tasks_page_by_page() {
+        let store = MemoryTasks::new();
+        for (id, owner, created) in [("b", "ana", 2), ("a", "ana", 2), ("c", "ana", 1), ("d", "bo", 1)] {
+            let mut kept = task(id, 60_000);
+            kept.owner = owner.to_owned();
+            kept.created_at_ms = now_ms() - 1_000 + created;
+            store.create(kept).await.unwrap();
+        }
+        let first = store.list("ana", None, 2).await.unwrap();
+        let ids: Vec<&str> = first.tasks.iter().map(|task| task.id.as_str()).collect();
+        assert_eq!(ids, ["c", "a"], "oldest first, then by id");
+        let rest = store.list("ana", first.next.clone(), 2).await.unwrap();
+        assert_eq!(rest.tasks.iter().map(|task| task.id.as_str()).collect::<Vec<_>>(), ["b"]);
+        assert_eq!(rest.next, None);
+        let cursor = first.next.unwrap();
+        assert_eq!(TaskCursor::decode(&cursor.encode()), Some(cursor));
+        assert_eq!(store.list("nobody", None, 10).await.unwrap(), TaskPage::default());
+    }
+
+    #[test]
+    fn a_cursor_that_is_not_one_of_ours_is_refused() {
+        for garbage in
+            ["", ".", "12", "12.", ".abc", "x1.abc", "-1.abc", "1.a b", "1.a.b", "+1.abc", "99999999999999999999999.a"]
+        {
+            assert_eq!(TaskCursor::decode(garbage), None, "{garbage:?}");
+        }
+        assert_eq!(TaskCursor::decode("7.ab12"), Some(TaskCursor { created_at_ms: 7, id: "ab12".to_owned() }));
     }
 
     fn error_object(code: i64) -> rmcp::model::JsonObject {

@@ -8,6 +8,7 @@
 //! that replicas share them.
 #![doc = include_str!("../../docs/tasks.md")]
 
+pub(crate) mod experimental;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis;
@@ -17,9 +18,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use memory::{DEFAULT_MAX_TASKS, MemoryTasks};
-pub use store::{FinishIf, Renewal, StoreError, StoredTask, TaskState, TaskStore};
+pub use store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPage, TaskState, TaskStore};
 
 pub(crate) use store::now_ms;
+
+/// A time kept in milliseconds since the Unix epoch, as ISO 8601.
+pub(crate) fn iso(ms: u64) -> String {
+    let ms = i64::try_from(ms).unwrap_or(i64::MAX);
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
 
 /// Whether an action runs as a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

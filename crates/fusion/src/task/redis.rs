@@ -14,7 +14,9 @@
 //! | `cancel` | `1` once a client asked it to stop, else `0` |
 //!
 //! The fields a script reads or writes are plain strings, so that no script has to decode
-//! JSON. Unlike [`MemoryTasks`](super::MemoryTasks) the store is not bounded: Redis drops every
+//! JSON. The sorted set `{prefix}tasks-of:{owner}` indexes an owner's tasks by creation time,
+//! for listing; it expires with the owner's last task, and a member whose task is gone is
+//! dropped when a listing meets it. Unlike [`MemoryTasks`](super::MemoryTasks) the store is not bounded: Redis drops every
 //! task once its time to live passed.
 
 use std::sync::LazyLock;
@@ -22,17 +24,54 @@ use std::sync::LazyLock;
 use futures_util::future::BoxFuture;
 use redis::Script;
 
-use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskState, TaskStore, now_ms};
+use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPage, TaskState, TaskStore, now_ms};
 use crate::guard::RedisStore;
 
 /// Keeps the task `ARGV[1]` (JSON) under `KEYS[1]` with the fields `s`, `state`, `updated`,
-/// `lease`, `cancel` = `ARGV[2..6]`, for `ARGV[7]` milliseconds. A task kept under the same id
-/// before is replaced whole, so none of its fields outlives it.
+/// `lease`, `cancel` = `ARGV[2..6]`, for `ARGV[7]` milliseconds, and indexes its id `ARGV[9]`
+/// in its owner's set `KEYS[2]` under its creation time `ARGV[8]` (the set lives as long as
+/// its longest-lived task). A task kept under the same id before is replaced whole, so none of
+/// its fields outlives it.
 const CREATE_SCRIPT: &str = r"
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'json', ARGV[1], 's', ARGV[2], 'state', ARGV[3], 'updated', ARGV[4], 'lease', ARGV[5], 'cancel', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[7])
+redis.call('ZADD', KEYS[2], ARGV[8], ARGV[9])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[7]) then
+  redis.call('PEXPIRE', KEYS[2], ARGV[7])
+end
 return 1
+";
+
+/// The ids and creation times (`{id, time, id, time, …}`) of the owner's set `KEYS[1]` that
+/// come after the time `ARGV[1]` and id `ARGV[2]` (none: `-inf` and the empty string), oldest
+/// first; at most `ARGV[3]`.
+const LIST_SCRIPT: &str = r"
+local after_score, after_id, want = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local out, found, offset = {}, 0, 0
+while found < want do
+  local page = redis.call('ZRANGEBYSCORE', KEYS[1], after_score, '+inf', 'WITHSCORES', 'LIMIT', offset, 64)
+  if #page == 0 then
+    break
+  end
+  for i = 1, #page, 2 do
+    if after_id == '' or tonumber(page[i + 1]) > tonumber(after_score) or page[i] > after_id then
+      out[#out + 1] = page[i]
+      out[#out + 1] = page[i + 1]
+      found = found + 1
+      if found >= want then
+        break
+      end
+    end
+  end
+  offset = offset + 64
+end
+return out
+";
+
+/// Drops the ids `ARGV` from the owner's set `KEYS[1]`: their tasks are gone.
+const UNLIST_SCRIPT: &str = r"
+return redis.call('ZREM', KEYS[1], unpack(ARGV))
 ";
 
 /// The fields of the task `KEYS[1]`: `{json, s, state, updated, lease, cancel}`, all nil when
@@ -96,6 +135,8 @@ struct Scripts {
     renew: Script,
     finish: Script,
     cancel: Script,
+    list: Script,
+    unlist: Script,
 }
 
 /// The scripts every [`RedisStore`] runs for tasks.
@@ -105,11 +146,18 @@ static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     renew: Script::new(RENEW_SCRIPT),
     finish: Script::new(FINISH_SCRIPT),
     cancel: Script::new(CANCEL_SCRIPT),
+    list: Script::new(LIST_SCRIPT),
+    unlist: Script::new(UNLIST_SCRIPT),
 });
 
 /// The key of the task `id`.
 fn task_key(store: &RedisStore, id: &str) -> String {
     format!("{}task:{id}", store.inner.prefix)
+}
+
+/// The key of the set that indexes the tasks of `owner`.
+fn owner_key(store: &RedisStore, owner: &str) -> String {
+    format!("{}tasks-of:{owner}", store.inner.prefix)
 }
 
 /// The `s` field of `state`, and its `state` field.
@@ -166,9 +214,11 @@ impl TaskStore for RedisStore {
                 task.lease_until_ms.min(MAX_EXACT_MS).to_string(),
                 if task.cancel_requested { "1" } else { "0" }.to_owned(),
                 remaining.to_string(),
+                task.created_at_ms.min(MAX_EXACT_MS).to_string(),
+                task.id.clone(),
             ];
-            let key = task_key(&store, &task.id);
-            store.run_script::<i64>(&SCRIPTS.create, key, args).await.map(drop)
+            let keys = [task_key(&store, &task.id), owner_key(&store, &task.owner)];
+            store.run_script_on::<i64>(&SCRIPTS.create, &keys, args).await.map(drop)
         })
     }
 
@@ -223,6 +273,47 @@ impl TaskStore for RedisStore {
         let key = task_key(self, id);
         Box::pin(async move { Ok(store.run_script::<i64>(&SCRIPTS.cancel, key, Vec::new()).await? == 1) })
     }
+
+    fn list(
+        &self,
+        owner: &str,
+        after: Option<TaskCursor>,
+        limit: usize,
+    ) -> BoxFuture<'static, Result<TaskPage, StoreError>> {
+        let store = self.clone();
+        let (owner, index) = (owner.to_owned(), owner_key(self, owner));
+        Box::pin(async move {
+            let (score, id) = match after {
+                Some(after) => (after.created_at_ms.min(MAX_EXACT_MS).to_string(), after.id),
+                None => ("-inf".to_owned(), String::new()),
+            };
+            // One more than asked for: whether there is a next page.
+            let args = vec![score, id, limit.saturating_add(1).to_string()];
+            let found: Vec<String> = store.run_script(&SCRIPTS.list, index.clone(), args).await?;
+            let mut listed = Vec::new();
+            for pair in found.chunks_exact(2) {
+                let created_at_ms = pair[1].parse().map_err(|error| {
+                    record_error(&store, format!("a task index whose time is {:?}: {error}", pair[1]))
+                })?;
+                listed.push(TaskCursor { created_at_ms, id: pair[0].clone() });
+            }
+            let next = (limit > 0 && listed.len() > limit).then(|| listed[limit - 1].clone());
+            listed.truncate(limit);
+            let kept = futures_util::future::try_join_all(listed.iter().map(|at| store.get(&at.id))).await?;
+            let mut tasks = Vec::with_capacity(kept.len());
+            let mut gone = Vec::new();
+            for (at, task) in listed.into_iter().zip(kept) {
+                match task {
+                    Some(task) if task.owner == owner => tasks.push(task),
+                    _ => gone.push(at.id),
+                }
+            }
+            if !gone.is_empty() {
+                store.run_script::<i64>(&SCRIPTS.unlist, index, gone).await?;
+            }
+            Ok(TaskPage::new(tasks, next))
+        })
+    }
 }
 
 #[cfg(test)]
@@ -255,7 +346,7 @@ mod tests {
 
     #[test]
     fn writes_after_creation_keep_the_expiry() {
-        for script in [RENEW_SCRIPT, FINISH_SCRIPT, CANCEL_SCRIPT] {
+        for script in [RENEW_SCRIPT, FINISH_SCRIPT, CANCEL_SCRIPT, LIST_SCRIPT, UNLIST_SCRIPT] {
             assert!(!script.contains("EXPIRE") && !script.contains("'SET'") && !script.contains("DEL"), "{script}");
         }
         assert!(CREATE_SCRIPT.contains("redis.call('PEXPIRE', KEYS[1], ARGV[7])"));

@@ -150,6 +150,63 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Asks the working task `id` to stop (its replica sees it when it renews the lease);
     /// whether it was working.
     fn request_cancel(&self, id: &str) -> BoxFuture<'static, Result<bool, StoreError>>;
+
+    /// The tasks of `owner` that are kept, oldest first (by creation, then id), from just
+    /// after `after`; at most `limit` of them.
+    fn list(
+        &self,
+        owner: &str,
+        after: Option<TaskCursor>,
+        limit: usize,
+    ) -> BoxFuture<'static, Result<TaskPage, StoreError>>;
+}
+
+/// Where a page of [`TaskStore::list`] ended: the creation time and id of its last task. The
+/// order does not depend on any task still being kept, so a page after a task that expired
+/// meanwhile is still the right one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TaskCursor {
+    /// When the last task of the page was created.
+    pub created_at_ms: u64,
+    /// Its id.
+    pub id: String,
+}
+
+impl TaskCursor {
+    /// The place of `task` in a listing.
+    pub fn of(task: &StoredTask) -> TaskCursor {
+        TaskCursor { created_at_ms: task.created_at_ms, id: task.id.clone() }
+    }
+
+    /// The cursor as a client sees it (`1733300000000.4f2c…`): opaque to it, sent back as is.
+    pub fn encode(&self) -> String {
+        format!("{}.{}", self.created_at_ms, self.id)
+    }
+
+    /// A cursor [`encode`](TaskCursor::encode) wrote; `None` for anything else.
+    pub fn decode(text: &str) -> Option<TaskCursor> {
+        let (created, id) = text.split_once('.')?;
+        let valid_id = !id.is_empty() && id.len() <= 64 && id.bytes().all(|byte| byte.is_ascii_alphanumeric());
+        let created_at_ms = created.parse().ok().filter(|_| created.bytes().all(|byte| byte.is_ascii_digit()))?;
+        valid_id.then(|| TaskCursor { created_at_ms, id: id.to_owned() })
+    }
+}
+
+/// One page of [`TaskStore::list`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TaskPage {
+    /// The tasks, oldest first.
+    pub tasks: Vec<StoredTask>,
+    /// Where the next page starts, when there may be more.
+    pub next: Option<TaskCursor>,
+}
+
+impl TaskPage {
+    /// A page of `tasks`, followed by the page after `next` (when there may be more).
+    pub fn new(tasks: Vec<StoredTask>, next: Option<TaskCursor>) -> TaskPage {
+        TaskPage { tasks, next }
+    }
 }
 
 /// A time as milliseconds since the Unix epoch, as stores keep it.

@@ -102,6 +102,28 @@ pub(crate) fn listen_uris(object: &[u8], head: &Head) -> Option<usize> {
     (uris.first() == Some(&b'[')).then(|| elements(uris).count())
 }
 
+/// The request `object` (whose head is `head`) under the method it is served under for a
+/// session of MCP 2025-11-25's experimental tasks, when it is one of that form's; the rest of
+/// its text is kept byte for byte.
+pub(crate) fn served_experimental(object: &[u8], head: &Head) -> Option<Vec<u8>> {
+    if head.is_response() || head.id == Id::Absent {
+        return None;
+    }
+    let method = head.method.clone()?;
+    let asks_task = || {
+        let Some(params) = head.params.clone().map(|range| &object[range]) else { return false };
+        params.first() == Some(&b'{') && member(params, "task").is_some_and(|task| &params[task] != b"null")
+    };
+    let served = crate::task::experimental::served_as(&object[method.clone()], asks_task)?;
+    let mut renamed = Vec::with_capacity(object.len() + served.len());
+    renamed.extend_from_slice(&object[..method.start]);
+    renamed.push(b'"');
+    renamed.extend_from_slice(served.as_bytes());
+    renamed.push(b'"');
+    renamed.extend_from_slice(&object[method.end..]);
+    Some(renamed)
+}
+
 /// The elements of the array that opens at `array[0]`, each a byte range, until the text breaks off.
 pub(crate) fn elements(array: &[u8]) -> impl Iterator<Item = Range<usize>> + '_ {
     Entries::new(array).map(|(_, value)| value)
@@ -355,6 +377,26 @@ mod tests {
 
     fn id_text(message: &[u8]) -> Option<&[u8]> {
         request_id(message).echo().map(|range| &message[range])
+    }
+
+    #[test]
+    fn an_experimental_task_request_is_renamed_and_nothing_else_changes() {
+        use crate::task::experimental::{CALL, GET};
+        let renamed = |text: &str| served_experimental(text.as_bytes(), &head(text.as_bytes())).map(String::from_utf8);
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"billing","task":{"ttl":5}}}"#;
+        assert_eq!(renamed(call), Some(Ok(call.replace("tools/call", CALL))));
+        let get = r#"{ "method" : "tasks/get", "id":"a", "params":{"taskId":"t"}}"#;
+        assert_eq!(renamed(get), Some(Ok(get.replace("tasks/get", GET))));
+        for unchanged in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"billing"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"billing","task":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[{"task":{}}]}"#,
+            r#"{"jsonrpc":"2.0","method":"tasks/get","params":{"taskId":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"method":"tasks/get"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        ] {
+            assert_eq!(renamed(unchanged), None, "{unchanged}");
+        }
     }
 
     #[test]

@@ -36,7 +36,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_fusion_wire::echo;
 use rmcp::RoleServer;
-use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, GetExtensions as _,
+    JsonRpcMessage, RequestId, ServerResult,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
@@ -47,6 +50,7 @@ use super::std_streams::{Stdin, Stdout};
 use super::writer::{self, Outbox};
 use crate::server::FusionServer;
 use crate::subscriptions::SubscriptionLimits;
+use crate::task::experimental::{self, ExperimentalTasks};
 
 /// Longest accepted line, newline excluded (64 MiB).
 const MAX_LINE: usize = 64 << 20;
@@ -91,6 +95,11 @@ pub struct LineTransport<R, W> {
     stopped: bool,
     /// Messages for the service before anything more is read: the cancellations of a stop.
     queued: VecDeque<Incoming>,
+    /// Whether the client speaks the experimental tasks of MCP 2025-11-25 (known at its
+    /// `initialize`): its requests of that form are served under methods of their own.
+    experimental_tasks: bool,
+    /// The id of the `initialize` request whose answer is still to go out.
+    initialize: Option<RequestId>,
 }
 
 /// The transport on this process's stdin and stdout. Where they are pipes (as an MCP client
@@ -120,6 +129,8 @@ where
             input_ended: false,
             stopped: false,
             queued: VecDeque::new(),
+            experimental_tasks: false,
+            initialize: None,
         }
     }
 
@@ -257,9 +268,14 @@ where
             self.reply(Some(id), INVALID_PARAMS, &self.limits.too_many_for_one_listen(found));
             return None;
         }
+        let renamed = if self.experimental_tasks { jsonrpc::served_experimental(object, &head) } else { None };
+        let (object, head) = match &renamed {
+            Some(renamed) => (renamed.as_slice(), jsonrpc::head(renamed)),
+            None => (object, head),
+        };
         let (text, aliased) = alias_numbers(object, &head);
         match serde_json::from_slice::<Incoming>(&text) {
-            Ok(JsonRpcMessage::Request(request)) => {
+            Ok(JsonRpcMessage::Request(mut request)) => {
                 let id = head.id.echo().map_or_else(
                     || serde_json::to_vec(&request.id).unwrap_or_default(),
                     |range| object[range].to_vec(),
@@ -271,6 +287,15 @@ where
                     tracing::warn!(id = %echo(&id), "refusing a request: its id is in flight");
                     self.reply(Some(id.as_bytes()), INVALID_REQUEST, &message);
                     return None;
+                }
+                if let ClientRequest::InitializeRequest(initialize) = &request.request
+                    && self.initialize.is_none()
+                {
+                    self.experimental_tasks = experimental::spoken_by(&initialize.params);
+                    self.initialize = Some(request.id.clone());
+                }
+                if self.experimental_tasks {
+                    request.request.extensions_mut().insert(ExperimentalTasks);
                 }
                 Some(JsonRpcMessage::Request(request))
             }
@@ -387,9 +412,16 @@ where
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.start_writer();
+        if let JsonRpcMessage::Response(response) = &mut item
+            && self.experimental_tasks
+            && self.initialize.as_ref() == Some(&response.id)
+            && let ServerResult::InitializeResult(result) = &response.result
+        {
+            response.result = experimental::initialize_result(result);
+        }
         let answered = match &item {
             JsonRpcMessage::Response(response) => Some(&response.id),
             JsonRpcMessage::Error(error) => error.id.as_ref(),

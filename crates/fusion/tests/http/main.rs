@@ -7,3 +7,4 @@ mod mcp_2026;
 mod scopes;
 mod tasks;
 mod tasks_2025;
+mod tasks_experimental;

@@ -1,6 +1,7 @@
-//! Tasks over HTTP as raw JSON-RPC on MCP 2025-11-25 sessions: a session whose client declared
-//! the tasks extension at `initialize` gets handles and polls them; one that did not gets the
-//! plain result; a task is its creator's, whichever of its sessions asks.
+//! Tasks over HTTP as raw JSON-RPC on MCP 2025-11-25 sessions whose client declared the tasks
+//! extension at `initialize`: handles polled with `tasks/get`; a task is its creator's,
+//! whichever of its sessions asks. (A session that did not declare it speaks that version's
+//! experimental tasks: `tasks_experimental.rs`.)
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,15 +13,18 @@ use super::mcp_2026::messages;
 use super::tasks::{gate, serve};
 
 /// One session of one caller, opened with `initialize` on 2025-11-25.
-struct Session {
+#[derive(Clone)]
+pub(super) struct Session {
     addr: SocketAddr,
     token: &'static str,
-    id: String,
+    pub(super) id: String,
+    /// The answer to its `initialize`.
+    pub(super) initialized: Value,
 }
 
 impl Session {
     /// Opens a session for `token`, declaring the tasks extension if `tasks`.
-    async fn open(addr: SocketAddr, token: &'static str, tasks: bool) -> Session {
+    pub(super) async fn open(addr: SocketAddr, token: &'static str, tasks: bool) -> Session {
         let capabilities = if tasks { json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}) } else { json!({}) };
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": capabilities,
@@ -32,11 +36,11 @@ impl Session {
         assert_eq!(answer[0]["result"]["protocolVersion"], "2025-11-25", "{answer:?}");
         let ready = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(post(addr, token, Some(&id), &ready).await.status(), 202);
-        Session { addr, token, id }
+        Session { addr, token, id, initialized: answer[0].clone() }
     }
 
     /// The answer to `method` with `params` in this session.
-    async fn request(&self, method: &str, params: Value) -> Value {
+    pub(super) async fn request(&self, method: &str, params: Value) -> Value {
         let body = json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": params});
         let response = post(self.addr, self.token, Some(&self.id), &body).await;
         assert_eq!(response.status(), 200);
@@ -140,19 +144,4 @@ async fn another_callers_task_id_is_refused_in_their_session() {
     }
     gate.release.add_permits(1);
     assert_eq!(ana.settled(&id).await["status"], "completed", "Bo's cancel stopped nothing");
-}
-
-#[tokio::test]
-async fn a_session_without_the_extension_gets_the_plain_result() {
-    let gate = gate();
-    let addr = serve(Arc::clone(&gate)).await;
-    gate.release.add_permits(1);
-    let plain = Session::open(addr, "ana-token", false).await;
-    let answer = plain.export(json!({"action": "export_invoices"})).await;
-    assert_eq!(answer["result"]["content"][0]["text"], "exported inv_1,inv_2 (all)", "{answer}");
-    assert!(answer["result"].get("taskId").is_none());
-    // An action that runs only as a task names the extension to declare.
-    let refused = plain.export(json!({"action": "export_all"})).await;
-    assert_eq!(refused["error"]["code"], -32021, "{refused}");
-    assert!(refused["error"]["message"].as_str().unwrap().contains("at initialize"), "{refused}");
 }

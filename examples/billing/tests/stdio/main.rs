@@ -7,3 +7,4 @@ mod masked_channels;
 mod resources_and_prompts;
 mod stdio;
 mod stdio_exit;
+mod tasks;

@@ -261,9 +261,21 @@ impl RedisStore {
         key: String,
         args: Vec<String>,
     ) -> Result<T, StoreError> {
+        self.run_script_on(script, &[key], args).await
+    }
+
+    /// [`run_script`](Self::run_script) for a script of several keys.
+    pub(crate) async fn run_script_on<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        keys: &[String],
+        args: Vec<String>,
+    ) -> Result<T, StoreError> {
         let mut connection = self.inner.connection.clone();
         let mut invocation = script.prepare_invoke();
-        invocation.key(&key);
+        for key in keys {
+            invocation.key(key);
+        }
         for arg in &args {
             invocation.arg(arg);
         }

@@ -1,8 +1,12 @@
 //! POST bodies read as JSON-RPC: a body that is not a message MCP knows gets `400` with a
 //! JSON-RPC error under its own id (found by a scan when the decoder fails), a request
 //! whose id is already in flight in its session is refused rather than run twice and answered
-//! once, and a `subscriptions/listen` request for more URIs than one listen may hold is
-//! refused `-32602` from a scan, before rmcp decodes it and matches its URIs pairwise.
+//! once, a `subscriptions/listen` request for more URIs than one listen may hold is
+//! refused `-32602` from a scan, before rmcp decodes it and matches its URIs pairwise, and a
+//! request of MCP 2025-11-25's experimental tasks, in a session the [`SessionLayer`] found
+//! speaking them, goes on under the method the server serves it under.
+//!
+//! [`SessionLayer`]: super::SessionLayer
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,6 +28,7 @@ use super::{HttpConfig, ScopeRefusal};
 use crate::auth::Caller;
 use crate::server::FusionServer;
 use crate::subscriptions::SubscriptionLimits;
+use crate::task::experimental::ExperimentalTasks;
 use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
 
 /// The request ids in flight per session, the largest body read, and the most URIs one
@@ -116,8 +121,23 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         }
         None => None,
     };
+    // A session of MCP 2025-11-25's experimental tasks: its requests of that form are served
+    // under methods of their own (after the checks above, which read them as sent).
+    let bytes = match experimental_tasks(&parts, &bytes) {
+        Some(renamed) => Bytes::from(renamed),
+        None => bytes,
+    };
     let framed = Framed { bytes: bytes.clone(), release };
     Ok((Request::from_parts(parts, Body::from(bytes)), framed))
+}
+
+/// The body of a request in a session whose client speaks the experimental tasks, renamed to
+/// the method it is served under when it is one of that form's.
+fn experimental_tasks(parts: &http::request::Parts, bytes: &[u8]) -> Option<Vec<u8>> {
+    parts.extensions.get::<ExperimentalTasks>()?;
+    let start = bytes.len() - bytes.trim_ascii_start().len();
+    let object = bytes.get(start..).filter(|object| object.first() == Some(&b'{'))?;
+    jsonrpc::served_experimental(object, &jsonrpc::head(object))
 }
 
 /// The id of a request (a message with both a method and an id) as JSON — the number 5 and

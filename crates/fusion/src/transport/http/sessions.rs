@@ -5,14 +5,14 @@
 //! each one starts and ends, and [`admit`] checks every request that
 //! names a session against its owner, and every `initialize` against the caps.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use axum::extract::Request;
 use axum::response::Response;
 use futures_util::Stream;
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
@@ -24,6 +24,7 @@ use super::config::Limits;
 use super::refusal;
 use super::request::ClientAddress;
 use crate::auth::{Caller, CallerKey};
+use crate::task::experimental::{self, ExperimentalTasks};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -81,6 +82,8 @@ struct Live {
     sessions: HashMap<SessionId, Option<Owner>>,
     /// Sessions held or being opened, per owner.
     per_owner: HashMap<Owner, usize>,
+    /// The sessions whose client speaks the experimental tasks of MCP 2025-11-25.
+    experimental_tasks: HashSet<SessionId>,
     /// `initialize` requests in flight.
     opening: usize,
 }
@@ -106,8 +109,20 @@ impl Registry {
         self.live().sessions.len()
     }
 
-    fn owner(&self, id: &str) -> Option<Option<Owner>> {
-        self.live().sessions.get(id).cloned()
+    /// The owner of the session `id` (once its `initialize` was answered), and whether its
+    /// client speaks the experimental tasks; `None` when there is no such session.
+    fn session(&self, id: &str) -> Option<(Option<Owner>, bool)> {
+        let live = self.live();
+        let owner = live.sessions.get(id).cloned()?;
+        Some((owner, live.experimental_tasks.contains(id)))
+    }
+
+    /// Notes that the client of the session `id` speaks the experimental tasks.
+    fn speaks_experimental_tasks(&self, id: &SessionId) {
+        let mut live = self.live();
+        if live.sessions.contains_key(id) {
+            live.experimental_tasks.insert(id.clone());
+        }
     }
 
     fn reserve(&self, owner: &Owner) -> Result<(), Full> {
@@ -146,11 +161,14 @@ impl Registry {
         if let Some(Some(owner)) = live.sessions.remove(id) {
             release(&mut live, &owner);
         }
+        live.experimental_tasks.remove(id);
         // Give back the room of the busiest moment (20,000 sessions, say) once mostly empty.
         let len = live.sessions.len();
         if live.sessions.capacity() > 64 && len < live.sessions.capacity() / 8 {
             live.sessions.shrink_to(len * 2);
             live.per_owner.shrink_to(len * 2);
+            let speaking = live.experimental_tasks.len();
+            live.experimental_tasks.shrink_to(speaking * 2);
         }
     }
 }
@@ -201,7 +219,8 @@ impl Drop for Opening {
 pub(super) fn admit(registry: &Arc<Registry>, request: &mut Request) -> Result<Option<Opening>, Response> {
     let caller = Owner::of(request);
     if let Some(id) = request.headers().get(SESSION_HEADER) {
-        let Some((id, known)) = id.to_str().ok().and_then(|id| Some((id, registry.owner(id)?))) else {
+        let Some((id, (known, experimental_tasks))) = id.to_str().ok().and_then(|id| Some((id, registry.session(id)?)))
+        else {
             return Ok(None);
         };
         if let Some(owner) = known
@@ -212,6 +231,9 @@ pub(super) fn admit(registry: &Arc<Registry>, request: &mut Request) -> Result<O
         }
         let issued = IssuedSession(Arc::from(id));
         request.extensions_mut().insert(issued);
+        if experimental_tasks {
+            request.extensions_mut().insert(ExperimentalTasks);
+        }
         return Ok(None);
     }
     // Only a POST without a session can open one (`initialize`); anything else rmcp refuses.
@@ -269,12 +291,25 @@ impl SessionManager for OwnedSessions {
         Ok((id, transport))
     }
 
+    /// Opens the session, and for a client of the experimental tasks of MCP 2025-11-25 notes
+    /// so (its later requests are served in that form) and says in its answer that tasks are
+    /// served that way.
     async fn initialize_session(
         &self,
         id: &SessionId,
         message: ClientJsonRpcMessage,
-    ) -> Result<rmcp::model::ServerJsonRpcMessage, Self::Error> {
-        self.inner.initialize_session(id, message).await
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        let experimental_tasks = matches!(&message, JsonRpcMessage::Request(request)
+            if matches!(&request.request, ClientRequest::InitializeRequest(initialize) if experimental::spoken_by(&initialize.params)));
+        let mut answer = self.inner.initialize_session(id, message).await?;
+        if experimental_tasks
+            && let JsonRpcMessage::Response(response) = &mut answer
+            && let ServerResult::InitializeResult(result) = &response.result
+        {
+            self.registry.speaks_experimental_tasks(id);
+            response.result = experimental::initialize_result(result);
+        }
+        Ok(answer)
     }
 
     async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
