@@ -6,9 +6,10 @@
 #
 #   fuzz/long.sh [RUNS] [TARGET...]
 #
-# Without a sanitizer, with debug assertions: the workspace has no unsafe code of its own, so
-# AddressSanitizer would slow each run 2-4x to watch for errors safe code cannot make. The
-# short runs of fuzz/run.sh build the same way. Logs go to fuzz/logs/TARGET.log.
+# Optimised, without a sanitizer, with debug assertions: the workspace has no unsafe code of its
+# own, so AddressSanitizer would slow each run 2-4x to watch for errors safe code cannot make.
+# (The short runs of fuzz/run.sh use a development build, quicker to make than to run.) Logs go
+# to fuzz/logs/TARGET.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 

@@ -34,11 +34,13 @@ for dir in fuzz/seeds/*/; do
   cp "$dir"* "fuzz/corpus/$target/"
 done
 
-# Debug assertions on, so that an overflow is a crash as it is in the tests. No sanitizer, as in
-# fuzz/long.sh (which then reuses this build): the workspace has no unsafe code of its own, and
-# AddressSanitizer would instrument every dependency, lengthening the build CI waits for.
+# A development build (debug assertions on, so that an overflow is a crash as it is in the
+# tests): a smoke run of seconds gains less from optimised code than CI waits for an optimised
+# build of the whole dependency tree. fuzz/long.sh builds optimised for its long runs. No
+# sanitizer, as there: the workspace has no unsafe code of its own, and AddressSanitizer would
+# instrument every dependency.
 started=$SECONDS
-cargo +nightly fuzz build --sanitizer none --debug-assertions
+cargo +nightly fuzz build --dev --sanitizer none
 echo "fuzz: built in $((SECONDS - started))s"
 
 failed=()
@@ -46,7 +48,7 @@ for target in "${targets[@]}"; do
   started=$SECONDS
   mkdir -p "fuzz/corpus/$target"
   # -timeout: an input that takes this long is a hang, reported as a crash.
-  if cargo +nightly fuzz run --sanitizer none --debug-assertions "$target" "fuzz/corpus/$target" -- \
+  if cargo +nightly fuzz run --dev --sanitizer none "$target" "fuzz/corpus/$target" -- \
     -max_total_time="$seconds" -timeout=60 -print_final_stats=1; then
     echo "fuzz: $target: no crash in $((SECONDS - started))s"
   else

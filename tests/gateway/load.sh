@@ -5,7 +5,8 @@
 #   bash tests/gateway/load.sh                    # hop, chaos-http, chaos-stdio
 #   bash tests/gateway/load.sh hop chaos-http     # only the named parts
 #
-# Builds billing-server, fusion-gateway and fusion-load (release). Starts billing-server over
+# Builds billing-server, fusion-gateway and fusion-load (release, with the other packages of
+# tests/lib/release.sh, so that the steps after it find them built). Starts billing-server over
 # Streamable HTTP on a free port and a gateway over HTTP mounting it by url as "demo". Then:
 #   hop          fusion-load against billing-server directly (tool billing) and through the
 #                gateway (tool demo.billing), same clients and duration, ROUNDS rounds taking
@@ -132,8 +133,9 @@ ready() {
 }
 
 step "build billing-server, fusion-gateway and fusion-load (release)"
-BUILT="$(cd "$ROOT" && cargo build --release -p billing-server -p mcp-fusion-gateway -p fusion-load \
-  --message-format=json-render-diagnostics |
+# shellcheck source=tests/lib/release.sh
+source "$ROOT/tests/lib/release.sh"
+BUILT="$(release_build --message-format=json-render-diagnostics |
   jq -r 'select(.reason == "compiler-artifact" and .executable != null) | "\(.target.name) \(.executable)"')"
 BILLING="$(sed -n 's/^billing-server //p' <<<"$BUILT")"
 GATEWAY="$(sed -n 's/^fusion-gateway //p' <<<"$BUILT")"

@@ -8,9 +8,11 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 
-# The same packages as tests/gateway/load.sh builds, so that features resolve alike and a run
-# after it finds billing-server built.
-cargo build --release --quiet -p billing-server -p mcp-fusion-gateway -p fusion-load
+# The release build the gateway's load step made before (tests/lib/release.sh): one set of
+# packages, so that a run after it finds billing-server built.
+# shellcheck source=tests/lib/release.sh
+source "$ROOT/tests/lib/release.sh"
+release_build --quiet
 BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/billing-server"
 [[ -x "$BIN" ]] || { echo "cargo build produced no $BIN" >&2; exit 1; }
 # A few hundred sockets, the server's own descriptors and the client's: lift the soft limit.
