@@ -22,6 +22,10 @@
 //!   the number as written.
 //! - A `subscriptions/listen` request for more URIs than one listen may hold is refused
 //!   `-32602` from a scan of its line, before anything decodes it.
+//! - A client that asked for MCP 2025-11-25 at `initialize` without declaring the tasks
+//!   extension speaks that version's experimental tasks: its requests of that form
+//!   (`tools/call` with `task`, `tools/list`, `tasks/*`) reach the server under methods of
+//!   their own, and its `initialize` answer says `capabilities.tasks`.
 //! - When the input ends or the output breaks (the client closed its end of the pipe), no
 //!   further request is taken and every request in flight is cancelled, as if the client had
 //!   sent `notifications/cancelled` for each: the handlers see their cancellation at once,

@@ -158,3 +158,52 @@ async fn an_expired_task_is_gone_from_every_replica_and_from_redis() {
     assert!(!two.request_cancel("brief").await.unwrap());
     assert!(!one.finish("brief", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap());
 }
+
+#[tokio::test]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn an_owners_tasks_are_listed_page_by_page_from_every_replica_and_gone_ones_are_dropped() {
+    let redis = Redis::start();
+    let (one, two) = replicas(&redis).await;
+    let base = now_ms() - 1_000;
+    let owned = |id: &str, owner: &str, created: u64, ttl_ms: u64| {
+        let mut kept = task(id, ttl_ms);
+        kept.owner = owner.to_owned();
+        kept.created_at_ms = base + created;
+        kept
+    };
+    // Two of Ana's tasks share a millisecond: the id orders them.
+    for (id, created) in [("a3", 3), ("a1", 1), ("a2b", 2), ("a2a", 2), ("a4", 4)] {
+        one.create(owned(id, "ana", created, 60_000)).await.unwrap();
+    }
+    two.create(owned("b1", "bo's \"key\" 1", 1, 60_000)).await.unwrap();
+    two.create(owned("brief", "ana", 5, 1_100)).await.unwrap();
+
+    let mut seen = Vec::new();
+    let mut after = None;
+    for (page, store) in [&one, &two, &one, &two].into_iter().enumerate() {
+        let listed = store.list("ana", after.clone(), 2).await.unwrap();
+        seen.extend(listed.tasks.iter().map(|task| task.id.clone()));
+        after = listed.next;
+        if after.is_none() {
+            assert_eq!(page, 2, "three pages of two, the last one short");
+            break;
+        }
+    }
+    assert_eq!(seen, ["a1", "a2a", "a2b", "a3", "a4", "brief"]);
+    let bos = one.list("bo's \"key\" 1", None, 10).await.unwrap();
+    assert_eq!(bos.tasks.iter().map(|task| task.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+    assert!(pttl(&redis, &format!("{PREFIX}tasks-of:ana")).await > 0, "the index expires with its tasks");
+
+    // Once the brief task expired, a listing neither shows it nor keeps it in the index.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while two.get("brief").await.unwrap().is_some() {
+        assert!(Instant::now() < deadline, "the task outlived its time to live by seconds");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let listed = two.list("ana", None, 10).await.unwrap();
+    assert_eq!(listed.tasks.len(), 5);
+    assert_eq!(listed.next, None);
+    let mut connection = redis::Client::open(redis.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
+    let indexed: i64 = redis::cmd("ZCARD").arg(format!("{PREFIX}tasks-of:ana")).query_async(&mut connection).await.unwrap();
+    assert_eq!(indexed, 5, "the gone task left the index");
+}
