@@ -203,7 +203,7 @@ impl FusionServer {
         mut task: StoredTask,
         mut work: JoinHandle<Ended>,
         running: Running,
-        notify: Option<Peer<RoleServer>>,
+        mut notify: Option<Peer<RoleServer>>,
     ) {
         let config = self.inner.tasks.config.clone();
         let id = task.id.clone();
@@ -245,20 +245,24 @@ impl FusionServer {
             match config.store.finish(&id, state, now, FinishIf::Working).await {
                 // Ended before its work did: cancelled by its client in the experimental form,
                 // which counted it then, or declared lost.
-                Ok(false) => {}
+                Ok(false) => notify = None,
                 kept => {
                     counted(&action.qualified, status);
                     tracing::info!(target: CALL_TARGET, action = %action.qualified, task = %id, status, "task ended");
                     if let Err(error) = kept {
                         tracing::error!(task = %id, %error, "how a task ended could not be kept; it will read as lost once its lease lapses");
-                    } else if let Some(peer) = notify {
-                        notify_status(&peer, &task).await;
+                        notify = None;
                     }
                 }
             }
         }
         self.inner.tasks.running().remove(&id);
+        // Those waiting for its end first; then its session, whose notification may wait for
+        // room on its connection.
         running.ended.notify_waiters();
+        if let Some(peer) = notify.filter(|_| !expired) {
+            notify_status(&peer, &task).await;
+        }
     }
 
     /// `tasks/get`: the task as it stands, the caller's own only.
