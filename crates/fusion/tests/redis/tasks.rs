@@ -204,6 +204,7 @@ async fn an_owners_tasks_are_listed_page_by_page_from_every_replica_and_gone_one
     assert_eq!(listed.tasks.len(), 5);
     assert_eq!(listed.next, None);
     let mut connection = redis::Client::open(redis.url()).unwrap().get_multiplexed_async_connection().await.unwrap();
-    let indexed: i64 = redis::cmd("ZCARD").arg(format!("{PREFIX}tasks-of:ana")).query_async(&mut connection).await.unwrap();
+    let indexed: i64 =
+        redis::cmd("ZCARD").arg(format!("{PREFIX}tasks-of:ana")).query_async(&mut connection).await.unwrap();
     assert_eq!(indexed, 5, "the gone task left the index");
 }
