@@ -13,8 +13,13 @@
 //! - [`MountState::Ready`]: the upstream's tools are listed as `crm.{tool}` with their
 //!   schemas, descriptions, annotations and output schemas, and a call is validated against
 //!   the upstream's input schema with this framework's sentences (unless the mount turns it
-//!   off), guarded like any action, and handed to the [`Forward`]er; its result comes back as
-//!   it came, an upstream's own tool error byte for byte.
+//!   off; a key the schema does not name is refused unless it allows other keys explicitly, or
+//!   [`Mount::allow_unknown_fields`]), guarded like any action, and handed to the [`Forward`]er; its result comes back as
+//!   it came. An upstream's own tool error that is no envelope of this framework (or the
+//!   JSON-RPC error its call was answered with) becomes one: the upstream's words as its
+//!   message, the code they make clear (`NOT_FOUND`, `CONFLICT`, `VALIDATION_ERROR`,
+//!   `FORBIDDEN`, else `UPSTREAM_ERROR`), and the mount's tools that only read as the actions
+//!   that find the right value. A framework upstream's envelopes pass as they came.
 //!
 //! The upstream is held to what it lists: a tool name outside MCP's `[A-Za-z0-9_.-]{1,128}`
 //! is not served (one warning names them, escaped); an upstream listing more tools than
@@ -41,6 +46,7 @@ use crate::guard::{Concurrency, RateLimit};
 pub struct Mount {
     pub(crate) namespace: String,
     pub(crate) validate: bool,
+    pub(crate) allow_unknown_fields: bool,
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) timeout: Option<Duration>,
@@ -64,6 +70,7 @@ impl Mount {
         Mount {
             namespace: namespace.into(),
             validate: true,
+            allow_unknown_fields: false,
             rate_limits: Vec::new(),
             concurrency: None,
             timeout: None,
@@ -81,6 +88,18 @@ impl Mount {
     /// of whatever the upstream says.
     pub fn validate(mut self, validate: bool) -> Mount {
         self.validate = validate;
+        self
+    }
+
+    /// Whether a call may send keys a tool's input schema does not name (default: no). Many
+    /// upstreams' schemas leave other keys open without meaning to take them: the upstream then
+    /// ignores a misspelt or invented key (`dry_run` for `dryRun`), and the call "succeeds"
+    /// with the wrong effect. So a key outside a tool's `properties` is refused with a
+    /// did-you-mean, unless the schema allows other keys explicitly (`additionalProperties`
+    /// `true` or a schema, `patternProperties`, `unevaluatedProperties`) or this is set.
+    /// Nothing is refused when [`validate`](Mount::validate) is off.
+    pub fn allow_unknown_fields(mut self, allow: bool) -> Mount {
+        self.allow_unknown_fields = allow;
         self
     }
 
@@ -109,6 +128,11 @@ impl Mount {
     pub fn max_tools(mut self, max: usize) -> Mount {
         self.max_tools = max;
         self
+    }
+
+    /// Whether calls may send keys a tool's schema does not name.
+    pub fn allows_unknown_fields(&self) -> bool {
+        self.allow_unknown_fields
     }
 
     /// The most tools the upstream may list.
@@ -183,7 +207,17 @@ pub enum ForwardError {
         /// The most bytes one message may take.
         limit_bytes: usize,
     },
-    /// The upstream failed the call: any other JSON-RPC error, a closed connection, a crash.
+    /// The upstream answered the call with another JSON-RPC error: its tool failed, as an
+    /// error result would say. Sorted into an envelope by what `message` says.
+    #[error("JSON-RPC error {code}: {message}")]
+    Failed {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The upstream's words.
+        message: String,
+    },
+    /// The upstream could not be asked: a closed connection, a crash, an answer that is no
+    /// result.
     #[error("{message}")]
     Unavailable {
         /// What happened.

@@ -39,6 +39,7 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 /// url = "https://crm.example.com/mcp" # a Streamable HTTP upstream
 /// token_env = "CRM_TOKEN"             # bearer token read from this variable
 /// validate = false                    # forward arguments unchecked
+/// allow_unknown_fields = true         # let keys the tools' schemas do not name through
 ///
 /// [[mount]]
 /// namespace = "erp"
@@ -110,6 +111,9 @@ pub struct MountConfig {
     pub scope: Option<String>,
     /// Whether arguments are checked against the upstream's schemas first (default: yes).
     pub validate: Option<bool>,
+    /// Whether a call may send keys a tool's schema does not name (default: no, unless the
+    /// schema allows other keys explicitly; see [`Mount::allow_unknown_fields`]).
+    pub allow_unknown_fields: Option<bool>,
     /// `N/SECS`: at most N calls to the mount per SECS seconds.
     pub rate_limit: Option<String>,
     /// What `rate_limit` counts per: `session` (default), `identity` or `server`.
@@ -387,7 +391,9 @@ impl MountConfig {
     }
 
     fn mount(&self) -> Result<Mount, ConfigError> {
-        let mut mount = Mount::new(&self.namespace).validate(self.validate.unwrap_or(true));
+        let mut mount = Mount::new(&self.namespace)
+            .validate(self.validate.unwrap_or(true))
+            .allow_unknown_fields(self.allow_unknown_fields.unwrap_or(false));
         if let Some(limit) = &self.rate_limit {
             let limit =
                 parse_rate_limit(limit).map_err(|problem| invalid(format!("{} rate_limit", self.at()), problem))?;
@@ -546,6 +552,7 @@ mod tests {
             url = "https://crm.example.com/mcp"
             token_env = "CRM_TOKEN"
             validate = false
+            allow_unknown_fields = true
         "#;
         let config = Config::parse(text).unwrap();
         let gateway = config.gateway(|name| (name == "CRM_TOKEN").then(|| "s3cret".to_owned())).unwrap();
@@ -556,6 +563,7 @@ mod tests {
         assert_eq!(mounts.len(), 2);
         assert_eq!(mounts[0].0.namespace(), "billing");
         assert_eq!((mounts[0].0.tool_limit(), mounts[1].0.tool_limit()), (50, Mount::DEFAULT_MAX_TOOLS));
+        assert_eq!((mounts[0].0.allows_unknown_fields(), mounts[1].0.allows_unknown_fields()), (false, true));
         assert_eq!(mounts[0].1, &Upstream::stdio("billing-server", ["--db", "billing.db"]).env("RUST_LOG", "warn"));
         assert_eq!(mounts[1].1, &Upstream::http("https://crm.example.com/mcp").token("s3cret"));
     }

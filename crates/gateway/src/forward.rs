@@ -137,10 +137,9 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
         ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
             ForwardError::InvalidParams(data.message.to_string())
         }
-        ServiceError::McpError(data) => ForwardError::Unavailable {
-            message: format!("JSON-RPC error {}: {}", data.code.0, data.message),
-            retry_after: None,
-        },
+        // Any other error of the tool's call is its failure, which the mount words as an
+        // envelope by what it says.
+        ServiceError::McpError(data) => ForwardError::Failed { code: data.code.0, message: data.message.to_string() },
         // A token that could not be had, or credentials the upstream refused: said so, and
         // the supervisor dials again (a new token first).
         ServiceError::TransportSend(transport)

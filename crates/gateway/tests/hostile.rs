@@ -205,8 +205,12 @@ async fn a_result_against_its_own_output_schema_is_an_envelope() {
 
     let right = call(&client, "h.right", json!({})).await;
     assert_eq!((right.is_error, right.structured_content), (Some(false), Some(json!({"count": 3}))));
+    // Its own failure, which is no envelope, in one: its words, and a code that says whose.
     let failed = call(&client, "h.failed", json!({})).await;
-    assert_eq!((failed.is_error, text(&failed)), (Some(true), "the upstream's own failure".to_owned()));
+    assert_eq!(failed.is_error, Some(true));
+    let said = envelope(&failed);
+    assert_eq!(said.error.code.as_str(), "UPSTREAM_ERROR", "{}", text(&failed));
+    assert_eq!(said.error.message, r#"Upstream "h" answered h.failed with an error: 'the upstream\'s own failure'."#);
 
     let missing = call(&client, "h.missing", json!({})).await;
     assert_eq!(missing.is_error, Some(true), "{}", text(&missing));

@@ -31,6 +31,7 @@ macro_rules! error_codes {
         /// | `UNKNOWN` | [`ErrorCode::unknown`] | a parser read text that names no code |
         /// | `CANCELLED` | [`ErrorCode::cancelled`] | the client cancelled the call before it finished |
         /// | `RESULT_TRUNCATED` | [`ErrorCode::result_truncated`] | a warning: the result was cut to the payload cap |
+        /// | `UPSTREAM_ERROR` | [`ErrorCode::upstream_error`] | a mounted tool's upstream failed it, and its words do not say how |
         ///
         /// They stay custom codes so that the canonical set is exactly the one the error
         /// contract defines, shared with the TypeScript implementation and pinned by the golden
@@ -122,6 +123,12 @@ impl ErrorCode {
     /// (a custom code).
     pub fn result_truncated() -> ErrorCode {
         ErrorCode::Custom("RESULT_TRUNCATED".to_owned())
+    }
+
+    /// The code of a mounted tool's failure whose upstream's words make no other code clear:
+    /// `UPSTREAM_ERROR` (a custom code).
+    pub fn upstream_error() -> ErrorCode {
+        ErrorCode::Custom("UPSTREAM_ERROR".to_owned())
     }
 
     /// Whether this is one of the canonical codes.

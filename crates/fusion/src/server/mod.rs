@@ -18,6 +18,7 @@ mod prompts;
 mod resources;
 mod service;
 mod tasks;
+mod upstream_failure;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

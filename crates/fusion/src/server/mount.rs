@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
+use super::upstream_failure::{enveloped, failure, finds};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
 use crate::catalog::{MountStatus, Mounted};
 use crate::compiled::{CompiledAction, CompiledGroup};
@@ -52,11 +53,13 @@ pub(crate) fn compile_mount(
     let concurrency =
         mount.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Upstream \"{namespace}\""), limits)));
     let scope = GroupScope { name: namespace, rate_limits: &mount.rate_limits, concurrency: concurrency.as_ref() };
+    let finders: Arc<[String]> =
+        tools.iter().filter(|tool| finds(tool)).map(|tool| format!("{namespace}.{}", tool.name)).collect();
     let mut actions = Vec::with_capacity(tools.len());
     let mut listed = Vec::with_capacity(tools.len());
     for tool in tools {
         let Some(forward) = forward.clone() else { break };
-        let (action, tool) = compile_tool(settings, mount, &scope, tool, forward)?;
+        let (action, tool) = compile_tool(settings, mount, &scope, tool, forward, Arc::clone(&finders))?;
         actions.push(action);
         listed.push(tool);
     }
@@ -134,11 +137,13 @@ fn compile_tool(
     scope: &GroupScope<'_>,
     mut tool: Tool,
     forward: Arc<dyn Forward>,
+    finders: Arc<[String]>,
 ) -> Result<(CompiledAction, Tool), BuildError> {
     let name: Arc<str> = Arc::from(tool.name.as_ref());
     let qualified: Arc<str> = format!("{}.{name}", scope.name).into();
     let input: JsonObject = (*tool.input_schema).clone();
-    let checker = match mount.validate.then(|| Checker::new(&input, Vec::new())) {
+    let checked = if mount.allow_unknown_fields { input.clone() } else { closed(&input) };
+    let checker = match mount.validate.then(|| Checker::new(&checked, Vec::new())) {
         Some(Ok(checker)) => Some(checker),
         Some(Err(reason)) => {
             tracing::warn!(tool = %qualified, "the upstream's input schema does not compile, so calls go unchecked: {}", echo(&reason));
@@ -153,8 +158,14 @@ fn compile_tool(
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
     let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");
     let output = tool.output_schema.as_ref().map(|schema| OutputCheck::new(JsonObject::clone(schema)));
-    let target =
-        Target { namespace: scope.name.into(), tool: name, qualified: Arc::clone(&qualified), echo_arguments, output };
+    let target = Target {
+        namespace: scope.name.into(),
+        tool: name,
+        qualified: Arc::clone(&qualified),
+        echo_arguments,
+        output,
+        finders,
+    };
     let chain = assemble(guards, &[&settings.middleware], forwarding(forward, Arc::new(target)));
     let mut action = CompiledAction::new(
         Arc::clone(&qualified),
@@ -174,6 +185,19 @@ fn compile_tool(
     Ok((action, tool))
 }
 
+/// The input schema `schema` as calls are checked against it: an object schema that does not
+/// say whether other keys are allowed takes none. An upstream that leaves them open without
+/// meaning to take them ignores a misspelt key, and the call succeeds with the wrong effect.
+fn closed(schema: &JsonObject) -> JsonObject {
+    let says = ["additionalProperties", "patternProperties", "unevaluatedProperties"];
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
+    let mut closed = schema.clone();
+    if is_object && !says.iter().any(|key| schema.contains_key(*key)) {
+        closed.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    closed
+}
+
 /// A mounted tool's arguments go to the upstream as sent: there is nothing to decode.
 fn decode_nothing(_: &Value) -> Result<crate::handler::Decoded, DecodeError> {
     Ok((Box::new(()), Vec::new()))
@@ -188,10 +212,13 @@ struct Target {
     echo_arguments: bool,
     /// The output schema the tool was listed with, which its successes must keep.
     output: Option<OutputCheck>,
+    /// The mount's tools that only read (qualified): what finds the right value after a
+    /// failure.
+    finders: Arc<[String]>,
 }
 
 /// The endpoint of a mounted tool: the call handed to the upstream, its result passed back
-/// as it came, its failures as envelopes.
+/// as it came (an error that is no envelope made one), its failures as envelopes.
 fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
     Box::new(move |call: Call| -> BoxFuture<'static, Outcome> {
         let arguments = match call.arguments {
@@ -203,7 +230,11 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
         Box::pin(async move {
             match future.await {
                 Ok(result) => conforming(target.output.as_ref(), &target.namespace, &target.qualified, result)
+                    .and_then(|result| enveloped(&target.namespace, &target.qualified, &target.finders, result))
                     .map(Output::passed_through),
+                Err(ForwardError::Failed { message, .. }) => {
+                    Err(failure(&target.namespace, &target.qualified, &target.finders, &message))
+                }
                 Err(ForwardError::InvalidParams(message)) => Ok(refused(&target, &message, arguments)),
                 Err(ForwardError::NoSuchTool(message)) => Err(ToolError::new(
                     ErrorCode::HandoffNamespaceMismatch,

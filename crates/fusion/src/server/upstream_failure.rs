@@ -1,0 +1,229 @@
+//! An upstream's own failures, as envelopes: a mounted tool's error result that is no envelope
+//! of this framework's (`ENOENT: no such file…`, `Invalid timezone…`), or the JSON-RPC error
+//! its call was answered with, is wrapped in one. The upstream's words stay its message (cut
+//! and escaped as every echo is); the code is what those words make clear; the recovery says
+//! what to do about it, naming the mount's tools that only read, which can find the right
+//! value.
+
+use mcp_fusion_wire::{EnvelopeKind, ErrorCode, Sent, ToolError, parse};
+use rmcp::model::{CallToolResult, Tool};
+
+/// The words that make a failure's code clear, the first match deciding, in this order: a
+/// refusal is about who asks, whatever it refuses; "already exists" is no "not found".
+const SIGNS: [(Sorted, &[&str]); 4] = [
+    (
+        Sorted::Forbidden,
+        &[
+            "permission denied",
+            "access denied",
+            "eacces",
+            "eperm",
+            "forbidden",
+            "not allowed",
+            "not permitted",
+            "unauthorized",
+            "outside allowed",
+            "outside of allowed",
+            "outside the allowed",
+        ],
+    ),
+    (Sorted::Conflict, &["already exists", "already exist", "eexist", "duplicate", "conflict"]),
+    (
+        Sorted::NotFound,
+        &[
+            "not found",
+            "no such",
+            "does not exist",
+            "doesn't exist",
+            "enoent",
+            "cannot find",
+            "could not find",
+            "unknown",
+        ],
+    ),
+    (
+        Sorted::Invalid,
+        &[
+            "invalid",
+            "must be",
+            "expected",
+            "is required",
+            "malformed",
+            "not a valid",
+            "cannot parse",
+            "could not parse",
+            "failed to parse",
+            "validation",
+            "out of range",
+        ],
+    ),
+];
+
+/// What an upstream's failure is, as far as its words tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sorted {
+    Forbidden,
+    Conflict,
+    NotFound,
+    Invalid,
+    Other,
+}
+
+impl Sorted {
+    fn of(said: &str) -> Sorted {
+        let said = said.to_lowercase();
+        SIGNS.iter().find(|(_, signs)| signs.iter().any(|sign| said.contains(sign))).map_or(Sorted::Other, |(s, _)| *s)
+    }
+
+    fn code(self) -> ErrorCode {
+        match self {
+            Sorted::Forbidden => ErrorCode::Forbidden,
+            Sorted::Conflict => ErrorCode::Conflict,
+            Sorted::NotFound => ErrorCode::NotFound,
+            Sorted::Invalid => ErrorCode::ValidationError,
+            Sorted::Other => ErrorCode::upstream_error(),
+        }
+    }
+}
+
+/// Verbs that open the name of a tool that only reads.
+const FINDER_VERBS: [&str; 12] =
+    ["list", "search", "read", "get", "find", "show", "describe", "query", "lookup", "fetch", "view", "open"];
+
+/// Whether `tool` only reads: its annotations say so, or its name starts with a verb of
+/// finding (`list_directory`, `searchNodes`, `get_current_time`).
+pub(super) fn finds(tool: &Tool) -> bool {
+    if let Some(read_only) = tool.annotations.as_ref().and_then(|annotations| annotations.read_only_hint) {
+        return read_only;
+    }
+    let name = tool.name.as_ref();
+    let first = name.split(['_', '-', '.']).next().unwrap_or(name);
+    let first = first.find(|c: char| c.is_ascii_uppercase()).map_or(first, |upper| &first[..upper]);
+    FINDER_VERBS.contains(&first.to_ascii_lowercase().as_str())
+}
+
+/// The upstream's error result `result` as an envelope, unless it is one of ours already
+/// (a framework upstream's envelopes pass as they came) or no error.
+pub(super) fn enveloped(
+    namespace: &str,
+    qualified: &str,
+    finders: &[String],
+    result: CallToolResult,
+) -> Result<CallToolResult, ToolError> {
+    if result.is_error != Some(true) {
+        return Ok(result);
+    }
+    let said: Vec<&str> = result.content.iter().filter_map(|block| block.as_text()).map(|t| t.text.as_str()).collect();
+    let said = said.join("\n");
+    if parse(&said).kind != EnvelopeKind::Text {
+        return Ok(result);
+    }
+    Err(failure(namespace, qualified, finders, &said))
+}
+
+/// The envelope of an upstream's failure of `qualified`, which said `said`.
+pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said: &str) -> ToolError {
+    let sorted = Sorted::of(said);
+    let others: Vec<&str> = finders.iter().map(String::as_str).filter(|finder| *finder != qualified).collect();
+    let readers = listed(&others);
+    let only_read = if others.len() == 1 { "it only reads" } else { "they only read" };
+    let recovery = match (sorted, readers.is_empty()) {
+        (Sorted::NotFound, false) => format!(
+            "Find the right value with {readers} ({only_read}), then call {qualified} again with it exactly as shown there."
+        ),
+        (Sorted::NotFound, true) => format!(
+            "Check the value you sent (its spelling, its case, the whole path or id) and call {qualified} again with the right one; do not make one up."
+        ),
+        (Sorted::Conflict, false) => format!(
+            "It exists already: read it with {readers} and use it as it is, or call {qualified} again with another name."
+        ),
+        (Sorted::Conflict, true) => {
+            format!("It exists already: use it as it is, or call {qualified} again with another name.")
+        }
+        (Sorted::Invalid, _) => format!(
+            "Change the value the message names to one upstream \"{namespace}\" accepts, then call {qualified} again."
+        ),
+        (Sorted::Forbidden, false) => format!(
+            "Upstream \"{namespace}\" does not allow it: find what it allows with {readers}, or tell the user it is not allowed."
+        ),
+        (Sorted::Forbidden, true) => format!(
+            "Upstream \"{namespace}\" does not allow it: do not call it again as it is; tell the user, or use a value it allows."
+        ),
+        (Sorted::Other, _) => format!(
+            "If the message names a problem with the arguments, fix it and call {qualified} again; otherwise tell the user that upstream \"{namespace}\" failed, and before calling a tool that changes anything again, check whether it already did."
+        ),
+    };
+    let error = ToolError::new(
+        sorted.code(),
+        format!("Upstream \"{namespace}\" answered {qualified} with an error: {}.", Sent::text(said)),
+    )
+    .suggest(recovery);
+    if others.is_empty() { error } else { error.actions(others.iter().map(|name| (*name).to_owned())) }
+}
+
+/// `a`, `a or b`, `a, b or c`.
+fn listed(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rmcp::model::{ContentBlock, ToolAnnotations};
+
+    use super::*;
+
+    #[test]
+    fn the_upstreams_words_decide_the_code() {
+        let cases = [
+            ("ENOENT: no such file or directory, open '/data/notes.txt'", "NOT_FOUND"),
+            ("Entity with name Alice not found", "NOT_FOUND"),
+            ("Access denied - path outside allowed directories: /etc/passwd", "FORBIDDEN"),
+            ("Error: EEXIST: file already exists, mkdir '/data/a'", "CONFLICT"),
+            ("Invalid timezone: 'Mars/Olympus'", "VALIDATION_ERROR"),
+            ("The database is on fire", "UPSTREAM_ERROR"),
+        ];
+        for (said, code) in cases {
+            assert_eq!(Sorted::of(said).code().as_str(), code, "{said}");
+        }
+    }
+
+    #[test]
+    fn a_tool_that_only_reads_is_told_by_its_annotations_or_its_verb() {
+        let schema = Arc::new(serde_json::Map::new());
+        let tool = |name: &str| Tool::new(name.to_owned(), "", Arc::clone(&schema));
+        for name in ["list_directory", "searchNodes", "read_graph", "get_current_time", "open_nodes"] {
+            assert!(finds(&tool(name)), "{name}");
+        }
+        for name in ["create_entities", "move_file", "convert_time", "edit_file"] {
+            assert!(!finds(&tool(name)), "{name}");
+        }
+        let mut declared = tool("list_everything");
+        declared.annotations = Some(ToolAnnotations::new().read_only(false));
+        assert!(!finds(&declared), "annotations say more than a name");
+    }
+
+    #[test]
+    fn an_upstream_error_becomes_an_envelope_and_one_of_ours_passes() {
+        let finders = ["fs.list_directory".to_owned(), "fs.read_file".to_owned(), "fs.search_files".to_owned()];
+        let failed = CallToolResult::error(vec![ContentBlock::text("ENOENT: no such file or directory, open 'a.txt'")]);
+        let error = enveloped("fs", "fs.read_file", &finders, failed).unwrap_err();
+        assert_eq!(
+            error.render(),
+            "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n\
+             <message>Upstream \"fs\" answered fs.read_file with an error: 'ENOENT: no such file or directory, open \\'a.txt\\''.</message>\n\
+             <recovery>Find the right value with fs.list_directory or fs.search_files (they only read), then call fs.read_file again with it exactly as shown there.</recovery>\n\
+             <available_actions>\n  <action>fs.list_directory</action>\n  <action>fs.search_files</action>\n</available_actions>\n\
+             </tool_error>"
+        );
+        let ours = CallToolResult::error(vec![ContentBlock::text(ToolError::not_found("No invoice inv_9.").render())]);
+        assert_eq!(enveloped("fs", "fs.read_file", &finders, ours.clone()), Ok(ours));
+        let success = CallToolResult::success(vec![ContentBlock::text("not found anywhere")]);
+        assert_eq!(enveloped("fs", "fs.read_file", &finders, success.clone()), Ok(success));
+    }
+}
