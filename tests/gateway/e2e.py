@@ -343,17 +343,19 @@ class Run:
         return f"tools per namespace ({', '.join(counts)}, slow 1) with the upstreams' own schemas and descriptions"
 
     async def forwarded(
-        self, tool: str, direct: str, arguments: dict[str, Any], opener: str
+        self, tool: str, direct: str, arguments: dict[str, Any], opener: str, namespace: str | None = None
     ) -> tuple[types.CallToolResult, str]:
         """The gateway's answer to `tool`, compared whole with the upstream's own to `direct`;
-        with its text."""
+        with its text. With `namespace`, the upstream's envelope names its actions
+        (`billing.list_invoices`) as the gateway serves them (`{namespace}.billing.list_invoices`)."""
         through = await self.call(tool, arguments)
         async with AsyncExitStack() as stack:
             upstream = await getattr(self, opener)(stack)
             straight = await upstream.call_tool(direct, arguments)
-        a, b = json.dumps(wire(through), sort_keys=True), json.dumps(wire(straight), sort_keys=True)
+        served = (lambda text: re.sub(r"(?<![\w.-])billing\.(\w+)", rf"{namespace}.billing.\1", text)) if namespace else str
+        a, b = json.dumps(wire(through), sort_keys=True), served(json.dumps(wire(straight), sort_keys=True))
         check(a == b, f"{tool} through the gateway:\n{clip(a, 1500)}\n--- {direct} called directly:\n{clip(b, 1500)}")
-        check(only_text(through) == only_text(straight), "the texts differ")
+        check(only_text(through) == served(only_text(straight)), "the texts differ")
         return through, only_text(through)
 
     async def success_stdio(self) -> str:
@@ -378,13 +380,16 @@ class Run:
         return f"everything.echo answered {text!r}, identical to server-everything's own"
 
     async def tool_error_of(self, tool: str, opener: str) -> str:
-        result, text = await self.forwarded(tool, "billing", MISSING, opener)
+        namespace = tool.split(".")[0]
+        result, text = await self.forwarded(tool, "billing", MISSING, opener, namespace)
         envelope = tool_error(result)
         check(result.is_error is True, f"isError: expected true, got {result.is_error}")
         check(envelope.code == "NOT_FOUND", f"expected code NOT_FOUND, got {envelope.code}")
+        actions = [f"{namespace}.billing.list_invoices"]
+        check(envelope.actions == actions, f"expected available_actions {actions}, got {envelope.actions}")
         return (
             f"{tool} get_invoice inv_nope: NOT_FOUND, isError true, "
-            f"its {len(text.encode())} bytes identical to billing-server's own"
+            f"its {len(text.encode())} bytes billing-server's own but for the actions, named as the gateway serves them ({actions[0]})"
         )
 
     async def tool_error_stdio(self) -> str:
@@ -673,8 +678,8 @@ async def main(options: argparse.Namespace) -> bool:
             await run.scenario("forwarded success: billing-server over stdio", 15, run.success_stdio)
             await run.scenario("forwarded success: billing-server over HTTP", 15, run.success_http)
             await run.scenario("forwarded success: server-everything", 15, run.success_everything)
-            await run.scenario("upstream tool error byte for byte: billing-server over stdio", 15, run.tool_error_stdio)
-            await run.scenario("upstream tool error byte for byte: billing-server over HTTP", 15, run.tool_error_http)
+            await run.scenario("upstream tool error byte for byte, its actions in the gateway's names: billing-server over stdio", 15, run.tool_error_stdio)
+            await run.scenario("upstream tool error byte for byte, its actions in the gateway's names: billing-server over HTTP", 15, run.tool_error_http)
             await run.scenario("bad argument to server-everything: <validation_error>", 15, run.validation)
             await run.scenario("unknown namespace: HANDOFF_NAMESPACE_MISMATCH", 10, run.unknown_namespace)
             await run.scenario("unknown tool: HANDOFF_NAMESPACE_MISMATCH with did-you-mean", 10, run.unknown_tool)

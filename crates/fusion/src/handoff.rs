@@ -19,7 +19,8 @@
 //!   JSON-RPC error its call was answered with) becomes one: the upstream's words as its
 //!   message, the code they make clear (`NOT_FOUND`, `CONFLICT`, `VALIDATION_ERROR`,
 //!   `FORBIDDEN`, else `UPSTREAM_ERROR`), and the mount's tools that only read as the actions
-//!   that find the right value. A framework upstream's envelopes pass as they came.
+//!   that find the right value. A framework upstream's envelopes pass as they came, the
+//!   actions they name said as the mount serves them (`crm.billing.list_invoices`).
 //!
 //! The upstream is held to what it lists: a tool name outside MCP's `[A-Za-z0-9_.-]{1,128}`
 //! is not served (one warning names them, escaped); an upstream listing more tools than

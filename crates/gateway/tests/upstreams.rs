@@ -54,17 +54,21 @@ async fn a_stdio_upstream_answers_through_the_gateway_as_it_answers_directly() {
     assert_eq!(mounted.output_schema, upstream_tool.output_schema);
     assert_eq!((&mounted.description, &mounted.annotations), (&upstream_tool.description, &upstream_tool.annotations));
 
-    // A success and an upstream tool error, byte for byte.
+    // A success byte for byte; the upstream's envelope byte for byte but for its actions'
+    // names, which it says as the gateway serves them.
     for arguments in [json!({"action": "list_invoices"}), json!({"action": "get_invoice", "id": "inv_nope"})] {
         let through = call(&client, "demo.billing", arguments.clone()).await;
         let straight = direct
             .call_tool(CallToolRequestParams::new("billing").with_arguments(arguments.as_object().cloned().unwrap()))
             .await
             .unwrap();
-        assert_eq!(serde_json::to_string(&through).unwrap(), serde_json::to_string(&straight).unwrap());
+        let expected =
+            serde_json::to_string(&straight).unwrap().replace("billing.list_invoices", "demo.billing.list_invoices");
+        assert_eq!(serde_json::to_string(&through).unwrap(), expected);
     }
     let not_found = call(&client, "demo.billing", json!({"action": "get_invoice", "id": "inv_nope"})).await;
     assert_eq!((not_found.is_error, envelope(&not_found).error.code.clone()), (Some(true), ErrorCode::NotFound));
+    assert_eq!(envelope(&not_found).error.available_actions, ["demo.billing.list_invoices"]);
 
     // A bad argument is told by the gateway, from the upstream's schema, naming the mounted tool.
     let bad = call(&client, "demo.billing", json!({"action": "get_invoice", "id": 42})).await;

@@ -19,6 +19,7 @@ mod resources;
 mod service;
 mod tasks;
 mod upstream_failure;
+mod upstream_names;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
 use super::upstream_failure::{enveloped, failure, finds};
+use super::upstream_names::{published_actions, renamed};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
 use crate::catalog::{MountStatus, Mounted};
 use crate::compiled::{CompiledAction, CompiledGroup};
@@ -53,13 +54,15 @@ pub(crate) fn compile_mount(
     let concurrency =
         mount.concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Upstream \"{namespace}\""), limits)));
     let scope = GroupScope { name: namespace, rate_limits: &mount.rate_limits, concurrency: concurrency.as_ref() };
+    let published = Arc::new(published_actions(&tools));
     let finders: Arc<[String]> =
         tools.iter().filter(|tool| finds(tool)).map(|tool| format!("{namespace}.{}", tool.name)).collect();
     let mut actions = Vec::with_capacity(tools.len());
     let mut listed = Vec::with_capacity(tools.len());
     for tool in tools {
         let Some(forward) = forward.clone() else { break };
-        let (action, tool) = compile_tool(settings, mount, &scope, tool, forward, Arc::clone(&finders))?;
+        let said = Said { finders: Arc::clone(&finders), published: Arc::clone(&published) };
+        let (action, tool) = compile_tool(settings, mount, &scope, tool, forward, said)?;
         actions.push(action);
         listed.push(tool);
     }
@@ -137,7 +140,7 @@ fn compile_tool(
     scope: &GroupScope<'_>,
     mut tool: Tool,
     forward: Arc<dyn Forward>,
-    finders: Arc<[String]>,
+    said: Said,
 ) -> Result<(CompiledAction, Tool), BuildError> {
     let name: Arc<str> = Arc::from(tool.name.as_ref());
     let qualified: Arc<str> = format!("{}.{name}", scope.name).into();
@@ -164,7 +167,7 @@ fn compile_tool(
         qualified: Arc::clone(&qualified),
         echo_arguments,
         output,
-        finders,
+        said,
     };
     let chain = assemble(guards, &[&settings.middleware], forwarding(forward, Arc::new(target)));
     let mut action = CompiledAction::new(
@@ -212,9 +215,17 @@ struct Target {
     echo_arguments: bool,
     /// The output schema the tool was listed with, which its successes must keep.
     output: Option<OutputCheck>,
-    /// The mount's tools that only read (qualified): what finds the right value after a
-    /// failure.
+    /// What the mount knows of its upstream's tools, for the envelopes it passes on.
+    said: Said,
+}
+
+/// What a mount knows of all its upstream's tools, shared by each of them.
+struct Said {
+    /// The tools that only read (qualified): what finds the right value after a failure.
     finders: Arc<[String]>,
+    /// The action names the upstream publishes (a framework upstream's), which its envelopes
+    /// use and the mount serves under its namespace.
+    published: Arc<HashSet<String>>,
 }
 
 /// The endpoint of a mounted tool: the call handed to the upstream, its result passed back
@@ -230,10 +241,11 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
         Box::pin(async move {
             match future.await {
                 Ok(result) => conforming(target.output.as_ref(), &target.namespace, &target.qualified, result)
-                    .and_then(|result| enveloped(&target.namespace, &target.qualified, &target.finders, result))
+                    .and_then(|result| enveloped(&target.namespace, &target.qualified, &target.said.finders, result))
+                    .map(|result| renamed(&target.namespace, &target.said.published, result))
                     .map(Output::passed_through),
                 Err(ForwardError::Failed { message, .. }) => {
-                    Err(failure(&target.namespace, &target.qualified, &target.finders, &message))
+                    Err(failure(&target.namespace, &target.qualified, &target.said.finders, &message))
                 }
                 Err(ForwardError::InvalidParams(message)) => Ok(refused(&target, &message, arguments)),
                 Err(ForwardError::NoSuchTool(message)) => Err(ToolError::new(
