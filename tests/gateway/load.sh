@@ -5,8 +5,8 @@
 #   bash tests/gateway/load.sh                    # hop, chaos-http, chaos-stdio
 #   bash tests/gateway/load.sh hop chaos-http     # only the named parts
 #
-# Builds billing-server, fusion-gateway and fusion-load (release, with the other packages of
-# tests/lib/release.sh, so that the steps after it find them built). Starts billing-server over
+# Builds billing-server, fusion-gateway and fusion-load (release, the packages of
+# tests/lib/release.sh, so that the hostile step after it finds them built). Starts billing-server over
 # Streamable HTTP on a free port and a gateway over HTTP mounting it by url as "demo". Then:
 #   hop          fusion-load against billing-server directly (tool billing) and through the
 #                gateway (tool demo.billing), same clients and duration, ROUNDS rounds taking

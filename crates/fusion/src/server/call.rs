@@ -96,7 +96,8 @@ impl FusionServer {
             Ok((action, arguments)) => {
                 drop(catalog);
                 if self.as_task(&action, tool, &request)? {
-                    return self.launch(action, arguments, request).await;
+                    // Boxed: a task's launch is a large future, and a plain call should not carry its room.
+                    return Box::pin(self.launch(action, arguments, request)).await;
                 }
                 action.run(arguments, request, &self.inner.settings).await.map(Called::Answered)
             }
