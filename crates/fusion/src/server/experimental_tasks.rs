@@ -9,11 +9,12 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
 use super::FusionServer;
 use super::service::call_params_problem;
-use super::tasks::{Called, TaskAsked, status_message};
+use super::tasks::{Called, TaskAsked};
 use crate::context::RequestInfo;
 use crate::output::envelope_result;
 use crate::task::experimental::{self, IMMEDIATE_RESPONSE_META};
@@ -44,13 +45,13 @@ impl FusionServer {
                 let answer = match method {
                     experimental::GET => {
                         let task = self.current_task(&task_id("tasks/get", &params)?, &info).await?;
-                        experimental::task(&task, status_message(&task))
+                        experimental::task(&task)
                     }
                     experimental::RESULT => self.task_result(&task_id("tasks/result", &params)?, &info).await?,
                     experimental::LIST => self.list_tasks(&params, &info).await?,
                     _ => {
                         let task = self.cancel_now(&task_id("tasks/cancel", &params)?, &info).await?;
-                        experimental::task(&task, status_message(&task))
+                        experimental::task(&task)
                     }
                 };
                 Ok(CustomResult(answer))
@@ -73,7 +74,7 @@ impl FusionServer {
             },
             _ => return Err(bad_task(None)),
         };
-        let call: CallToolRequestParams = serde_json::from_value(params.clone())
+        let call = CallToolRequestParams::deserialize(&params)
             .map_err(|_| ErrorData::invalid_params(call_params_problem(Some(&params)), None))?;
         let mut info = RequestInfo::from_context(context);
         info.extensions.insert(TaskAsked { ttl_ms });
@@ -157,7 +158,7 @@ impl FusionServer {
         };
         let (tasks, next) = self.tasks_of(request, after, TASKS_PER_PAGE).await?;
         let mut answer = Map::new();
-        let shown = tasks.iter().map(|task| experimental::task(task, status_message(task))).collect();
+        let shown = tasks.iter().map(experimental::task).collect();
         answer.insert("tasks".to_owned(), Value::Array(shown));
         if let Some(next) = next {
             answer.insert("nextCursor".to_owned(), Value::String(next.encode()));
@@ -172,7 +173,7 @@ fn created(task: &StoredTask) -> Value {
     let immediate =
         format!("{} started as task {} and runs on; its result follows when it finishes.", task.action, task.id);
     json!({
-        "task": experimental::task(task, status_message(task)),
+        "task": experimental::task(task),
         "_meta": { IMMEDIATE_RESPONSE_META: immediate },
     })
 }

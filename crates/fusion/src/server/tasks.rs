@@ -27,7 +27,7 @@ use crate::launch::{Admission, Launch, LaunchControl};
 use crate::observe::{CALL_TARGET, TASKS_TOTAL};
 use crate::output::{Output, envelope_result};
 use crate::task::experimental::{self, STATUS_NOTIFICATION};
-use crate::task::{FinishIf, Renewal, StoredTask, TaskState, TaskSupport, Tasks, iso, now_ms};
+use crate::task::{FinishIf, Renewal, StoredTask, TaskCursor, TaskState, TaskSupport, Tasks, iso, now_ms};
 
 /// A call's end, as the spawned call hands it back.
 type Ended = (Result<Output, Refusal>, Vec<ToolError>);
@@ -99,8 +99,12 @@ impl FusionServer {
         tool: &str,
         request: &RequestInfo,
     ) -> Result<bool, ErrorData> {
+        let asked = request.extensions.get::<TaskAsked>().is_some();
+        // Most calls: an action that is no task, and nobody asked for one.
+        if action.task.is_none() && !asked {
+            return Ok(false);
+        }
         if experimental::marked(&request.extensions) {
-            let asked = request.extensions.get::<TaskAsked>().is_some();
             let tool_runs_tasks = self.inner.catalog.load().task_support(tool).is_some();
             return match (asked, action.task) {
                 (true, _) if tool_runs_tasks => Ok(true),
@@ -326,10 +330,12 @@ impl FusionServer {
     /// stays so whatever its work does after. A task that already ended is refused.
     pub(super) async fn cancel_now(&self, id: &str, request: &RequestInfo) -> Result<StoredTask, ErrorData> {
         let task = self.current_task(id, request).await?;
+        if task.state.is_terminal() {
+            return Err(already_ended(id, experimental::status(&task)));
+        }
         let store = &self.inner.tasks.config.store;
-        if task.state.is_terminal()
-            || !store.finish(id, TaskState::Cancelled, now_ms(), FinishIf::Working).await.map_err(store_unavailable)?
-        {
+        if !store.finish(id, TaskState::Cancelled, now_ms(), FinishIf::Working).await.map_err(store_unavailable)? {
+            // It ended between the read and the cancel.
             let task = self.current_task(id, request).await?;
             return Err(already_ended(id, experimental::status(&task)));
         }
@@ -345,9 +351,9 @@ impl FusionServer {
     pub(super) async fn tasks_of(
         &self,
         request: &RequestInfo,
-        after: Option<crate::task::TaskCursor>,
+        after: Option<TaskCursor>,
         limit: usize,
-    ) -> Result<(Vec<StoredTask>, Option<crate::task::TaskCursor>), ErrorData> {
+    ) -> Result<(Vec<StoredTask>, Option<TaskCursor>), ErrorData> {
         let owner = caller_key(request).to_string();
         let store = &self.inner.tasks.config.store;
         let page = store.list(&owner, after, limit).await.map_err(store_unavailable)?;
@@ -484,25 +490,14 @@ pub(super) fn wire_task(task: &StoredTask) -> Task {
     let mut wire = Task::new(&task.id, status, iso(task.created_at_ms), iso(task.updated_at_ms))
         .with_ttl_ms(task.ttl_ms)
         .with_poll_interval_ms(task.poll_interval_ms);
-    wire.status_message = status_message(task);
+    wire.status_message = task.status_message();
     wire
-}
-
-/// What the server says of the task's status.
-pub(super) fn status_message(task: &StoredTask) -> Option<String> {
-    match &task.state {
-        TaskState::Working if task.cancel_requested => Some(format!("{} was asked to stop.", task.action)),
-        TaskState::Working => Some(format!("{} is running.", task.action)),
-        TaskState::Completed { .. } => None,
-        TaskState::Failed { error } => error.get("message").and_then(Value::as_str).map(str::to_owned),
-        TaskState::Cancelled => Some(format!("{} was cancelled by its client before it finished.", task.action)),
-    }
 }
 
 /// Tells a session of the experimental form that its task ended (a notification it may miss:
 /// it polls all the same).
 async fn notify_status(peer: &Peer<RoleServer>, task: &StoredTask) {
-    let params = experimental::task(task, status_message(task));
+    let params = experimental::task(task);
     let notification = CustomNotification::new(STATUS_NOTIFICATION, Some(params));
     if let Err(error) = peer.send_notification(ServerNotification::CustomNotification(notification)).await {
         tracing::debug!(task = %task.id, %error, "the status of an ended task did not reach its session");

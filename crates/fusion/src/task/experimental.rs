@@ -137,13 +137,13 @@ fn is_error(result: &Map<String, Value>) -> bool {
     result.get("isError").and_then(Value::as_bool) == Some(true)
 }
 
-/// The task as this form shows it, in `tasks/get`, `tasks/list`, `tasks/cancel` and the handle
-/// of the call that created it. `status_message` is what the server says of it; a failed task
-/// says the envelope of its failure there, so that a client that only polls reads it too.
-pub(crate) fn task(task: &StoredTask, status_message: Option<String>) -> Value {
+/// The task as this form shows it, in `tasks/get`, `tasks/list`, `tasks/cancel`, the handle of
+/// the call that created it and the notification of its end. A failed task says the envelope
+/// of its failure in its `statusMessage`, so that a client that only polls reads it too.
+pub(crate) fn task(task: &StoredTask) -> Value {
     let status_message = match &task.state {
         TaskState::Completed { result } if is_error(result) => first_text(result),
-        _ => status_message,
+        _ => task.status_message(),
     };
     let mut shown = json!({
         "taskId": task.id,
@@ -246,16 +246,16 @@ mod tests {
         let mut kept = StoredTask::working("t1", "ana", "billing.export_invoices", 0);
         kept.ttl_ms = 60_000;
         kept.poll_interval_ms = 1_000;
-        let shown = task(&kept, Some("running".to_owned()));
+        let shown = task(&kept);
         assert_eq!(shown["status"], "working");
-        assert_eq!(shown["statusMessage"], "running");
+        assert_eq!(shown["statusMessage"], "billing.export_invoices is running.");
         assert_eq!((shown["ttl"].as_u64(), shown["pollInterval"].as_u64()), (Some(60_000), Some(1_000)));
         assert_eq!(shown["createdAt"], "1970-01-01T00:00:00.000Z");
         assert!(result(&kept, || json!({})).is_none(), "no result while it works");
         let envelope =
             json!({ "content": [{ "type": "text", "text": "<tool_error code=\"NOT_FOUND\"/>" }], "isError": true });
         kept.state = TaskState::Completed { result: envelope.as_object().cloned().unwrap() };
-        let shown = task(&kept, None);
+        let shown = task(&kept);
         assert_eq!(shown["status"], "failed");
         assert_eq!(shown["statusMessage"], "<tool_error code=\"NOT_FOUND\"/>");
         let answered = result(&kept, || json!({})).unwrap().unwrap();
@@ -268,6 +268,6 @@ mod tests {
         kept.state = TaskState::Cancelled;
         let answered = result(&kept, || json!({ "content": [], "isError": true })).unwrap().unwrap();
         assert_eq!(answered["isError"], true);
-        assert_eq!(task(&kept, None)["status"], "cancelled");
+        assert_eq!(task(&kept)["status"], "cancelled");
     }
 }

@@ -61,6 +61,17 @@ impl StoredTask {
         }
     }
 
+    /// What the server says of where it stands (`billing.export_invoices is running.`).
+    pub(crate) fn status_message(&self) -> Option<String> {
+        match &self.state {
+            TaskState::Working if self.cancel_requested => Some(format!("{} was asked to stop.", self.action)),
+            TaskState::Working => Some(format!("{} is running.", self.action)),
+            TaskState::Completed { .. } => None,
+            TaskState::Failed { error } => error.get("message").and_then(serde_json::Value::as_str).map(str::to_owned),
+            TaskState::Cancelled => Some(format!("{} was cancelled by its client before it finished.", self.action)),
+        }
+    }
+
     /// Whether it is kept no longer at `now_ms`.
     pub fn expired(&self, now_ms: u64) -> bool {
         now_ms >= self.created_at_ms.saturating_add(self.ttl_ms)

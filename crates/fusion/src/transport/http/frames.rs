@@ -50,8 +50,7 @@ impl Frames {
     /// The refusal of a listen request for more URIs than one listen may hold: `200`, as for
     /// any JSON-RPC error of a request that was read.
     fn refuse_large_listen(&self, bytes: &[u8]) -> Option<Response> {
-        let start = bytes.len() - bytes.trim_ascii_start().len();
-        let object = bytes.get(start..).filter(|object| object.first() == Some(&b'{'))?;
+        let object = object_in(bytes)?;
         let head = jsonrpc::head(object);
         let found = jsonrpc::listen_uris(object, &head).filter(|&found| found > self.limits.uris_per_listen())?;
         let id = &object[head.id.echo()?];
@@ -135,9 +134,14 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
 /// the method it is served under when it is one of that form's.
 fn experimental_tasks(parts: &http::request::Parts, bytes: &[u8]) -> Option<Vec<u8>> {
     parts.extensions.get::<ExperimentalTasks>()?;
-    let start = bytes.len() - bytes.trim_ascii_start().len();
-    let object = bytes.get(start..).filter(|object| object.first() == Some(&b'{'))?;
+    let object = object_in(bytes)?;
     jsonrpc::served_experimental(object, &jsonrpc::head(object))
+}
+
+/// The JSON object a body holds, from its first byte past any whitespace.
+fn object_in(bytes: &[u8]) -> Option<&[u8]> {
+    let start = bytes.len() - bytes.trim_ascii_start().len();
+    bytes.get(start..).filter(|object| object.first() == Some(&b'{'))
 }
 
 /// The id of a request (a message with both a method and an id) as JSON — the number 5 and
