@@ -190,15 +190,20 @@ pub(crate) fn format_expectation(format: &str) -> String {
 
 /// `exactly 'EUR'`, `one of 'EUR', 'USD', 'BRL'`.
 pub(crate) fn values_phrase(allowed: &[Value]) -> String {
+    // `null` beside values is how a field is left unset, not one more choice to pick.
+    let values: Vec<&Value> = allowed.iter().filter(|v| !v.is_null()).collect();
+    let unset = values.len() < allowed.len() && !values.is_empty();
     let shown: Vec<String> =
-        allowed.iter().take(MAX_LISTED_VALUES).map(|v| Sent::value(v).as_str().to_owned()).collect();
-    let more = allowed.len().saturating_sub(MAX_LISTED_VALUES);
-    match (shown.as_slice(), more) {
-        ([], _) => "no value at all (nothing is allowed here); remove it".into(),
+        values.iter().take(MAX_LISTED_VALUES).map(|v| Sent::value(v).as_str().to_owned()).collect();
+    let more = values.len().saturating_sub(MAX_LISTED_VALUES);
+    let phrase = match (shown.as_slice(), more) {
+        ([], _) if allowed.is_empty() => return "no value at all (nothing is allowed here); remove it".into(),
+        ([], _) => return "exactly null".into(),
         ([one], 0) => format!("exactly {one}"),
         (_, 0) => format!("one of {}", shown.join(", ")),
         (_, more) => format!("one of {} (and {more} more)", shown.join(", ")),
-    }
+    };
+    if unset { format!("{phrase} (or null, to leave it unset)") } else { phrase }
 }
 
 /// `'id', 'name'`, counting the names beyond the first 25.

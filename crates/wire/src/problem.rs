@@ -90,6 +90,9 @@ pub enum Suggestion {
     /// The key's words match what the field is described as (`page_size` → `limit`, "How many
     /// invoices per page").
     Meaning(KnownField),
+    /// A few fields whose words match the key as well as each other's (`lines` → `head`,
+    /// `tail`): each is named with a few words of its description, for the caller to pick.
+    Either(Vec<KnownField>),
 }
 
 /// Why a sub-schema applied to the value, told beside the problem it found.
@@ -443,6 +446,14 @@ fn condition_phrase(condition: &Condition) -> String {
     }
 }
 
+/// A field's name with a few words of its description: `'id' (the invoice id)`.
+fn described(field: &KnownField) -> String {
+    match field.description.as_deref().and_then(few_words) {
+        Some(about) => format!("{} ({about})", Sent::text(&field.name)),
+        None => Sent::text(&field.name).to_string(),
+    }
+}
+
 /// The sentence parts of an unknown key: the field it most likely means and why, or the
 /// known fields with a few words each.
 fn unrecognized(key: &str, suggestion: Option<&Suggestion>, known: &[KnownField]) -> (String, String) {
@@ -460,19 +471,25 @@ fn unrecognized(key: &str, suggestion: Option<&Suggestion>, known: &[KnownField]
                 format!("only known fields; provide the value as {name} instead"),
             )
         }
+        Some(Suggestion::Either(fields)) => {
+            let names: Vec<String> = fields.iter().map(|field| Sent::text(&field.name).to_string()).collect();
+            let either = |names: &[String]| match names.split_last() {
+                Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+                _ => names.concat(),
+            };
+            let described: Vec<String> = fields.iter().map(described).collect();
+            (
+                format!("Unrecognized key {key} (did you mean {}?)", either(&names)),
+                format!("only known fields; provide the value as the one you mean of {}", either(&described)),
+            )
+        }
         None if known.is_empty() => (format!("Unrecognized key {key}"), "no fields here; remove it".into()),
         None if known.iter().all(|field| field.description.is_none()) => {
             let names: Vec<String> = known.iter().map(|field| field.name.clone()).collect();
             (format!("Unrecognized key {key}"), format!("only the known fields {}; remove it", quoted_list(&names)))
         }
         None => {
-            let listed: Vec<String> = known
-                .iter()
-                .map(|field| match field.description.as_deref().and_then(few_words) {
-                    Some(about) => format!("{} ({about})", Sent::text(&field.name)),
-                    None => Sent::text(&field.name).to_string(),
-                })
-                .collect();
+            let listed: Vec<String> = known.iter().map(described).collect();
             (format!("Unrecognized key {key}"), format!("only the known fields {}; remove it", listed.join(", ")))
         }
     }
@@ -598,6 +615,24 @@ mod tests {
                 json!(2)
             ),
             "Unrecognized key 'page_size' (did you mean 'limit'?). You sent: 2. Expected only known fields; provide the value as 'limit' instead."
+        );
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey {
+                    key: "lines".into(),
+                    suggestion: Some(Suggestion::Either(vec![
+                        known("head", Some("If provided, returns only the first N lines of the file")),
+                        known("tail", Some("If provided, returns only the last N lines of the file"))
+                    ])),
+                    known: vec![]
+                },
+                json!(5)
+            ),
+            "Unrecognized key 'lines' (did you mean 'head' or 'tail'?). You sent: 5. Expected only known fields; provide the value as the one you mean of 'head' (if provided, returns only the first N lines) or 'tail' (if provided, returns only the last N lines)."
+        );
+        assert_eq!(
+            line(ProblemKind::InvalidValue { allowed: vec![json!("open"), json!("paid"), Value::Null] }, json!("OPEN")),
+            "Invalid value. You sent: 'OPEN'. Expected one of 'open', 'paid' (or null, to leave it unset)."
         );
         assert_eq!(
             line(

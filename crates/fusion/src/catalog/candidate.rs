@@ -1,6 +1,8 @@
 //! A tool that serves a name sent without its namespace or group, and the call to make
 //! instead. Exact names only: a misspelling is the did-you-mean's work.
 
+use crate::similarity::did_you_mean;
+
 /// One way to reach what a name without its namespace or group meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Candidate {
@@ -50,6 +52,15 @@ impl Candidate {
             Candidate::Tool { tool } => format!("Did you mean \"{tool}\"?"),
             Candidate::Action { .. } => format!("Call {}; it serves that action.", self.call()),
         }
+    }
+}
+
+/// The one guess, or the few close ones, as a recovery says them; `None` for none.
+pub(crate) fn guesses(candidates: &[Candidate]) -> Option<String> {
+    match candidates {
+        [] => None,
+        [one] => Some(one.guess()),
+        several => did_you_mean(&several.iter().map(Candidate::call).collect::<Vec<_>>()),
     }
 }
 

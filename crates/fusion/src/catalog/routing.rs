@@ -9,11 +9,11 @@ use std::sync::Arc;
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use serde_json::{Map, Value};
 
-use super::candidate::{Candidate, ambiguity};
+use super::candidate::{Candidate, ambiguity, guesses};
 use super::{Catalog, Route};
 use super::{mounted_guess, not_served};
 use crate::compiled::{CompiledAction, CompiledGroup};
-use crate::similarity::closest;
+use crate::similarity::{Named, did_you_mean, likely};
 
 impl Catalog {
     /// The action a call addresses, with its arguments (the discriminator removed).
@@ -59,11 +59,10 @@ impl Catalog {
         if let Some((namespace, _)) = dotted {
             return self.no_such_namespace(tool, namespace, guess);
         }
-        let recovery =
-            match guess.or_else(|| closest(tool, self.tool_names()).map(|name| format!("Did you mean \"{name}\"?"))) {
-                Some(guess) => format!("{guess} Call one of the available tools."),
-                None => "Call one of the available tools; tools/list describes them.".to_owned(),
-            };
+        let recovery = match guess.or_else(|| guesses(&self.likely_calls(tool))) {
+            Some(guess) => format!("{guess} Call one of the available tools."),
+            None => "Call one of the available tools; tools/list describes them.".to_owned(),
+        };
         ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool {}.", Sent::text(tool)))
             .suggest(recovery)
             .actions(self.tool_names())
@@ -107,11 +106,44 @@ impl Catalog {
         }
     }
 
+    /// The tools, and the actions of grouped tools, that a name none of them has most likely
+    /// meant, by spelling and by meaning (`invoices` → `billing` with `"action":
+    /// "list_invoices"`, `searchNodes` → `memory.search_nodes`). A mounted tool is compared
+    /// by its own name, as its upstream calls it.
+    fn likely_calls(&self, name: &str) -> Vec<Candidate> {
+        let mut calls: Vec<Candidate> = Vec::new();
+        let mut named: Vec<(String, Option<&str>)> = Vec::new();
+        for tool in &self.tools {
+            let own = match tool.name.split_once('.') {
+                Some((namespace, own)) if self.mounts.contains_key(namespace) => own,
+                _ => &tool.name,
+            };
+            named.push((own.to_owned(), tool.description.as_deref()));
+            calls.push(Candidate::Tool { tool: tool.name.to_string() });
+        }
+        if let Some(discriminator) = &self.discriminator {
+            for group in self.groups.iter().filter(|group| !self.mounts.contains_key(&group.name)) {
+                let Some(tool) = group.tools.first() else { continue };
+                for action in &group.actions {
+                    named.push((action.name().to_owned(), None));
+                    calls.push(Candidate::Action {
+                        tool: tool.name.to_string(),
+                        discriminator: discriminator.clone(),
+                        action: action.name().to_owned(),
+                        listed: action.qualified.to_string(),
+                    });
+                }
+            }
+        }
+        let likely = likely(name, named.iter().map(|(name, description)| Named { name, description: *description }));
+        likely.into_iter().map(|index| calls[index].clone()).collect()
+    }
+
     /// A dotted name whose namespace no mount has: the closest tool across every mount.
     fn no_such_namespace(&self, tool: &str, namespace: &str, guess: Option<String>) -> ToolError {
         let mounted: Vec<&str> = self.mounted_groups().flat_map(|group| group.qualified_names()).collect();
-        let guess =
-            guess.or_else(|| closest(tool, mounted.iter().copied()).map(|close| format!("Did you mean \"{close}\"?")));
+        let rest = &tool[namespace.len() + 1..];
+        let guess = guess.or_else(|| guesses(&self.likely_calls(rest)));
         let recovery = match guess {
             Some(guess) => format!("{guess} Call one of the tools listed."),
             None => "Call one of the tools listed; tools/list describes them.".to_owned(),
@@ -180,11 +212,21 @@ fn route_in_group<'g>(
     if let Some(action) = group.action(bare) {
         return Ok(action);
     }
-    let recovery = match closest(bare, group.action_names()) {
-        Some(close) => {
+    let names: Vec<&str> = group.action_names().collect();
+    let likely: Vec<&str> =
+        likely(bare, names.iter().copied().map(Named::bare)).into_iter().map(|i| names[i]).collect();
+    let recovery = match likely.as_slice() {
+        [close] => {
             format!("Did you mean \"{tool}.{close}\"? Call tool \"{tool}\" with \"{discriminator}\": \"{close}\".")
         }
-        None => format!("Call tool \"{tool}\" with \"{discriminator}\" set to one of the available actions."),
+        [] => format!("Call tool \"{tool}\" with \"{discriminator}\" set to one of the available actions."),
+        several => {
+            let qualified: Vec<String> = several.iter().map(|close| format!("\"{tool}.{close}\"")).collect();
+            format!(
+                "{} Call tool \"{tool}\" with \"{discriminator}\" set to the one you mean.",
+                did_you_mean(&qualified).unwrap_or_default()
+            )
+        }
     };
     Err(ToolError::new(ErrorCode::UnknownAction, format!("Unknown action {} for tool \"{tool}\".", Sent::text(&name)))
         .suggest(recovery)

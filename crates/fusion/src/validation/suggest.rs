@@ -12,70 +12,13 @@ use serde_json::Value;
 
 use super::expectation::type_names;
 use crate::similarity::closest;
+use crate::similarity::words::{FIELDS, split, text_words};
 
-/// Words that say nothing about what a field is.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "an",
-    "the",
-    "of",
-    "to",
-    "in",
-    "on",
-    "for",
-    "with",
-    "and",
-    "or",
-    "is",
-    "are",
-    "be",
-    "it",
-    "its",
-    "this",
-    "that",
-    "these",
-    "when",
-    "omit",
-    "omitted",
-    "only",
-    "all",
-    "how",
-    "what",
-    "which",
-    "default",
-    "if",
-    "as",
-    "by",
-    "at",
-    "from",
-    "into",
-    "per",
-    "any",
-    "one",
-    "each",
-    "none",
-    "unchanged",
-    "like",
-    "e",
-    "g",
-    "eg",
-];
-
-/// Words APIs use for the same thing, each group read as its first word.
-const SYNONYMS: &[&[&str]] = &[
-    &["limit", "size", "count", "max", "maximum", "top", "take", "many"],
-    &["cursor", "offset", "skip", "after", "token", "next", "continuation", "marker"],
-    &["query", "q", "search", "term", "terms", "keyword", "keywords", "filter", "text"],
-    &["id", "identifier", "uid", "ref", "reference", "key"],
-    &["email", "mail"],
-    &["amount", "total", "sum", "price", "cost", "cents", "money"],
-    &["date", "day", "due", "deadline", "when", "time", "until", "before"],
-    &["status", "state"],
-    &["reason", "note", "comment", "memo", "why", "explanation"],
-    &["currency", "cur", "ccy"],
-    &["name", "title", "label"],
-    &["sort", "order", "orderby", "sorting"],
-];
+/// Words of a field that holds a key, a secret or a credential: a value meant for another
+/// field must never be put there because the words were near (a page size is no idempotency
+/// key), so such a field is suggested only for a key spelled like its name.
+const GUARDED: &[&str] =
+    &["key", "secret", "token", "password", "passphrase", "credential", "signature", "idempotency"];
 
 /// A known field, as the matcher sees it.
 pub(super) struct FieldInfo {
@@ -83,6 +26,8 @@ pub(super) struct FieldInfo {
     words: BTreeSet<String>,
     types: Vec<String>,
     description: Option<String>,
+    /// Whether it holds a key, a secret or a credential.
+    guarded: bool,
 }
 
 /// The known fields of an object schema, in the schema's order.
@@ -96,8 +41,9 @@ pub(super) fn known_fields(object: &Value) -> Vec<FieldInfo> {
             let mut words = words_of(name);
             words.extend(words_of(text("title")));
             words.extend(words_of(text("description")));
+            let guarded = split(name).iter().any(|word| GUARDED.contains(&word.as_str()));
             let description = schema.get("description").and_then(Value::as_str).map(str::to_owned);
-            FieldInfo { name: name.clone(), words, types: type_names(schema), description }
+            FieldInfo { name: name.clone(), words, types: type_names(schema), description, guarded }
         })
         .collect()
 }
@@ -111,7 +57,11 @@ impl FieldInfo {
 
 /// The field `key` most likely means, if one stands out.
 pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo]) -> Option<Suggestion> {
-    if let Some(name) = closest(key, fields.iter().map(|f| f.name.as_str())) {
+    // A guarded field only for a key that is its name but for a slip or two.
+    let spelled_alike = |field: &&FieldInfo| {
+        !field.guarded || strsim::levenshtein(&key.to_lowercase(), &field.name.to_lowercase()) <= 2
+    };
+    if let Some(name) = closest(key, fields.iter().filter(spelled_alike).map(|f| f.name.as_str())) {
         return Some(Suggestion::Spelling(name.to_owned()));
     }
     let wanted = words_of(key);
@@ -123,15 +73,18 @@ pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo]) ->
     let named: Vec<&FieldInfo> = fields
         .iter()
         .filter(|field| {
-            let (name, key) = (split_words(&field.name), split_words(key));
-            !name.is_empty() && (name.is_subset(&key) || key.is_subset(&name))
+            let (name, key) = (word_set(&field.name), word_set(key));
+            !field.guarded && !name.is_empty() && (name.is_subset(&key) || key.is_subset(&name))
         })
         .collect();
     if let [field] = named.as_slice() {
         return Some(Suggestion::Spelling(field.name.clone()));
     }
-    let scored: Vec<(usize, &FieldInfo)> =
-        fields.iter().map(|field| (wanted.intersection(&field.words).count(), field)).collect();
+    let scored: Vec<(usize, &FieldInfo)> = fields
+        .iter()
+        .filter(|field| !field.guarded)
+        .map(|field| (wanted.intersection(&field.words).count(), field))
+        .collect();
     let best = scored.iter().map(|(score, _)| *score).max().filter(|&score| score > 0)?;
     let mut tied: Vec<&FieldInfo> = scored.iter().filter(|(score, _)| *score == best).map(|(_, f)| *f).collect();
     // Between fields that match as well, the one that takes a value like the one sent.
@@ -142,9 +95,16 @@ pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo]) ->
     }
     match tied.as_slice() {
         [field] => Some(Suggestion::Meaning(field.known())),
+        // A few that mean it as well (`lines` → `head`, `tail`): each, with its words.
+        several if (2..=MOST_ALIKE).contains(&several.len()) => {
+            Some(Suggestion::Either(several.iter().map(|field| field.known()).collect()))
+        }
         _ => None,
     }
 }
+
+/// The most fields a suggestion names when they match alike: more is no suggestion.
+const MOST_ALIKE: usize = 3;
 
 /// Whether a field of `types` could take `value` (any type list takes anything).
 fn accepts_kind(types: &[String], value: &Value) -> bool {
@@ -160,6 +120,16 @@ fn accepts_kind(types: &[String], value: &Value) -> bool {
     types.is_empty() || types.iter().any(|t| t == kind || (t == "number" && kind == "integer"))
 }
 
+/// The meaningful words of a name or a text in the fields' vocabulary.
+fn words_of(text: &str) -> BTreeSet<String> {
+    text_words(text, FIELDS)
+}
+
+/// The words of a name as written.
+fn word_set(name: &str) -> BTreeSet<String> {
+    split(name).into_iter().collect()
+}
+
 /// The schema of a field, through `Option`'s `anyOf: [T, null]`.
 fn field_schema(schema: &Value) -> &Value {
     let branches = schema.get("anyOf").and_then(Value::as_array);
@@ -169,51 +139,6 @@ fn field_schema(schema: &Value) -> &Value {
         Some(non_null) if non_null.len() == 1 && schema.get("description").is_none() => non_null[0],
         _ => schema,
     }
-}
-
-/// The meaningful words of a name or a text, each read as its group's first word: split at
-/// case changes, digits and punctuation, lower-cased, a plural `s` dropped.
-fn words_of(text: &str) -> BTreeSet<String> {
-    split_words(text)
-        .into_iter()
-        .filter(|w| !w.chars().all(|c| c.is_ascii_digit()) && !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| canonical(&w))
-        .collect()
-}
-
-/// A name or a text split at case changes and punctuation, lower-cased, as written.
-fn split_words(text: &str) -> BTreeSet<String> {
-    let mut words = BTreeSet::new();
-    let mut word = String::new();
-    let mut previous_lower = false;
-    for c in text.chars() {
-        let boundary = !c.is_alphanumeric() || (c.is_uppercase() && previous_lower);
-        if boundary && !word.is_empty() {
-            words.insert(std::mem::take(&mut word));
-        }
-        if c.is_alphanumeric() {
-            word.extend(c.to_lowercase());
-        }
-        previous_lower = c.is_lowercase();
-    }
-    if !word.is_empty() {
-        words.insert(word);
-    }
-    words
-}
-
-/// A word as its synonym group's first word; a plural read as its singular.
-fn canonical(word: &str) -> String {
-    let singular = match word.strip_suffix('s') {
-        Some(stem) if stem.len() > 2 && !word.ends_with("ss") => stem,
-        _ => word,
-    };
-    for group in SYNONYMS {
-        if group.contains(&word) || group.contains(&singular) {
-            return group[0].to_owned();
-        }
-    }
-    singular.to_owned()
 }
 
 #[cfg(test)]
@@ -234,6 +159,9 @@ mod tests {
         match suggest(key, Some(&value), &invoices())? {
             Suggestion::Spelling(name) => Some(format!("spelling:{name}")),
             Suggestion::Meaning(field) => Some(format!("meaning:{}", field.name)),
+            Suggestion::Either(fields) => {
+                Some(format!("either:{}", fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(",")))
+            }
         }
     }
 
@@ -254,8 +182,24 @@ mod tests {
     }
 
     #[test]
-    fn words_are_split_singular_and_grouped() {
-        let words: Vec<String> = words_of("maxResults_perPage 20 items").into_iter().collect();
-        assert_eq!(words, ["item", "limit", "page", "result"]);
+    fn several_alike_are_named_and_keys_only_by_spelling() {
+        let fields = known_fields(&json!({"properties": {
+            "path": {"type": "string"},
+            "head": {"type": "number", "description": "If provided, returns only the first N lines of the file"},
+            "tail": {"type": "number", "description": "If provided, returns only the last N lines of the file"},
+            "page_token": {"type": "string", "description": "Where the next page starts, from the previous one."},
+            "idempotency_key": {"type": "string", "description": "A key of your own: the same key runs the call once."}
+        }}));
+        let names = |key: &str, value: Value| match suggest(key, Some(&value), &fields) {
+            Some(Suggestion::Either(fields)) => fields.into_iter().map(|f| f.name).collect(),
+            Some(Suggestion::Meaning(field)) => vec![field.name],
+            Some(Suggestion::Spelling(name)) => vec![format!("spelling:{name}")],
+            None => vec![],
+        };
+        assert_eq!(names("lines", json!(5)), ["head", "tail"]);
+        // A page size is not put into a key or a token, whatever words they share.
+        assert_eq!(names("page_size", json!(10)), Vec::<String>::new());
+        assert_eq!(names("key", json!("k")), Vec::<String>::new());
+        assert_eq!(names("idempotencykey", json!("k")), ["spelling:idempotency_key"]);
     }
 }

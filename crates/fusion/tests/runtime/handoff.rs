@@ -344,3 +344,43 @@ async fn an_action_several_local_groups_have_is_ambiguous_when_named_alone() {
         Some("Call \"alpha\" with \"action\": \"ping\"; it serves that action. Call one of the available tools.")
     );
 }
+
+#[tokio::test]
+async fn a_name_is_matched_by_meaning_across_mounts() {
+    let server = server();
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+    let read = json!({"type": "object", "properties": {
+        "path": {"type": "string"},
+        "head": {"type": "number", "description": "If provided, returns only the first N lines of the file"},
+        "tail": {"type": "number", "description": "If provided, returns only the last N lines of the file"}
+    }, "required": ["path"]});
+    let mount = |namespace: &str, names: &[&str]| {
+        let mut tools: Vec<Tool> = names.iter().map(|name| tool(name, schema.clone())).collect();
+        if namespace == "fs" {
+            tools.push(tool("read_text_file", read.clone()));
+        }
+        let forward = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+        server.set_mount(&Mount::new(namespace), MountState::Ready { tools, forward }).unwrap();
+    };
+    mount("memory", &["create_entities", "delete_entities", "read_graph", "search_nodes", "open_nodes"]);
+    mount("fs", &["search_files", "create_directory", "list_directory", "move_file", "edit_file"]);
+    let recovery = |tool: &'static str| {
+        let server = &server;
+        async move { parse(&text(&call(server, tool, json!({})).await)).error.recovery.clone().unwrap_or_default() }
+    };
+    assert_eq!(recovery("searchNodes").await, "Did you mean \"memory.search_nodes\"? Call one of the available tools.");
+    assert_eq!(recovery("mkdir").await, "Did you mean \"fs.create_directory\"? Call one of the available tools.");
+    assert_eq!(recovery("find_files").await, "Did you mean \"fs.search_files\"? Call one of the available tools.");
+    assert_eq!(
+        recovery("memory.remove_entities").await,
+        "Did you mean \"memory.delete_entities\"? Call one of the tools listed."
+    );
+    assert_eq!(recovery("fs.move").await, "Did you mean \"fs.move_file\"? Call one of the tools listed.");
+    assert_eq!(recovery("files.mkdir").await, "Did you mean \"fs.create_directory\"? Call one of the tools listed.");
+    // Two that mean it alike are both named, with their words, for the caller to pick.
+    let result = call(&server, "fs.read_text_file", json!({"path": "a.txt", "lines": 5})).await;
+    assert_eq!(
+        parse(&text(&result)).fields[0].text,
+        "Unrecognized key 'lines' (did you mean 'head' or 'tail'?). You sent: 5. Expected only known fields; provide the value as the one you mean of 'head' (if provided, returns only the first N lines) or 'tail' (if provided, returns only the last N lines)."
+    );
+}

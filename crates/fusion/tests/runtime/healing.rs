@@ -194,3 +194,92 @@ proptest! {
         }
     }
 }
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Open,
+    Paid,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct NewNote {
+    /// The note's text.
+    text: String,
+    /// Only notes in this state; all when left out.
+    status: Option<Status>,
+    /// A key of your own: the same key writes the note once.
+    idempotency_key: Option<String>,
+}
+
+async fn note(_ctx: Ctx<()>, input: NewNote) -> Result<String, ToolError> {
+    Ok(input.text)
+}
+
+fn notes() -> FusionServer {
+    FusionServer::builder("s", "1")
+        .group(
+            Group::new("notes", "Notes.")
+                .action(Action::new("list_notes", "List notes.").read_only().handler(list))
+                .action(Action::new("create_note", "Write a note.").handler(note))
+                .action(Action::new("delete_note", "Delete a note.").destructive().handler(count)),
+        )
+        .group(
+            Group::new("billing", "Invoices.")
+                .action(Action::new("list_invoices", "List invoices.").read_only().handler(list))
+                .action(Action::new("get_invoice", "One invoice.").read_only().handler(count)),
+        )
+        .build(())
+        .unwrap()
+}
+
+fn recovery(envelope: &str) -> String {
+    parse(envelope).error.recovery.clone().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn names_are_matched_by_meaning_not_only_by_spelling() {
+    let server = notes();
+    // A tool named after what an action works on: the grouped tool and the action to send.
+    let (_, envelope) = text(&server, "invoices", json!({})).await;
+    assert_eq!(
+        recovery(&envelope),
+        "Call \"billing\" with \"action\": \"list_invoices\"; it serves that action. Call one of the available tools."
+    );
+    // A synonym of the verb finds the action; an opposite verb, however alike, never does.
+    let (_, envelope) = text(&server, "notes", json!({"action": "remove_note"})).await;
+    assert_eq!(
+        recovery(&envelope),
+        "Did you mean \"notes.delete_note\"? Call tool \"notes\" with \"action\": \"delete_note\"."
+    );
+    let (_, envelope) = text(&server, "notes", json!({"action": "fetch_notes"})).await;
+    assert_eq!(
+        recovery(&envelope),
+        "Did you mean \"notes.list_notes\"? Call tool \"notes\" with \"action\": \"list_notes\"."
+    );
+    let (_, envelope) = text(&server, "notes", json!({"action": "add_note"})).await;
+    assert_eq!(
+        recovery(&envelope),
+        "Did you mean \"notes.create_note\"? Call tool \"notes\" with \"action\": \"create_note\"."
+    );
+    let (_, envelope) = text(&server, "notes", json!({"action": "remove_invoice"})).await;
+    assert_eq!(recovery(&envelope), "Call tool \"notes\" with \"action\" set to one of the available actions.");
+}
+
+#[tokio::test]
+async fn a_value_is_never_pointed_at_a_key_and_null_is_no_choice() {
+    let server = notes();
+    let (_, envelope) = text(&server, "notes", json!({"action": "create_note", "text": "hi", "page_size": 10})).await;
+    assert!(
+        envelope.contains("Unrecognized key 'page_size'. You sent: 10. Expected only the known fields"),
+        "{envelope}"
+    );
+    assert!(!envelope.contains("did you mean 'idempotency_key'"), "{envelope}");
+    let (_, envelope) = text(&server, "notes", json!({"action": "create_note", "text": "hi", "status": "OPEN"})).await;
+    assert!(
+        envelope.contains(
+            "<field name=\"status\">Invalid value. You sent: 'OPEN'. Expected one of 'open', 'paid' (or null, to leave it unset).</field>"
+        ),
+        "{envelope}"
+    );
+}
