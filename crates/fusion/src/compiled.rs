@@ -81,6 +81,18 @@ pub(crate) struct CompiledAction {
     pub(crate) task: Option<crate::task::TaskSupport>,
     /// Whether it only reads (a lost task of it may simply run again).
     pub(crate) read_only: bool,
+    /// For a mounted tool that groups its upstream's actions: how a call names one, so its
+    /// validation errors name the action called, not only the tool.
+    pub(crate) upstream_actions: Option<Arc<UpstreamActions>>,
+}
+
+/// The actions a mounted grouped tool serves, and the argument that picks one.
+#[derive(Debug)]
+pub(crate) struct UpstreamActions {
+    /// The argument that names the action (`action`).
+    pub(crate) discriminator: String,
+    /// The action names the upstream publishes for the tool.
+    pub(crate) actions: Vec<String>,
 }
 
 impl CompiledAction {
@@ -109,6 +121,7 @@ impl CompiledAction {
             access,
             task: None,
             read_only: false,
+            upstream_actions: None,
         }
     }
 

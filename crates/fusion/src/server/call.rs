@@ -303,20 +303,20 @@ impl CompiledAction {
     pub(super) fn checked(&self, arguments: Value) -> Result<(Input, Value), ValidationError> {
         let checker = self.checker.as_ref();
         if let Some(problems) = checker.map(|checker| checker.check(&arguments)).filter(|p| !p.is_empty()) {
-            return Err(self.invalid(problems));
+            return Err(self.invalid(problems, &arguments));
         }
         let (decoded, arguments) = self.decode(arguments);
         match decoded {
             Ok((input, issues)) if issues.is_empty() => Ok((input, arguments)),
             Ok((_, issues)) => {
                 let problems = checker.map(|checker| checker.rule_problems(issues, &arguments)).unwrap_or_default();
-                Err(self.invalid(problems))
+                Err(self.invalid(problems, &arguments))
             }
             Err(error) => {
                 // The decoder's words may quote the value: for the log, not for the model.
                 tracing::debug!(action = %self.qualified, field = %error.path(), "input did not decode: {}", echo(error.message()));
                 let problems = checker.map(|checker| checker.decode_problem(&error, &arguments)).unwrap_or_default();
-                Err(self.invalid(problems))
+                Err(self.invalid(problems, &arguments))
             }
         }
     }
@@ -338,9 +338,15 @@ impl CompiledAction {
         (decoded, arguments)
     }
 
-    fn invalid(&self, problems: Vec<FieldProblem>) -> ValidationError {
+    fn invalid(&self, problems: Vec<FieldProblem>, arguments: &Value) -> ValidationError {
+        // A mounted grouped tool's call names its action: the error names it as the mount
+        // serves it (`demo.billing.list_invoices`), when it is one the upstream publishes.
+        let picked = self.upstream_actions.as_deref().and_then(|grouped| {
+            let action = arguments.get(&grouped.discriminator)?.as_str()?;
+            grouped.actions.iter().any(|known| known == action).then(|| format!("{}.{action}", self.qualified))
+        });
         ValidationError {
-            action: self.qualified.to_string(),
+            action: picked.unwrap_or_else(|| self.qualified.to_string()),
             fields: problems,
             contract_awareness: self.awareness.clone(),
         }

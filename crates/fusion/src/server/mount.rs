@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use mcp_fusion_contract::ACTION_META_KEY;
+use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
 use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
@@ -17,7 +17,7 @@ use super::upstream_failure::{enveloped, failure, finds};
 use super::upstream_names::{published_actions, renamed};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
 use crate::catalog::{MountStatus, Mounted};
-use crate::compiled::{CompiledAction, CompiledGroup};
+use crate::compiled::{CompiledAction, CompiledGroup, UpstreamActions};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
 use crate::guard::assemble;
@@ -179,6 +179,9 @@ fn compile_tool(
         settings.mask_internal_errors,
     );
     action.output_schema = tool.output_schema.is_some();
+    if let Some(PublishedRoute::Grouped { discriminator, actions }) = published_route(&tool) {
+        action.upstream_actions = Some(Arc::new(UpstreamActions { discriminator, actions }));
+    }
     tool.name = qualified.to_string().into();
     // An upstream of this framework publishing a flat action (`billing.get_invoice`) serves
     // it here as `crm.billing.get_invoice`: a client routes by the published name.

@@ -384,3 +384,33 @@ async fn a_name_is_matched_by_meaning_across_mounts() {
         "Unrecognized key 'lines' (did you mean 'head' or 'tail'?). You sent: 5. Expected only known fields; provide the value as the one you mean of 'head' (if provided, returns only the first N lines) or 'tail' (if provided, returns only the last N lines)."
     );
 }
+
+#[tokio::test]
+async fn a_grouped_upstream_tools_validation_error_names_the_action() {
+    let server = server();
+    let schema = json!({"type": "object", "properties": {
+        "action": {"type": "string", "enum": ["list_notes", "create_note"]},
+        "text": {"type": "string"}
+    }, "required": ["action"]});
+    let mut notes = tool("notes", schema);
+    notes.meta = Some(rmcp::model::MetaObject(
+        json!({
+            "fusion/discriminator": "action",
+            "fusion/actions": {"list_notes": {}, "create_note": {}}
+        })
+        .as_object()
+        .cloned()
+        .unwrap(),
+    ));
+    let forward = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    server.set_mount(&Mount::new("mynotes"), MountState::Ready { tools: vec![notes], forward }).unwrap();
+    let named = parse(&text(&call(&server, "mynotes.notes", json!({"action": "create_note", "txt": "hi"})).await));
+    assert_eq!(named.action.as_deref(), Some("mynotes.notes.create_note"));
+    assert_eq!(
+        named.fields[0].text,
+        "Unrecognized key 'txt' (did you mean 'text'?). You sent: 'hi'. Expected only known fields; rename it to 'text' or remove it."
+    );
+    // An action the upstream does not publish is not named as one.
+    let unnamed = parse(&text(&call(&server, "mynotes.notes", json!({"action": "made_up"})).await));
+    assert_eq!(unnamed.action.as_deref(), Some("mynotes.notes"));
+}

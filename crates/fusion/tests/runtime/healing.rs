@@ -213,7 +213,7 @@ struct NewNote {
 }
 
 async fn note(_ctx: Ctx<()>, input: NewNote) -> Result<String, ToolError> {
-    Ok(input.text)
+    Ok(format!("{} {} {:?}", input.text, input.status.is_some(), input.idempotency_key))
 }
 
 fn notes() -> FusionServer {
