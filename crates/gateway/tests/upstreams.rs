@@ -70,11 +70,12 @@ async fn a_stdio_upstream_answers_through_the_gateway_as_it_answers_directly() {
     assert_eq!((not_found.is_error, envelope(&not_found).error.code.clone()), (Some(true), ErrorCode::NotFound));
     assert_eq!(envelope(&not_found).error.available_actions, ["demo.billing.list_invoices"]);
 
-    // A bad argument is told by the gateway, from the upstream's schema, naming the mounted tool.
+    // A bad argument is told by the gateway, from the upstream's schema, naming the action as
+    // the gateway serves it.
     let bad = call(&client, "demo.billing", json!({"action": "get_invoice", "id": 42})).await;
     let bad_envelope = envelope(&bad);
     assert_eq!(bad_envelope.kind, EnvelopeKind::ValidationError);
-    assert_eq!(bad_envelope.action.as_deref(), Some("demo.billing"));
+    assert_eq!(bad_envelope.action.as_deref(), Some("demo.billing.get_invoice"));
     assert!(text(&bad).contains("You sent: 42. Expected a string"), "{}", text(&bad));
 
     // Unknown namespaces and tools, with a did-you-mean.

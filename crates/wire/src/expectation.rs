@@ -90,6 +90,41 @@ impl Expectation {
         phrase
     }
 
+    /// The phrase for a field that was not sent at all: what the field is for, in its
+    /// description's words, whatever else is known, since the caller may hold the value under
+    /// other words (the user's "invoice number" for `id`, "The invoice id"); and an example
+    /// of a field with a pattern shown as its shape only (`'inv_…'`), since a caller with no
+    /// value of its own could take a real record's id for one.
+    ///
+    /// ```
+    /// use mcp_fusion_wire::Expectation;
+    /// use serde_json::json;
+    ///
+    /// let id = Expectation {
+    ///     types: vec!["string".into()],
+    ///     pattern: Some("^inv_[a-z0-9_]+$".into()),
+    ///     example: Some(json!("inv_2026_0001")),
+    ///     description: Some("The invoice id, like `inv_2026_0001`.".into()),
+    ///     ..Expectation::default()
+    /// };
+    /// assert_eq!(id.missing_phrase(), "a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_…': the invoice id");
+    /// ```
+    pub fn missing_phrase(&self) -> String {
+        let shape = match (&self.pattern, &self.example) {
+            (Some(pattern), Some(Value::String(_))) => Some(Value::String(format!("{}…", literal_prefix(pattern)))),
+            _ => self.example.clone(),
+        };
+        let mut phrase =
+            Expectation { example: shape.filter(|shape| shape != "…"), description: None, ..self.clone() }.phrase();
+        if let Some(about) = self.description.as_deref().and_then(first_sentence).map(|about| without_example(&about))
+            && !about.is_empty()
+        {
+            phrase.push_str(": ");
+            phrase.push_str(&about);
+        }
+        phrase
+    }
+
     /// `an integer from 1 to 100`, `a string of at most 200 characters`, `a value`.
     fn typed_range(&self) -> String {
         let numeric = self.types.iter().all(|t| t == "integer" || t == "number");
@@ -239,6 +274,41 @@ pub(crate) fn first_sentence(description: &str) -> Option<String> {
         out.push('…');
     }
     Some(out)
+}
+
+/// The characters every value matching `pattern` starts with (`inv_` of `^inv_[a-z0-9_]+$`).
+fn literal_prefix(pattern: &str) -> String {
+    let Some(rest) = pattern.strip_prefix('^') else { return String::new() };
+    let mut prefix = String::new();
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(escaped) if !escaped.is_alphanumeric() => prefix.push(escaped),
+                _ => break,
+            },
+            c if c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '/' | '@' | '#') => {
+                // A quantifier after it makes the character optional or repeated: not fixed.
+                if matches!(chars.peek(), Some('?' | '*' | '{')) {
+                    break;
+                }
+                prefix.push(c);
+            }
+            _ => break,
+        }
+    }
+    prefix
+}
+
+/// A description's words without the example it gives (`the invoice id, like `inv_1``):
+/// the expectation says the example's shape already.
+fn without_example(about: &str) -> String {
+    let cut = [", like ", " (like ", ", e.g.", " (e.g.", ", for example", " (for example", ", such as "]
+        .iter()
+        .filter_map(|marker| about.find(marker))
+        .min()
+        .unwrap_or(about.len());
+    about[..cut].trim_end_matches([',', ';', ':', ' ']).to_owned()
 }
 
 /// The first words of a description, enough to choose a field by: its first sentence up to a

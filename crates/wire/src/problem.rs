@@ -306,9 +306,9 @@ impl ProblemKind {
     /// is long because the schema language is.
     fn parts(&self) -> (String, String) {
         match self {
-            ProblemKind::Missing { expected } => ("Missing required field".into(), expected.phrase()),
+            ProblemKind::Missing { expected } => ("Missing required field".into(), expected.missing_phrase()),
             ProblemKind::MissingBecause { present, expected } => {
-                (format!("Missing field, required because {} is sent", Sent::text(present)), expected.phrase())
+                (format!("Missing field, required because {} is sent", Sent::text(present)), expected.missing_phrase())
             }
             ProblemKind::InvalidType { expected } => ("Invalid type".into(), types_phrase(expected, "another type")),
             ProblemKind::InvalidFormat { format } => (format!("Invalid {format} format"), format_expectation(format)),

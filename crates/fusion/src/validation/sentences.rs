@@ -4,7 +4,7 @@
 
 use jsonschema::ValidationError as SchemaError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use mcp_fusion_wire::{Bound, Condition, FieldPath, FieldProblem, ProblemKind, Sent};
+use mcp_fusion_wire::{Bound, Condition, FieldPath, FieldProblem, ProblemKind, Sent, Suggestion};
 use serde_json::{Number, Value};
 
 use super::expectation::{constant_values, describe_schema, expectation_of};
@@ -62,7 +62,13 @@ impl Checker {
     /// `dependentRequired` asks for it, which field made it required.
     fn missing(&self, name: &str, error: &SchemaError<'_>, instance: &Value) -> ProblemKind {
         let schema_path = error.schema_path().as_str();
-        let expected = self.property_schema(parent_pointer(schema_path), name).map(expectation_of).unwrap_or_default();
+        let object = parent_pointer(schema_path);
+        let mut expected = self.property_schema(object, name).map(expectation_of).unwrap_or_default();
+        // A key sent that is pointed at this field says where the value goes; what the field
+        // is for, in other words, would only be more names to choose between.
+        if self.pointed_at(object, name, instance) {
+            expected.description = None;
+        }
         if schema_path.ends_with("/dependentRequired") {
             let present = self
                 .schema_at(schema_path)
@@ -79,6 +85,23 @@ impl Checker {
             }
         }
         ProblemKind::Missing { expected }
+    }
+
+    /// Whether a key of `instance` that the object schema at `pointer` does not know would be
+    /// suggested as the field `name`.
+    fn pointed_at(&self, pointer: &str, name: &str, instance: &Value) -> bool {
+        let Some(object) = self.schema_at(pointer) else { return false };
+        let Some(properties) = object.get("properties").and_then(Value::as_object) else { return false };
+        let Some(sent) = instance.as_object() else { return false };
+        let fields = known_fields(object);
+        sent.iter().filter(|(key, _)| !properties.contains_key(key.as_str())).any(|(key, value)| {
+            match suggest(key, Some(value), &fields) {
+                Some(Suggestion::Spelling(field)) => field == name,
+                Some(Suggestion::Meaning(field)) => field.name == name,
+                Some(Suggestion::Either(fields)) => fields.iter().any(|field| field.name == name),
+                None => false,
+            }
+        })
     }
 
     /// The schema of property `name` of the object schema at `pointer`, or of the object that

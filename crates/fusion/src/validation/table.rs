@@ -56,7 +56,14 @@ fn rows() -> Vec<Row> {
             "required (pattern, example)",
             json!({"properties": {"id": id}, "required": ["id"]}),
             json!({}),
-            "id: Missing required field. You sent: (missing). Expected a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_2026_0001'.",
+            "id: Missing required field. You sent: (missing). Expected a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_…'.",
+            Some("Required. You sent: (missing). Expected type: string."),
+        ),
+        row(
+            "required (pattern, example, description)",
+            json!({"properties": {"id": {"type": "string", "pattern": "^inv_[a-z0-9_]+$", "examples": ["inv_2026_0001"], "description": "The invoice id, like `inv_2026_0001`."}}, "required": ["id"]}),
+            json!({}),
+            "id: Missing required field. You sent: (missing). Expected a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_…': the invoice id.",
             Some("Required. You sent: (missing). Expected type: string."),
         ),
         row(

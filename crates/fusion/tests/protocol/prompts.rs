@@ -168,7 +168,9 @@ async fn arguments_that_do_not_fit_get_one_sentence_per_field() {
     let error = rpc_error(client.get_prompt(get("dunning_letter", json!({"id": "inv_7"}))).await);
     assert_eq!(
         error.message.lines().nth(1),
-        Some("tone: Missing required field. You sent: (missing). Expected one of 'friendly', 'firm'.")
+        Some(
+            "tone: Missing required field. You sent: (missing). Expected one of 'friendly', 'firm': how firm the letter is."
+        )
     );
 }
 

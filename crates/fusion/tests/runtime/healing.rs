@@ -283,3 +283,43 @@ async fn a_value_is_never_pointed_at_a_key_and_null_is_no_choice() {
         "{envelope}"
     );
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct ById {
+    /// The invoice id, like `inv_2026_0001`.
+    #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), example = &"inv_2026_0001")]
+    id: String,
+}
+
+async fn by_id(_ctx: Ctx<()>, input: ById) -> Result<String, ToolError> {
+    Ok(input.id)
+}
+
+#[tokio::test]
+async fn a_missing_field_is_said_in_its_descriptions_words_with_an_example_as_a_shape() {
+    let server = FusionServer::builder("s", "1")
+        .group(Group::new("billing", "Invoices.").action(Action::new("get_invoice", "One invoice.").handler(by_id)))
+        .build(())
+        .unwrap();
+    let (_, envelope) = text(&server, "billing", json!({"action": "get_invoice"})).await;
+    assert_eq!(
+        parse(&envelope).fields[0].text,
+        "Missing required field. You sent: (missing). Expected a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_…': the invoice id."
+    );
+    // A key sent for it already says where the value goes: no more words to choose between.
+    let (_, envelope) = text(&server, "billing", json!({"action": "get_invoice", "invoice_id": "inv_7"})).await;
+    let fields = parse(&envelope).fields.clone();
+    assert_eq!(
+        fields.iter().map(|field| (field.name.as_str(), field.text.as_str())).collect::<Vec<_>>(),
+        [
+            (
+                "id",
+                "Missing required field. You sent: (missing). Expected a string matching the pattern /^inv_[a-z0-9_]+$/, like 'inv_…'."
+            ),
+            (
+                "invoice_id",
+                "Unrecognized key 'invoice_id' (did you mean 'id'?). You sent: 'inv_7'. Expected only known fields; rename it to 'id' or remove it."
+            )
+        ]
+    );
+}
