@@ -8,6 +8,8 @@
 use mcp_fusion_wire::{EnvelopeKind, ErrorCode, Sent, ToolError, parse};
 use rmcp::model::{CallToolResult, Tool};
 
+use crate::similarity::words::{effect, name_words};
+
 /// The words that make a failure's code clear, the first match deciding, in this order: a
 /// refusal is about who asks, whatever it refuses; "already exists" is no "not found".
 const SIGNS: [(Sorted, &[&str]); 4] = [
@@ -124,8 +126,11 @@ pub(super) fn enveloped(
 /// The envelope of an upstream's failure of `qualified`, which said `said`.
 pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said: &str) -> ToolError {
     let sorted = Sorted::of(said);
-    let others: Vec<&str> = finders.iter().map(String::as_str).filter(|finder| *finder != qualified).collect();
-    let readers = listed(&others);
+    let mut others: Vec<&str> = finders.iter().map(String::as_str).filter(|finder| *finder != qualified).collect();
+    let helps = |finder: &str| helps_find(qualified, finder);
+    // The likeliest help first; the order of the upstream's list among equals.
+    others.sort_by_key(|finder| std::cmp::Reverse(helps(finder)));
+    let readers = listed(&others[..others.len().min(NAMED_FINDERS)]);
     let only_read = if others.len() == 1 { "it only reads" } else { "they only read" };
     let recovery = match (sorted, readers.is_empty()) {
         (Sorted::NotFound, false) => format!(
@@ -159,6 +164,23 @@ pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said
     )
     .suggest(recovery);
     if others.is_empty() { error } else { error.actions(others.iter().map(|name| (*name).to_owned())) }
+}
+
+/// The most tools that read a recovery names; `available_actions` lists them all.
+const NAMED_FINDERS: usize = 3;
+
+/// How likely the tool `finder` finds the right value for the failed tool `failed`: the things
+/// both names speak of (`search_files` for `read_text_file`), and a verb that finds rather than
+/// reads one known value, which would fail the same way.
+fn helps_find(failed: &str, finder: &str) -> usize {
+    let own = |name: &str| name.rsplit('.').next().unwrap_or(name).to_owned();
+    let (failed, finder) = (name_words(&own(failed)), name_words(&own(finder)));
+    let things = finder
+        .iter()
+        .filter(|word| effect(&word.canonical).is_none() && failed.iter().any(|w| w.canonical == word.canonical))
+        .count();
+    let finds = finder.first().is_some_and(|verb| verb.canonical == "list");
+    2 * things + usize::from(finds)
 }
 
 /// `a`, `a or b`, `a, b or c`.
@@ -209,6 +231,30 @@ mod tests {
     }
 
     #[test]
+    fn the_tools_likeliest_to_find_the_value_come_first_and_a_recovery_names_three() {
+        let finders: Vec<String> = [
+            "get_time",
+            "read_graph",
+            "list_allowed_directories",
+            "get_file_info",
+            "directory_tree",
+            "search_files",
+            "read_text_file",
+        ]
+        .iter()
+        .map(|name| format!("fs.{name}"))
+        .collect();
+        let error = failure("fs", "fs.read_text_file", &finders, "ENOENT: no such file");
+        assert_eq!(
+            error.recovery.as_deref(),
+            Some(
+                "Find the right value with fs.search_files, fs.get_file_info or fs.list_allowed_directories (they only read), then call fs.read_text_file again with it exactly as shown there."
+            )
+        );
+        assert_eq!(error.available_actions.len(), 6);
+    }
+
+    #[test]
     fn an_upstream_error_becomes_an_envelope_and_one_of_ours_passes() {
         let finders = ["fs.list_directory".to_owned(), "fs.read_file".to_owned(), "fs.search_files".to_owned()];
         let failed = CallToolResult::error(vec![ContentBlock::text("ENOENT: no such file or directory, open 'a.txt'")]);
@@ -217,8 +263,8 @@ mod tests {
             error.render(),
             "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n\
              <message>Upstream \"fs\" answered fs.read_file with an error: 'ENOENT: no such file or directory, open \\'a.txt\\''.</message>\n\
-             <recovery>Find the right value with fs.list_directory or fs.search_files (they only read), then call fs.read_file again with it exactly as shown there.</recovery>\n\
-             <available_actions>\n  <action>fs.list_directory</action>\n  <action>fs.search_files</action>\n</available_actions>\n\
+             <recovery>Find the right value with fs.search_files or fs.list_directory (they only read), then call fs.read_file again with it exactly as shown there.</recovery>\n\
+             <available_actions>\n  <action>fs.search_files</action>\n  <action>fs.list_directory</action>\n</available_actions>\n\
              </tool_error>"
         );
         let ours = CallToolResult::error(vec![ContentBlock::text(ToolError::not_found("No invoice inv_9.").render())]);
