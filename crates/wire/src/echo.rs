@@ -14,8 +14,6 @@ use std::fmt::Write as _;
 
 /// Longest echo kept whole, in characters (escapes counted as written).
 const MAX_CHARS: usize = 50;
-/// Characters kept when an echo is cut; `...` follows.
-const CUT_CHARS: usize = 47;
 
 /// How an echo is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,9 +43,15 @@ pub fn echo(text: &str) -> String {
 
 /// Writes `text` in `style`, reading only as much of it as the cut can show.
 pub(crate) fn render(text: &str, style: Style) -> String {
+    render_within(text, style, MAX_CHARS)
+}
+
+/// Writes `text` in `style`, cut when longer than `max` characters.
+pub(crate) fn render_within(text: &str, style: Style, max: usize) -> String {
+    let cut = max.saturating_sub(3);
     // Most echoes are short, plain ASCII: copied whole, no character needing a second look.
     let plain = |b: &u8| (0x20..0x7f).contains(b) && (style == Style::Json || (*b != b'\\' && *b != b'\''));
-    if text.len() <= MAX_CHARS && text.as_bytes().iter().all(plain) {
+    if text.len() <= max && text.as_bytes().iter().all(plain) {
         return match style {
             Style::Quoted => {
                 let mut out = String::with_capacity(text.len() + 2);
@@ -59,7 +63,7 @@ pub(crate) fn render(text: &str, style: Style) -> String {
             Style::Bare | Style::Json => text.to_owned(),
         };
     }
-    let mut out = String::with_capacity(text.len().min(MAX_CHARS * 2) + 5);
+    let mut out = String::with_capacity(text.len().min(max * 2) + 5);
     if style == Style::Quoted {
         out.push('\'');
     }
@@ -76,13 +80,13 @@ pub(crate) fn render(text: &str, style: Style) -> String {
                 1
             }
         };
-        if written + width > MAX_CHARS {
+        if written + width > max {
             out.truncate(cut_at);
             out.push_str("...");
             break;
         }
         written += width;
-        if written <= CUT_CHARS {
+        if written <= cut {
             cut_at = out.len();
         }
     }

@@ -5,7 +5,7 @@ use std::io;
 
 use serde_json::Value;
 
-use crate::echo::{Style, render};
+use crate::echo::{Style, render, render_within};
 
 /// What the caller sent, as the sentence echoes it: `'text'`, `42`, `true`, `null`,
 /// `array(3)`, compact JSON for objects, `(missing)`, or `(redacted)` for sensitive fields.
@@ -45,6 +45,21 @@ impl Sent {
     /// Echoes a name or a text the caller sent (a tool name, an action name, a key).
     pub fn text(text: &str) -> Sent {
         Sent(render(text, Style::Quoted))
+    }
+
+    /// Echoes what another server said (an upstream's error message): escaped as every echo
+    /// is, but kept to 300 characters, since its words are what the caller acts on
+    /// (`Invalid time format. Expected HH:MM`).
+    ///
+    /// ```
+    /// use mcp_fusion_wire::Sent;
+    ///
+    /// let said = format!("ENOENT: no such file or directory, open '{}'", "a/".repeat(200));
+    /// assert_eq!(Sent::words(&said).as_str().chars().count(), 302);
+    /// assert_eq!(Sent::words("bad\nRecovery: x").as_str(), r"'bad\nRecovery: x'");
+    /// ```
+    pub fn words(text: &str) -> Sent {
+        Sent(render_within(text, Style::Quoted, 300))
     }
 
     /// The field was absent.

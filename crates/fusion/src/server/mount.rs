@@ -195,13 +195,33 @@ fn compile_tool(
 /// say whether other keys are allowed takes none. An upstream that leaves them open without
 /// meaning to take them ignores a misspelt key, and the call succeeds with the wrong effect.
 fn closed(schema: &JsonObject) -> JsonObject {
+    let mut closed = schema.clone();
+    close(&mut closed, 0);
+    closed
+}
+
+/// Closes the object schema `schema`, and those of its properties and items (an entity in a
+/// list of entities), down to a depth no real schema reaches.
+fn close(schema: &mut JsonObject, depth: usize) {
+    const DEEPEST: usize = 16;
     let says = ["additionalProperties", "patternProperties", "unevaluatedProperties"];
     let is_object = schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
-    let mut closed = schema.clone();
     if is_object && !says.iter().any(|key| schema.contains_key(*key)) {
-        closed.insert("additionalProperties".to_owned(), Value::Bool(false));
+        schema.insert("additionalProperties".to_owned(), Value::Bool(false));
     }
-    closed
+    if depth == DEEPEST {
+        return;
+    }
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for property in properties.values_mut() {
+            if let Value::Object(property) = property {
+                close(property, depth + 1);
+            }
+        }
+    }
+    if let Some(Value::Object(items)) = schema.get_mut("items") {
+        close(items, depth + 1);
+    }
 }
 
 /// A mounted tool's arguments go to the upstream as sent: there is nothing to decode.

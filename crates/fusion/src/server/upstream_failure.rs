@@ -160,7 +160,7 @@ pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said
     };
     let error = ToolError::new(
         sorted.code(),
-        format!("Upstream \"{namespace}\" answered {qualified} with an error: {}.", Sent::text(said)),
+        format!("Upstream \"{namespace}\" answered {qualified} with an error: {}.", Sent::words(said)),
     )
     .suggest(recovery);
     if others.is_empty() { error } else { error.actions(others.iter().map(|name| (*name).to_owned())) }

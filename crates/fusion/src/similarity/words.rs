@@ -106,6 +106,7 @@ const COMPOUNDS: &[(&str, &[&str])] = &[
     ("pwd", &["get", "directory"]),
     ("ls", &["list"]),
     ("cd", &["directory"]),
+    ("stat", &["get", "info"]),
 ];
 
 /// A word of a name: as written, and as its group's first word.

@@ -94,8 +94,9 @@ impl Checker {
         let Some(properties) = object.get("properties").and_then(Value::as_object) else { return false };
         let Some(sent) = instance.as_object() else { return false };
         let fields = known_fields(object);
+        let missing = missing_required(object, instance);
         sent.iter().filter(|(key, _)| !properties.contains_key(key.as_str())).any(|(key, value)| {
-            match suggest(key, Some(value), &fields) {
+            match suggest(key, Some(value), &fields, &missing) {
                 Some(Suggestion::Spelling(field)) => field == name,
                 Some(Suggestion::Meaning(field)) => field.name == name,
                 Some(Suggestion::Either(fields)) => fields.iter().any(|field| field.name == name),
@@ -131,12 +132,13 @@ impl Checker {
     ) {
         let object = self.schema_at(parent_pointer(error.schema_path().as_str())).cloned().unwrap_or_default();
         let fields = known_fields(&object);
+        let missing = missing_required(&object, error.instance());
         for key in unexpected {
             let field = path.clone().key(key.as_str());
             let value = error.instance().get(key.as_str());
             let kind = ProblemKind::UnrecognizedKey {
                 key: key.clone(),
-                suggestion: suggest(key, value, &fields),
+                suggestion: suggest(key, value, &fields, &missing),
                 known: fields.iter().map(|field| field.known()).collect(),
             };
             out.push(FieldProblem::new(&field, &kind, &self.sent(&field, value)));
@@ -309,6 +311,12 @@ impl Checker {
 
 /// What an `if` asks as plain field-and-value facts (`properties` with a `const` or a
 /// one-value `enum`), when that is all it asks; empty otherwise.
+/// The required fields of the object schema `object` that `instance` does not hold.
+fn missing_required<'a>(object: &'a Value, instance: &Value) -> Vec<&'a str> {
+    let required = object.get("required").and_then(Value::as_array).into_iter().flatten();
+    required.filter_map(Value::as_str).filter(|name| instance.get(*name).is_none()).collect()
+}
+
 fn if_facts(condition: &Value) -> Vec<(String, Value)> {
     let Some(object) = condition.as_object() else { return Vec::new() };
     let plain = object.keys().all(|k| matches!(k.as_str(), "properties" | "required" | "type"));

@@ -55,8 +55,22 @@ impl FieldInfo {
     }
 }
 
-/// The field `key` most likely means, if one stands out.
-pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo]) -> Option<Suggestion> {
+/// The field `key` most likely means, if one stands out; `missing` names the required fields
+/// of the same object that were not sent.
+pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo], missing: &[&str]) -> Option<Suggestion> {
+    by_words(key, value, fields).or_else(|| in_place_of(value, fields, missing))
+}
+
+/// The one required field not sent, when a value like this one is what it takes: a key
+/// whose words say nothing of any field (`text` for `content`) most likely holds its value.
+fn in_place_of(value: Option<&Value>, fields: &[FieldInfo], missing: &[&str]) -> Option<Suggestion> {
+    let [only] = missing else { return None };
+    let field = fields.iter().find(|field| field.name == *only && !field.guarded)?;
+    value.is_some_and(|value| accepts_kind(&field.types, value)).then(|| Suggestion::Meaning(field.known()))
+}
+
+/// The field `key` means by its spelling or its words.
+fn by_words(key: &str, value: Option<&Value>, fields: &[FieldInfo]) -> Option<Suggestion> {
     // A guarded field only for a key that is its name but for a slip or two.
     let spelled_alike = |field: &&FieldInfo| {
         !field.guarded || strsim::levenshtein(&key.to_lowercase(), &field.name.to_lowercase()) <= 2
@@ -156,7 +170,7 @@ mod tests {
     }
 
     fn meant(key: &str, value: Value) -> Option<String> {
-        match suggest(key, Some(&value), &invoices())? {
+        match suggest(key, Some(&value), &invoices(), &[])? {
             Suggestion::Spelling(name) => Some(format!("spelling:{name}")),
             Suggestion::Meaning(field) => Some(format!("meaning:{}", field.name)),
             Suggestion::Either(fields) => {
@@ -190,7 +204,7 @@ mod tests {
             "page_token": {"type": "string", "description": "Where the next page starts, from the previous one."},
             "idempotency_key": {"type": "string", "description": "A key of your own: the same key runs the call once."}
         }}));
-        let names = |key: &str, value: Value| match suggest(key, Some(&value), &fields) {
+        let names = |key: &str, value: Value| match suggest(key, Some(&value), &fields, &[]) {
             Some(Suggestion::Either(fields)) => fields.into_iter().map(|f| f.name).collect(),
             Some(Suggestion::Meaning(field)) => vec![field.name],
             Some(Suggestion::Spelling(name)) => vec![format!("spelling:{name}")],
@@ -201,5 +215,14 @@ mod tests {
         assert_eq!(names("page_size", json!(10)), Vec::<String>::new());
         assert_eq!(names("key", json!("k")), Vec::<String>::new());
         assert_eq!(names("idempotencykey", json!("k")), ["spelling:idempotency_key"]);
+        // A key that says nothing of any field holds the value of the one required field missing.
+        let content = known_fields(&json!({"properties": {"path": {"type": "string"}, "content": {"type": "string"}}}));
+        let meant = |value: Value, missing: &[&str]| match suggest("body", Some(&value), &content, missing) {
+            Some(Suggestion::Meaning(field)) => Some(field.name),
+            _ => None,
+        };
+        assert_eq!(meant(json!("hello"), &["content"]).as_deref(), Some("content"));
+        assert_eq!(meant(json!(5), &["content"]), None);
+        assert_eq!(meant(json!("hello"), &["content", "path"]), None);
     }
 }

@@ -414,3 +414,36 @@ async fn a_grouped_upstream_tools_validation_error_names_the_action() {
     let unnamed = parse(&text(&call(&server, "mynotes.notes", json!({"action": "made_up"})).await));
     assert_eq!(unnamed.action.as_deref(), Some("mynotes.notes"));
 }
+
+#[tokio::test]
+async fn a_nested_key_is_checked_too_and_a_lone_missing_field_takes_a_value_sent_under_another_name() {
+    let server = server();
+    let entities = json!({"type": "object", "properties": {"entities": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "entityType": {"type": "string"}},
+        "required": ["name", "entityType"]
+    }}}, "required": ["entities"]});
+    let write = json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]});
+    let forward = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    let tools = vec![tool("create_entities", entities), tool("write_file", write)];
+    server.set_mount(&Mount::new("memory"), MountState::Ready { tools, forward: forward.clone() }).unwrap();
+    let nested =
+        call(&server, "memory.create_entities", json!({"entities": [{"name": "Alan", "entity_type": "person"}]})).await;
+    let fields = parse(&text(&nested)).fields.clone();
+    assert_eq!(
+        fields.iter().map(|field| (field.name.as_str(), field.text.as_str())).collect::<Vec<_>>(),
+        [
+            ("entities.0.entityType", "Missing required field. You sent: (missing). Expected a string."),
+            (
+                "entities.0.entity_type",
+                "Unrecognized key 'entity_type' (did you mean 'entityType'?). You sent: 'person'. Expected only known fields; rename it to 'entityType' or remove it."
+            )
+        ]
+    );
+    let elsewhere = call(&server, "memory.write_file", json!({"path": "a.txt", "text": "hello"})).await;
+    assert_eq!(
+        parse(&text(&elsewhere)).fields[1].text,
+        "Unrecognized key 'text' (did you mean 'content'?). You sent: 'hello'. Expected only known fields; provide the value as 'content' instead."
+    );
+    assert!(forward.calls.lock().unwrap().is_empty());
+}
