@@ -30,6 +30,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 from contextlib import AsyncExitStack
@@ -40,7 +41,8 @@ from typing import Any, Callable
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-CALL_TIMEOUT_S = 60
+CALL_TIMEOUT_S = 60  # per call, and to start a server: generous, for a busy machine
+LIST_TIMEOUT_S = 120  # for every mount of the gateway to list its tools
 REPAIRS = 3
 LOOKUPS = 4
 NAMESPACES = {"memory": "memory", "fs": "fs", "time": "time"}
@@ -86,6 +88,29 @@ class State:
         return p.read_text() if p.is_file() else None
 
 
+def told(text: str) -> dict:
+    try:
+        out = json.loads(text)
+    except ValueError:
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def zone(name: str) -> Callable[[State, str], bool]:
+    """The current time told, in that zone."""
+    return lambda s, t: told(t).get("timezone") == name
+
+
+def converted(source: str, hhmm: str, target: str) -> Callable[[State, str], bool]:
+    """That time in that zone, told in the target zone."""
+    def judge(s: State, t: str) -> bool:
+        d = told(t)
+        src, dst = d.get("source") or {}, d.get("target") or {}
+        return (src.get("timezone") == source and f"T{hhmm}:" in (src.get("datetime") or "")
+                and dst.get("timezone") == target)
+    return judge
+
+
 def corpus() -> list[Scenario]:
     out: list[Scenario] = []
 
@@ -97,6 +122,7 @@ def corpus() -> list[Scenario]:
     has = lambda name: lambda s, t: s.entity(name) is not None
     gone = lambda name: lambda s, t: s.entity(name) is None
     observed = lambda name, text: lambda s, t: text in ((s.entity(name) or {}).get("observations") or [])
+    found = lambda name, other: lambda s, t: name in t and other not in t
 
     # --- memory: tool names in other words ---------------------------------------------------
     add("mem_add_entity", "tool_name", "memory", "remember Alan, a person", {"name": "Alan", "type": "person"},
@@ -108,9 +134,9 @@ def corpus() -> list[Scenario]:
     add("mem_delete_entity", "tool_name", "memory", "forget Ada", {"name": "Ada"},
         "delete_entity", {"entityNames": ["Ada"]}, gone("Ada"), entities=ada)
     add("mem_search", "tool_name", "memory", "find what I know about COBOL", {"query": "COBOL"},
-        "searchNodes", {"query": "COBOL"}, lambda s, t: "Grace" in t, entities=two, qualify=False)
+        "searchNodes", {"query": "COBOL"}, found("Grace", "Ada"), entities=two, qualify=False)
     add("mem_find", "tool_name", "memory", "find what I know about COBOL", {"query": "COBOL"},
-        "find_nodes", {"query": "COBOL"}, lambda s, t: "Grace" in t, entities=two)
+        "find_nodes", {"query": "COBOL"}, found("Grace", "Ada"), entities=two)
     add("mem_read", "tool_name", "memory", "show me the whole graph", {},
         "get_graph", {}, lambda s, t: "Ada" in t, entities=ada)
     add("mem_add_obs", "tool_name", "memory", "note that Ada likes tea", {"entity": "Ada", "content": "likes tea"},
@@ -127,12 +153,12 @@ def corpus() -> list[Scenario]:
     add("mem_key_other", "field_name", "memory", "forget Ada", {"names": ["Ada"]},
         "delete_entities", {"names": ["Ada"]}, gone("Ada"), entities=ada)
     add("mem_key_typo", "field_name", "memory", "find what I know about COBOL", {"query": "COBOL"},
-        "search_nodes", {"qeury": "COBOL"}, lambda s, t: "Grace" in t, entities=two)
+        "search_nodes", {"qeury": "COBOL"}, found("Grace", "Ada"), entities=two)
     add("mem_key_words", "field_name", "memory", "find what I know about COBOL", {"query": "COBOL"},
-        "search_nodes", {"search_query": "COBOL"}, lambda s, t: "Grace" in t, entities=two)
+        "search_nodes", {"search_query": "COBOL"}, found("Grace", "Ada"), entities=two)
     add("mem_nested_key", "field_name", "memory", "remember Alan, a person", {"type": "person"},
         "create_entities", {"entities": [{"name": "Alan", "entity_type": "person", "observations": []}]}, has("Alan"))
-    add("mem_missing_type", "missing_field", "memory", "remember Alan, a person", {"entityType": "person"},
+    add("mem_missing_type", "missing_field", "memory", "remember Alan, a person", {"type": "person"},
         "create_entities", {"entities": [{"name": "Alan", "observations": []}]}, has("Alan"))
     add("mem_string_list", "type", "memory", "forget Ada", {"names": ["Ada"]},
         "delete_entities", {"entityNames": "Ada"}, gone("Ada"), entities=ada)
@@ -180,7 +206,7 @@ def corpus() -> list[Scenario]:
     add("fs_unqualified", "tool_name", "fs", "show notes.txt", {},
         "read_text_file", {"path": "{root}/notes.txt"}, lambda s, t: "three" in t, files=notes, qualify=False)
     # --- filesystem: arguments ----------------------------------------------------------------
-    add("fs_dry_run", "ignored_key", "fs", "preview replacing two with 2 in notes.txt, change nothing", {"dryRun": True},
+    add("fs_dry_run", "ignored_key", "fs", "preview replacing two with 2 in notes.txt, change nothing", {"preview": True},
         "edit_file", {"path": "{root}/notes.txt", "edits": [{"oldText": "two", "newText": "2"}], "dry_run": True},
         lambda s, t: s.text("notes.txt") == notes["notes.txt"] and "2" in t, files=notes)
     add("fs_lines", "ignored_key", "fs", "show the first 2 lines of notes.txt", {"first": 2},
@@ -192,7 +218,7 @@ def corpus() -> list[Scenario]:
     add("fs_sort", "ignored_key", "fs", "list the folder by size", {"size": "size"},
         "list_directory_with_sizes", {"path": "{root}", "sort": "size"},
         lambda s, t: -1 < t.find("zbig.txt") < t.find("notes.txt"), files={**notes, "zbig.txt": "x" * 500})
-    add("fs_exclude", "ignored_key", "fs", "find txt files but not in old", {"excludePatterns": ["old"]},
+    add("fs_exclude", "ignored_key", "fs", "find txt files but not in old", {"exclude": ["old"]},
         "search_files", {"path": "{root}", "pattern": "**/*.txt", "exclude": ["old"]},
         lambda s, t: "notes.txt" in t and "old/" not in t, files={**notes, "old/a.txt": "x"})
     add("fs_key_typo", "field_name", "fs", "save 'hello' to hello.txt", {"content": "hello"},
@@ -218,11 +244,11 @@ def corpus() -> list[Scenario]:
         "write_file", {"path": "{root}/hello.txt"}, same("hello.txt", "hello"))
     add("fs_missing_pattern", "missing_field", "fs", "find the txt files", {"pattern": "*.txt"},
         "search_files", {"path": "{root}"}, lambda s, t: "notes.txt" in t, files=notes)
-    add("fs_one_letter", "runtime", "fs", "show notes.txt", {},
+    add("fs_one_letter", "runtime", "fs", "show my notes file", {},
         "read_text_file", {"path": "{root}/note.txt"}, lambda s, t: "three" in t, files=notes)
-    add("fs_wrong_case", "runtime", "fs", "show Notes.txt", {},
+    add("fs_wrong_case", "runtime", "fs", "show the Notes file", {},
         "read_text_file", {"path": "{root}/Notes.txt"}, lambda s, t: "three" in t, files=notes)
-    add("fs_wrong_dir", "runtime", "fs", "show report.md", {},
+    add("fs_wrong_dir", "runtime", "fs", "show the report", {},
         "read_text_file", {"path": "{root}/report.md"}, lambda s, t: "quarter" in t,
         files={"docs/report.md": "the quarter was good\n"})
     add("fs_outside", "runtime", "fs", "show notes.txt", {},
@@ -232,38 +258,37 @@ def corpus() -> list[Scenario]:
         lambda s, t: (s.text("notes.txt") or "").startswith("one\n2\n"), files=notes)
 
     # --- time ----------------------------------------------------------------------------------
-    tz = lambda zone: lambda s, t: zone in t
     add("time_get", "tool_name", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "get_time", {"timezone": "Asia/Tokyo"}, tz("Asia/Tokyo"))
+        "get_time", {"timezone": "Asia/Tokyo"}, zone("Asia/Tokyo"))
     add("time_current", "tool_name", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "current_time", {"timezone": "Asia/Tokyo"}, tz("Asia/Tokyo"))
+        "current_time", {"timezone": "Asia/Tokyo"}, zone("Asia/Tokyo"))
     add("time_now", "tool_name", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "now", {"timezone": "Asia/Tokyo"}, tz("Asia/Tokyo"))
+        "now", {"timezone": "Asia/Tokyo"}, zone("Asia/Tokyo"))
     add("time_convert", "tool_name", "time", "14:00 in Berlin is what in New York", {},
         "convert_timezone", {"source_timezone": "Europe/Berlin", "time": "14:00", "target_timezone": "America/New_York"},
-        tz("America/New_York"))
+        converted("Europe/Berlin", "14:00", "America/New_York"))
     add("time_unqualified", "tool_name", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "get_current_time", {"timezone": "Asia/Tokyo"}, tz("Asia/Tokyo"), qualify=False)
+        "get_current_time", {"timezone": "Asia/Tokyo"}, zone("Asia/Tokyo"), qualify=False)
     add("time_key_tz", "field_name", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "get_current_time", {"tz": "Asia/Tokyo"}, tz("Asia/Tokyo"))
+        "get_current_time", {"tz": "Asia/Tokyo"}, zone("Asia/Tokyo"))
     add("time_key_zone", "field_name", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "get_current_time", {"time_zone": "Asia/Tokyo"}, tz("Asia/Tokyo"))
+        "get_current_time", {"time_zone": "Asia/Tokyo"}, zone("Asia/Tokyo"))
     add("time_key_camel", "field_name", "time", "14:00 in Berlin is what in New York", {},
         "convert_time", {"sourceTimezone": "Europe/Berlin", "time": "14:00", "targetTimezone": "America/New_York"},
-        tz("America/New_York"))
+        converted("Europe/Berlin", "14:00", "America/New_York"))
     add("time_key_from_to", "field_name", "time", "14:00 in Berlin is what in New York", {},
         "convert_time", {"from_timezone": "Europe/Berlin", "time": "14:00", "to_timezone": "America/New_York"},
-        tz("America/New_York"))
+        converted("Europe/Berlin", "14:00", "America/New_York"))
     add("time_missing", "missing_field", "time", "what time is it in Tokyo", {"timezone": "Asia/Tokyo"},
-        "get_current_time", {}, tz("Asia/Tokyo"))
+        "get_current_time", {}, zone("Asia/Tokyo"))
     add("time_number", "type", "time", "14:00 in Berlin is what in New York", {},
         "convert_time", {"source_timezone": "Europe/Berlin", "time": 14, "target_timezone": "America/New_York"},
-        tz("America/New_York"))
+        converted("Europe/Berlin", "14:00", "America/New_York"))
     add("time_bad_zone", "runtime", "time", "what time is it in Berlin", {"timezone": "Europe/Berlin"},
-        "get_current_time", {"timezone": "Europe/Berlinn"}, tz("Europe/Berlin"))
+        "get_current_time", {"timezone": "Europe/Berlinn"}, zone("Europe/Berlin"))
     add("time_bad_format", "runtime", "time", "2pm in Berlin is what in New York", {"time": "14:00"},
         "convert_time", {"source_timezone": "Europe/Berlin", "time": "2pm", "target_timezone": "America/New_York"},
-        tz("America/New_York"))
+        converted("Europe/Berlin", "14:00", "America/New_York"))
     return out
 
 
@@ -272,7 +297,14 @@ def corpus() -> list[Scenario]:
 
 QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`")
 IDENT = re.compile(r"^[A-Za-z_][\w.\-/]*$")
-WORDS = re.compile(r"[A-Za-z][A-Za-z0-9_.\-]*")
+# A name that looks like a tool's: words joined by `_` or `.` (`search_files`, `memory.open_nodes`)
+TOOLISH = re.compile(r"(?<![\w/.-])[A-Za-z][A-Za-z0-9]*(?:[._][A-Za-z0-9]+)+(?![\w/-])")
+# The verbs of a tool that only reads: the ones it may call on its own to look a value up
+READS = {"read", "list", "search", "get", "find", "open", "show", "tree", "query", "lookup", "info", "stat"}
+UNKNOWN_TOOL = re.compile(r"unknown tool|\btool\b.{0,60}\b(?:not found|does not exist)|no (?:such )?tool|has no tool",
+                          re.I)
+REJECTED = re.compile(r"not found|no such|enoent|does not exist|could not find|unknown|not exist|no .{0,30} found|"
+                      r"invalid|not allowed|denied|outside", re.I)
 
 
 def quoted(text: str) -> list[str]:
@@ -284,6 +316,10 @@ def split(name: str) -> list[str]:
     return [w for w in re.split(r"[^A-Za-z0-9]+", name.lower()) if w]
 
 
+def norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def sim(a: str, b: str) -> float:
     return SequenceMatcher(None, a.lower(), b.lower()).ratio()
 
@@ -293,16 +329,22 @@ def overlap(words: list[str], name: str) -> int:
     return sum(1 for w in words if any(w == o or (len(w) > 3 and o.startswith(w[:4])) for o in own))
 
 
+def leaf(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
 def sentences(text: str) -> list[str]:
-    """The lines of a text, markup's attribute values kept as quoted names, and a line that is
-    a bare name (how pydantic names a field) joined to the line that says what is wrong with it."""
+    """The lines of a text: markup's attribute values kept as quoted names, `a[0].b` paths
+    written `a.0.b`, and a line that is a bare name (how pydantic names a field) joined to the
+    line that says what is wrong with it."""
     text = re.sub(r"<[a-z_]+((?:\s+[a-z_]+=\"[^\"]*\")*)\s*>",
-                  lambda m: " " + " ".join(f'"{v}"' for v in re.findall(r'="([^"]*)"', m.group(1))) + " ", text)
+                  lambda m: "\n" + " ".join(f'"{v}"' for v in re.findall(r'="([^"]*)"', m.group(1))) + " ", text)
     text = re.sub(r"</[a-z_]+>", "\n", text)
+    text = re.sub(r"\[(\d+)\]", r".\1", text)
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     out: list[str] = []
     for line in lines:
-        if out and re.fullmatch(r"[A-Za-z_][\w.]*", out[-1]):
+        if out and re.fullmatch(r"[A-Za-z_][\w.]*", out[-1]) and not re.fullmatch(r"[A-Za-z_][\w.]*", line):
             out[-1] = f"'{out[-1]}' {line}"
         else:
             out.append(line)
@@ -310,10 +352,23 @@ def sentences(text: str) -> list[str]:
 
 
 def named(line: str) -> list[str]:
-    """The names a line speaks of: quoted ones, and one after "at" or "for" at its end."""
+    """The names a line speaks of: quoted ones, and one after "at" or "field" at its end."""
     names = [q for q in quoted(line) if IDENT.match(q)]
-    names += re.findall(r"\b(?:at|for field|field)\s+([A-Za-z_][\w.]*)\s*$", line)
+    names += re.findall(r"\b(?:at|field)\s+([A-Za-z_][\w.]*)\s*$", line)
     return names
+
+
+def toolish(text: str) -> list[str]:
+    """Names in a text that look like tools' names, in the order they first appear."""
+    seen: list[str] = []
+    for name in TOOLISH.findall(text) + [q for q in quoted(text) if TOOLISH.fullmatch(q)]:
+        if name not in seen and not re.fullmatch(r"[\d.]+|\w+\.(?:txt|md|json|js|py)", name):
+            seen.append(name)
+    return seen
+
+
+def paths_in(text: str) -> list[str]:
+    return re.findall(r"(?<![\w.<])(/[\w.\-/]+[\w])", text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -328,88 +383,119 @@ class Call:
 
 
 class Agent:
-    """Repairs its call from the text of the answer, with no schema."""
+    """Repairs its call from the text of the answer, with no schema: what it knows of the
+    tools is its own first call and the names the answers give it."""
 
-    def __init__(self, sc: Scenario, names: dict):
+    def __init__(self, sc: Scenario):
         self.sc = sc
         self.intent = split(sc.say) + [w for k in sc.values for w in split(k)]
         self.lookups = 0
         self.pending: dict | None = None
-        self.names = names  # what it may know of tool names: none but those texts gave it
 
     def next(self, call: Call, text: str) -> Call | None:
         if self.pending:
             return self.after_lookup(text)
         return self.repair(call, text)
 
+    # -- the first reading of an answer -------------------------------------------------------
+
     def repair(self, call: Call, text: str) -> Call | None:
         lines = sentences(text)
-        low = text.lower()
-        # the tool itself is unknown: a name the text offers, the one nearest to what it meant
-        if re.search(r"unknown tool|tool .{0,40}not found|no tool|has no tool|no mounted namespace", low):
-            return self.other_tool(call, text)
+        if UNKNOWN_TOOL.search(text):
+            return self.other_tool(call, text, lines)
         args = json.loads(json.dumps(call.args))
+        sent = flat_keys(args)
         changed = False
         missing = [n for line in lines if re.search(r"missing|required|undefined", line, re.I)
-                   for n in named(line)[:1] if n not in flat_keys(args)]
-        # a key reported unknown: rename it to the name suggested, the intent choosing between several
+                   for n in named(line)[:1] if leaf(n) not in sent]
+        # a key reported unknown: renamed to the name suggested, or to a field reported missing
         for line in lines:
             if not re.search(r"unrecognized|unknown|not allowed|additional propert|unexpected", line, re.I):
                 continue
             names = quoted(line)
-            reported = next((n for n in names if n in flat_keys(args)), None)
+            reported = next((n for n in names if n in sent), None)
+            values = {v for p, k in keys_of(args) for v in [get_at(args, p, k)] if isinstance(v, str)}
             for path, key in keys_of(args):
                 if key != reported:
                     continue
-                offered = [n for n in names if n != key and IDENT.match(n)]
+                here = holder(args, path)
+                offered = [n for n in names if n != key and IDENT.match(n) and n not in values and n not in here]
                 m = re.search(r"did you mean (.+?)\?", line, re.I)
                 if m:
-                    offered = [n for n in quoted(m.group(1))] or offered
+                    offered = [n for n in quoted(m.group(1)) if n not in here] or offered
                 elif missing:
-                    offered = missing  # the value sent under another name belongs where one is missing
-                if not offered:
-                    continue
-                pick = self.choose(offered, key, line)
-                set_key(args, path, key, pick)
-                changed = True
-        # a field reported missing: the value the intent gave for it
-        for line in lines:
-            if not re.search(r"missing|required|undefined", line, re.I):
-                continue
-            for name in named(line)[:1]:
-                if name in flat_keys(args) or name.rsplit(".", 1)[-1] in flat_keys(args):
-                    continue
-                value = self.value_for(name)
-                if value is not None:
-                    add_key(args, name, value)
+                    offered = [leaf(n) for n in missing if leaf(n) not in here]
+                if offered:
+                    set_key(args, path, key, self.choose(offered, key, line))
                     changed = True
-        # a value of the wrong kind or outside the allowed ones
+                elif re.search(r"\bremove\b|\bdelete\b|\bdrop\b|no fields|not allowed", line, re.I):
+                    del here[key]  # a key the tool has no field for: left out
+                    changed = True
+                break
+        # a field reported missing: a key sent under a name like it, else the value the intent gave
+        for name in missing:
+            if leaf(name) in flat_keys(args):
+                continue
+            alike = [(p, k) for p, k in keys_of(args) if k != leaf(name) and
+                     (norm(k) == norm(leaf(name)) or sim(norm(k), norm(leaf(name))) >= 0.8)]
+            if alike:
+                set_key(args, alike[0][0], alike[0][1], leaf(name))
+                changed = True
+                continue
+            value = self.value_for(name)
+            if value is not None:
+                add_key(args, name, value)
+                changed = True
+        # a value of the wrong kind, outside the allowed ones, or in another format
         for path, key in keys_of(args):
             value = get_at(args, path, key)
             for line in lines:
-                if key not in named(line):
+                if key not in [leaf(n) for n in named(line)]:
                     continue
                 fixed = fix_value(value, line)
                 if fixed is not None and fixed != value:
                     set_at(args, path, key, fixed)
                     changed = True
                     break
+        if not changed:
+            # a format the text asks for, with no field named: the one value it fits
+            for line in lines:
+                if any(leaf(n) in flat_keys(args) for n in named(line)):
+                    continue
+                fits = [(p, k, f) for p, k in keys_of(args)
+                        for f in [fix_format(get_at(args, p, k), line)] if f is not None]
+                if len(fits) == 1:
+                    set_at(args, *fits[0])
+                    changed = True
         if changed:
             return Call(call.tool, args)
-        # a value not found: look it up with a tool the text names, then take the nearest found
-        if re.search(r"not found|no such|enoent|does not exist|could not find|unknown|not exist", low):
-            finder = self.finder(text, call.tool)
-            if finder and self.lookups < LOOKUPS:
-                bad = self.bad_value(call, text)
-                if bad:
-                    self.pending = {"call": call, "bad": bad}
-                    self.lookups += 1
-                    return Call(finder, self.finder_args(finder, bad), lookup=True)
-        return None
+        if not REJECTED.search(text):
+            return None
+        bad = self.bad_value(call, text)
+        if bad is None:
+            return None
+        # a value the user gave, misspelt in the call: the user's spelling
+        mended = self.from_intent(bad[2])
+        if mended:
+            return self.with_value(call, bad, mended)
+        # a path refused where the answer names another directory: the same name there
+        if bad[2].startswith("/") and re.search(r"denied|outside|not allowed|not in\b", text, re.I):
+            for other in paths_in(text):
+                if other != bad[2] and not other.startswith(bad[2]) and not bad[2].startswith(other + "/"):
+                    return self.with_value(call, bad, os.path.join(other, os.path.basename(bad[2])))
+        # a value not found: looked up with a tool the answer names that only reads
+        self.pending = {"call": call, "bad": bad, "finders": [f for f in toolish(text) if self.reads(f, call)]}
+        return self.lookup()
+
+    def reads(self, name: str, call: Call) -> bool:
+        if name == call.tool or leaf(name) == leaf(call.tool):
+            return False
+        words = split(leaf(name))
+        return bool(words) and words[0] in READS and ("." in name) == ("." in call.tool)
 
     def choose(self, offered: list[str], key: str, line: str = "") -> str:
         """One of several names: the one whose name, or the words after it in the line, say
-        most of what the user said."""
+        most of what the user said; then the one spelt most like the key sent."""
         if len(offered) == 1:
             return offered[0]
 
@@ -418,100 +504,156 @@ class Agent:
             return split(name) + (split(m.group(1)) if m else [])
 
         scored = [(sum(1 for w in self.intent if len(w) > 2 and w in about(o)), sim(key, o), o) for o in offered]
-        return max(scored)[2] if scored else key
+        return max(scored)[2]
 
-    def other_tool(self, call: Call, text: str) -> Call | None:
-        m = re.search(r'Call "([\w.\-]+)" with "([\w\-]+)": "([\w.\-]+)"', text)
-        if m:
-            return Call(m.group(1), {m.group(2): m.group(3), **call.args})
+    def other_tool(self, call: Call, text: str, lines: list[str]) -> Call | None:
+        """A tool name the answer offers: those after "did you mean" (or "try", "use") first,
+        else any list of names in it; the one saying most of what was meant."""
         offered: list[str] = []
-        for line in sentences(text):
-            if re.search(r"did you mean", line, re.I):
-                offered += [q for q in quoted(line) if IDENT.match(q)]
+        for line in lines:
+            if re.search(r"did you mean|\btry\b|\buse\b|similar", line, re.I):
+                offered += [q for q in quoted(line) if IDENT.match(q) and q != call.tool]
+        strict = not offered
+        if strict:
+            offered = [n for n in toolish(text) if n != call.tool and leaf(n) != leaf(call.tool)]
         if not offered:
             return None
-        wanted = split(call.tool) + self.intent
-        pick = max(offered, key=lambda o: (overlap(wanted, o.split(".")[-1]), sim(call.tool, o.split(".")[-1])))
-        if pick == call.tool:
+        own = leaf(call.tool)
+        wanted = split(own) + self.intent
+        scored = [(overlap(wanted, leaf(o)), -i, o) for i, o in enumerate(offered)]
+        best = max(scored)
+        if strict and best[0] == 0:
             return None
-        return Call(pick, call.args)
+        return Call(best[2], call.args)
 
     def value_for(self, name: str) -> Any:
-        name = name.rsplit(".", 1)[-1]
-        own = split(name)
+        own = split(leaf(name))
         best = None
         for k, v in self.sc.values.items():
-            score = overlap(own, k) + (2 if k == name else 0)
+            score = overlap(own, k) + (2 if k == leaf(name) else 0)
             if score and (best is None or score > best[0]):
                 best = (score, v)
         return best[1] if best else None
 
-    def finder(self, text: str, tool: str) -> str | None:
-        names = [q for q in re.findall(r"<action>([^<]+)</action>", text)]
-        m = re.search(r"with ([\w.\-, ]+?) \((?:it|they) only read", text)
-        if m:
-            names = [n.strip() for n in re.split(r",| or ", m.group(1)) if n.strip()] + names
-        names = [n for n in names if n != tool]
-        return names[0] if names else None
-
     def bad_value(self, call: Call, text: str) -> tuple | None:
+        """The value of the call the answer quotes back (a path also by its file name)."""
+        found = []
         for path, key in keys_of(call.args):
             v = get_at(call.args, path, key)
-            vs = v if isinstance(v, list) else [v]
-            for item in vs:
-                if isinstance(item, str) and item and (item in text or os.path.basename(item) in text):
-                    return (path, key, item)
-        return None
+            for item in v if isinstance(v, list) else [v]:
+                if isinstance(item, str) and len(item) > 1:
+                    if item in text:
+                        found.append((len(item), (path, key, item)))
+                    elif "/" in item and os.path.basename(item) in text:
+                        found.append((0, (path, key, item)))
+        return max(found, key=lambda f: f[0])[1] if found else None
 
-    def finder_args(self, finder: str, bad: tuple) -> dict:
-        value = bad[2]
-        if "/" in value:
-            parent = os.path.dirname(value) or "/"
-            if "search" in finder:
-                return {"path": parent, "pattern": "*"}
-            return {"path": parent}
-        if "search" in finder:
-            return {"query": value[:3]}
-        return {}
+    def from_intent(self, value: str) -> str | None:
+        """The value with a part misspelt of one the user gave, spelt the user's way."""
+        given = [v for v in self.sc.values.values() if isinstance(v, str)]
+        parts = re.split(r"([/_ \-])", value)
+        for i, part in enumerate(parts):
+            for v in given:
+                for word in re.split(r"[/_ \-]", v):
+                    if len(word) > 3 and part != word and sim(part, word) >= 0.8:
+                        parts[i] = word
+        out = "".join(parts)
+        return out if out != value else None
 
-    def after_lookup(self, text: str) -> Call | None:
-        pending, self.pending = self.pending, None
-        call, (path, key, value) = pending["call"], pending["bad"]
-        base = os.path.basename(value) if "/" in value else value
-        found = [t for t in re.findall(r"[\w][\w.\-]*", text) if t.lower() != base.lower() or t != base]
-        scored = [(sim(base, t), t) for t in found if t != base]
-        scored = [x for x in scored if x[0] >= 0.6]
-        if not scored:
-            return None
-        pick = max(scored)[1]
-        new = os.path.join(os.path.dirname(value), pick) if "/" in value else pick
+    def with_value(self, call: Call, bad: tuple, new: Any) -> Call:
+        path, key, value = bad
         args = json.loads(json.dumps(call.args))
         current = get_at(args, path, key)
         set_at(args, path, key, [new if x == value else x for x in current] if isinstance(current, list) else new)
         return Call(call.tool, args)
+
+    # -- looking a value up ---------------------------------------------------------------------
+
+    def lookup(self) -> Call | None:
+        pending = self.pending
+        while pending and pending["finders"] and self.lookups < LOOKUPS:
+            finder = pending["finders"].pop(0)
+            args = self.finder_args(finder, pending["bad"][2], pending["call"])
+            if args is None:
+                continue
+            self.lookups += 1
+            return Call(finder, args, lookup=True)
+        self.pending = None
+        return None
+
+    def finder_args(self, finder: str, bad: str, call: Call) -> dict | None:
+        """Arguments for a look-up, from the call that failed: the folder of a path to list or
+        search everything under, the file it named to read, the first word of a name to search."""
+        words = split(leaf(finder))
+        where = next((v for p, k in keys_of(call.args) for v in [get_at(call.args, p, k)]
+                      if isinstance(v, str) and v.startswith("/")), None)
+        if bad.startswith("/"):
+            folder = os.path.dirname(bad) or "/"
+            if {"search", "find"} & set(words):
+                return {"path": folder, "pattern": "**/*"}
+            if {"list", "tree"} & set(words):
+                return {"path": folder}
+            return None
+        if where and {"read", "get", "open", "show"} & set(words) and "info" not in words:
+            return {"path": where}
+        if {"search", "find", "query"} & set(words):
+            return {"query": bad.split()[0]}
+        if {"read", "list"} & set(words):
+            return {}
+        return None
+
+    def after_lookup(self, text: str) -> Call | None:
+        call, (path, key, value) = self.pending["call"], self.pending["bad"]
+        best: tuple = (0.0, "")
+        if value.startswith("/"):
+            base = os.path.basename(value)
+            for p in paths_in(text):
+                score = sim(base, os.path.basename(p))
+                if p != value and score > best[0]:
+                    best = (score, p)
+            for name in re.findall(r"[\w][\w.\-]*", text):  # a listing of bare names
+                score = sim(base, name)
+                if name != base and score > best[0]:
+                    best = (score, os.path.join(os.path.dirname(value), name))
+        else:
+            words = [w.lower() for w in value.split()]
+            for name in set(re.findall(r"[\w][\w.\-]*", text)) | set(quoted(text)):
+                score = 0.9 if name.lower() in words else sim(value, name)
+                if name != value and score > best[0]:
+                    best = (score, name)
+        if best[0] >= 0.6:
+            self.pending = None
+            return self.with_value(call, (path, key, value), best[1])
+        return self.lookup()
 
 
 def fix_value(value: Any, line: str) -> Any:
     low = line.lower()
     m = re.search(r"(?:one of|expected|options?:?)\s*(.+)", line, re.I)
     if m and isinstance(value, str):
-        allowed = [q for q in quoted(m.group(1))]
-        same = [a for a in allowed if a.lower() == value.lower()]
+        same = [a for a in quoted(m.group(1)) if a.lower() == value.lower()]
         if same:
             return same[0]
     if isinstance(value, str) and re.search(r"\bnumber\b|\binteger\b", low) and re.fullmatch(r"-?\d+(\.\d+)?", value):
-        return int(value) if value.isdigit() else float(value)
-    if isinstance(value, str) and re.search(r"\barray\b", low):
+        return int(value) if value.lstrip("-").isdigit() else float(value)
+    if isinstance(value, str) and re.search(r"\barray\b|\blist\b", low):
         return [value]
     if isinstance(value, (int, float)) and not isinstance(value, bool) and re.search(r"\bstring\b", low):
-        return f"{int(value):02d}:00" if re.search(r"hh:mm", low) else str(value)
-    if isinstance(value, str) and re.search(r"hh:mm", low):
-        if re.fullmatch(r"\d{1,2}", value.strip()):
-            return f"{int(value):02d}:00"
-        m2 = re.fullmatch(r"(\d{1,2})\s*(am|pm)", value.strip(), re.I)
-        if m2:
-            hour = int(m2.group(1)) % 12 + (12 if m2.group(2).lower() == "pm" else 0)
-            return f"{hour:02d}:00"
+        return fix_format(value, line) or str(value)
+    return fix_format(value, line)
+
+
+def fix_format(value: Any, line: str) -> Any:
+    """A time written as the text asks (`HH:MM`)."""
+    if not re.search(r"hh:mm", line, re.I) or isinstance(value, bool):
+        return None
+    v = str(value).strip() if isinstance(value, (str, int)) else ""
+    if re.fullmatch(r"\d{1,2}", v):
+        return f"{int(v):02d}:00"
+    m = re.fullmatch(r"(\d{1,2})(?::(\d\d))?\s*(am|pm)", v, re.I)
+    if m:
+        hour = int(m.group(1)) % 12 + (12 if m.group(3).lower() == "pm" else 0)
+        return f"{hour:02d}:{m.group(2) or '00'}"
     return None
 
 
@@ -654,7 +796,7 @@ async def run_one(sc: Scenario, opts: argparse.Namespace, through: bool) -> Outc
                 session = await open_session(stack, cmd, args, env)
             prefix = f"{NAMESPACES[sc.server]}." if through and sc.qualify else ""
             current = Call(prefix + sc.tool, fill(sc.args, str(root)))
-            agent = Agent(sc, {})
+            agent = Agent(sc)
             repairs = 0
             while True:
                 ok, text = await call(session, current.tool, current.args)
@@ -677,15 +819,19 @@ async def run_one(sc: Scenario, opts: argparse.Namespace, through: bool) -> Outc
 
 async def wait_listed(session: ClientSession, mounts: int) -> None:
     """Waits until every mount lists its tools (a mount still connecting lists none)."""
-    for _ in range(600):
-        tools = (await session.list_tools()).tools
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LIST_TIMEOUT_S
+    while loop.time() < deadline:
+        tools = (await asyncio.wait_for(session.list_tools(), CALL_TIMEOUT_S)).tools
         if len({t.name.split(".", 1)[0] for t in tools}) >= mounts:
             return
-        await asyncio.sleep(0.05)
-    raise RuntimeError("the gateway did not list the tools of every mount within 30 s")
+        await asyncio.sleep(0.05)  # polled: a mount still starting lists nothing yet
+    raise RuntimeError(f"the gateway did not list the tools of every mount within {LIST_TIMEOUT_S} s")
 
 
 async def amain(opts: argparse.Namespace) -> int:
+    # SIGTERM ends the run as Ctrl-C does: the servers of the scenario running are stopped
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
     scenarios = corpus()
     if opts.only:
         scenarios = [s for s in scenarios if s.id in opts.only.split(",")]
@@ -713,19 +859,39 @@ async def amain(opts: argparse.Namespace) -> int:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--gateway", required=True, help="the fusion-gateway executable")
+    p.add_argument("--gateway", help="the fusion-gateway executable")
     p.add_argument("--node", default="node", help="node, to run the npm servers")
-    p.add_argument("--memory", required=True, help="server-memory's dist/index.js")
-    p.add_argument("--filesystem", required=True, help="server-filesystem's dist/index.js")
-    p.add_argument("--time", required=True, nargs="+", help="the mcp-server-time command")
-    p.add_argument("--agent", choices=["smart", "blind"], default="smart")
+    p.add_argument("--memory", help="server-memory's dist/index.js")
+    p.add_argument("--filesystem", help="server-filesystem's dist/index.js")
+    p.add_argument("--time", nargs="+", help="the mcp-server-time command")
+    p.add_argument("--agent", choices=["smart", "blind"], default="smart",
+                   help="smart (default) reads each answer; blind retries the same call, the control")
     p.add_argument("--only", help="scenario ids, comma-separated")
     p.add_argument("--json", help="write every call and answer here")
-    opts = p.parse_args()
+    opts, unknown = p.parse_known_args()
+    if unknown:
+        p.error(f"unknown argument(s): {' '.join(unknown)} (see --help)")
+    for flag in ("gateway", "memory", "filesystem", "time"):
+        if not getattr(opts, flag):
+            p.error(f"--{flag} is required")
     for path in (opts.gateway, opts.memory, opts.filesystem):
-        if not Path(path).exists():
+        if not Path(path).is_file():
             p.error(f"no such file: {path}")
-    return asyncio.run(amain(opts))
+    for program in (opts.node, opts.time[0]):
+        if shutil.which(program) is None:
+            p.error(f"not a program on PATH nor an executable file: {program}")
+    if opts.only:
+        known = {s.id for s in corpus()}
+        unknown = [i for i in opts.only.split(",") if i not in known]
+        if unknown:
+            p.error(f"unknown scenario id(s): {', '.join(unknown)} (the ids are the second column of the table)")
+    if opts.json and not Path(opts.json).resolve().parent.is_dir():
+        p.error(f"--json: no such directory: {Path(opts.json).resolve().parent}")
+    try:
+        return asyncio.run(amain(opts))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        print("heal.py: stopped; the servers it started are stopped too", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
