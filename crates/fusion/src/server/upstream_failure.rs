@@ -8,6 +8,7 @@
 use mcp_fusion_wire::{EnvelopeKind, ErrorCode, Sent, ToolError, parse};
 use rmcp::model::{CallToolResult, Tool};
 
+use crate::similarity::one_of;
 use crate::similarity::words::{effect, name_words};
 
 /// The words that make a failure's code clear, the first match deciding, in this order: a
@@ -130,7 +131,7 @@ pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said
     let helps = |finder: &str| helps_find(qualified, finder);
     // The likeliest help first; the order of the upstream's list among equals.
     others.sort_by_key(|finder| std::cmp::Reverse(helps(finder)));
-    let readers = listed(&others[..others.len().min(NAMED_FINDERS)]);
+    let readers = one_of(&others[..others.len().min(NAMED_FINDERS)]);
     let only_read = if others.len() == 1 { "it only reads" } else { "they only read" };
     let recovery = match (sorted, readers.is_empty()) {
         (Sorted::NotFound, false) => format!(
@@ -181,15 +182,6 @@ fn helps_find(failed: &str, finder: &str) -> usize {
         .count();
     let finds = finder.first().is_some_and(|verb| verb.canonical == "list");
     2 * things + usize::from(finds)
-}
-
-/// `a`, `a or b`, `a, b or c`.
-fn listed(names: &[&str]) -> String {
-    match names {
-        [] => String::new(),
-        [one] => (*one).to_owned(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -148,11 +148,19 @@ fn shared(sent: &[Word], candidate: &[Word], description: Option<&str>) -> f64 {
 /// `Did you mean "a"?`, `Did you mean "a" or "b"?`, `Did you mean "a", "b" or "c"?`, each
 /// name as `quote` writes it; `None` for no names.
 pub(crate) fn did_you_mean(names: &[String]) -> Option<String> {
-    let (last, rest) = names.split_last()?;
-    Some(match rest {
-        [] => format!("Did you mean {last}?"),
-        rest => format!("Did you mean {} or {last}?", rest.join(", ")),
-    })
+    (!names.is_empty()).then(|| format!("Did you mean {}?", one_of(names)))
+}
+
+/// `a`, `a or b`, `a, b or c`: names a caller is to pick one of.
+pub(crate) fn one_of<S: AsRef<str>>(names: &[S]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.as_ref().to_owned(),
+        [rest @ .., last] => {
+            let rest: Vec<&str> = rest.iter().map(AsRef::as_ref).collect();
+            format!("{} or {}", rest.join(", "), last.as_ref())
+        }
+    }
 }
 
 #[cfg(test)]
