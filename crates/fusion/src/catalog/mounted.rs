@@ -11,7 +11,7 @@ use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 
 use super::Candidate;
 use crate::compiled::CompiledGroup;
-use crate::similarity::{Named, did_you_mean, likely};
+use crate::similarity::{did_you_mean, likely_names};
 
 /// What a mounted namespace knows of its upstream. Its group's tools are always one per
 /// action, whatever the server's exposition.
@@ -77,11 +77,8 @@ pub(crate) fn not_served(group: &CompiledGroup, mounted: &Mounted, tool: &str) -
             let recovery = mounted_guess(group, mounted, tool)
                 .map(|candidate| candidate.guess())
                 .or_else(|| {
-                    let names: Vec<&str> = group.action_names().collect();
-                    let likely = likely(tool, names.iter().copied().map(Named::bare));
-                    did_you_mean(
-                        &likely.into_iter().map(|i| format!("\"{namespace}.{}\"", names[i])).collect::<Vec<_>>(),
-                    )
+                    let likely = likely_names(tool, group.action_names());
+                    did_you_mean(&likely.iter().map(|name| format!("\"{namespace}.{name}\"")).collect::<Vec<_>>())
                 })
                 .map_or_else(
                     || "Call one of the tools listed; tools/list describes them.".to_owned(),

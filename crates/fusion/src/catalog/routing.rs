@@ -13,7 +13,7 @@ use super::candidate::{Candidate, ambiguity, guesses};
 use super::{Catalog, Route};
 use super::{mounted_guess, not_served};
 use crate::compiled::{CompiledAction, CompiledGroup};
-use crate::similarity::{Named, did_you_mean, likely};
+use crate::similarity::{Named, did_you_mean, likely, likely_names};
 
 impl Catalog {
     /// The action a call addresses, with its arguments (the discriminator removed).
@@ -212,9 +212,7 @@ fn route_in_group<'g>(
     if let Some(action) = group.action(bare) {
         return Ok(action);
     }
-    let names: Vec<&str> = group.action_names().collect();
-    let likely: Vec<&str> =
-        likely(bare, names.iter().copied().map(Named::bare)).into_iter().map(|i| names[i]).collect();
+    let likely = likely_names(bare, group.action_names());
     let recovery = match likely.as_slice() {
         [close] => {
             format!("Did you mean \"{tool}.{close}\"? Call tool \"{tool}\" with \"{discriminator}\": \"{close}\".")

@@ -23,7 +23,7 @@ use crate::context::{EntryKind, RequestInfo};
 use crate::error::BuildError;
 use crate::output::{Output, Payload};
 use crate::prompt::{Prompt, past_deadline};
-use crate::similarity::{Named, did_you_mean, likely};
+use crate::similarity::{did_you_mean, likely_names};
 use crate::validation::{input_generator, into_object, property_names, required_names};
 
 /// The prompts a server has, as listed and as compiled.
@@ -94,9 +94,7 @@ impl Prompts {
 
     /// An unknown prompt: what was asked, the closest name, and what to call instead.
     pub(crate) fn unknown(&self, name: &str) -> ErrorData {
-        let names: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
-        let mut likely: Vec<&str> =
-            likely(name, names.iter().copied().map(Named::bare)).into_iter().map(|i| names[i]).collect();
+        let mut likely = likely_names(name, self.by_name.keys().map(String::as_str));
         // The map's order is no order: the same question reads the same each time.
         likely.sort_unstable();
         let quoted: Vec<String> = likely.iter().map(|close| Sent::text(close).to_string()).collect();

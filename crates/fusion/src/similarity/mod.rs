@@ -78,6 +78,13 @@ pub(crate) fn likely<'a>(sent: &str, candidates: impl IntoIterator<Item = Named<
     scored.into_iter().take_while(|(score, _)| best - score <= CLOSE).take(MOST).map(|(_, index)| index).collect()
 }
 
+/// The names (without descriptions) `sent` most likely meant, best first: [`likely`] over
+/// bare names.
+pub(crate) fn likely_names<'a>(sent: &str, names: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let names: Vec<&str> = names.into_iter().collect();
+    likely(sent, names.iter().copied().map(Named::bare)).into_iter().map(|index| names[index]).collect()
+}
+
 /// How likely `sent` (split into `sent_words`) means `candidate`, from 0 to 1; `None` when it
 /// cannot: its verb does something else.
 fn score(sent: &str, sent_words: &[Word], candidate: Named<'_>) -> Option<f64> {
