@@ -51,6 +51,11 @@ pub(crate) struct Head {
 }
 
 impl Head {
+    /// A request: a `method` and an `id`, and neither a `result` nor an `error`.
+    pub(crate) fn is_request(&self) -> bool {
+        self.method.is_some() && self.id != Id::Absent && !self.result_or_error
+    }
+
     /// A response (a `result` or an `error`, no `method`): never answered, whatever is wrong with it.
     pub(crate) fn is_response(&self) -> bool {
         self.result_or_error && self.method.is_none()

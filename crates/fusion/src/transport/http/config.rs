@@ -39,6 +39,7 @@ pub struct HttpConfig {
     pub(super) protected_resource: Option<Arc<ProtectedResource>>,
     pub(super) scope_refusal: ScopeRefusal,
     pub(super) lists_per_caller: bool,
+    pub(super) direct_path: bool,
 }
 
 /// How a call whose token lacks a scope the entry needs is refused.
@@ -96,6 +97,7 @@ impl HttpConfig {
             protected_resource: None,
             scope_refusal: ScopeRefusal::StepUp,
             lists_per_caller: true,
+            direct_path: true,
         }
     }
 
@@ -114,6 +116,17 @@ impl HttpConfig {
     /// (for several replicas behind a load balancer).
     pub fn stateless(mut self, stateless: bool) -> HttpConfig {
         self.stateless = stateless;
+        self
+    }
+
+    /// Whether a request whose answer is one JSON body is answered on the connection's own
+    /// task (default `true`): a tool call, a list, a read, a prompt, a completion, a ping or
+    /// `server/discover`, sent without a session (stateless, or MCP 2026-07-28 with its version
+    /// in its `_meta`), asking for no progress and no log messages. The answer is the one rmcp's
+    /// service gives, byte for byte, without the task and the channels that service runs for
+    /// each request. `false` sends every request through rmcp's service.
+    pub fn direct_path(mut self, direct: bool) -> HttpConfig {
+        self.direct_path = direct;
         self
     }
 

@@ -19,6 +19,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::bearer::Gate;
+use super::direct::Direct;
 use super::{
     BearerAuth, BearerAuthLayer, ClientAddressLayer, CountResponses, Framing, FramingLayer, HttpConfig, McpService,
     ResolveClientAddress, ResponseCountLayer, ResponsesInFlight, SessionCheck, SessionLayer, StrictRequest,
@@ -55,14 +56,19 @@ pub(super) fn checked(
     ResponseCountLayer { responses }.layer(stack)
 }
 
-/// rmcp's MCP endpoint as a tower service over axum bodies, reached through a shared reference.
+/// The MCP endpoint as a tower service over axum bodies, reached through shared references:
+/// a request whose answer is one JSON body (see [`HttpConfig::direct_path`]) is answered on the
+/// connection's task, everything else by rmcp's service.
 ///
 /// rmcp's own service clones its configuration on every request when called as a tower
 /// service; this one costs an `Arc` clone. It is the service the other layers wrap in
 /// [`router`](super::router); build it with [`SessionLayer::endpoint`] when sessions are
 /// checked, so that the layer knows the sessions rmcp holds.
 #[derive(Clone)]
-pub struct McpEndpoint(pub(super) Arc<McpService>);
+pub struct McpEndpoint {
+    pub(super) rmcp: Arc<McpService>,
+    pub(super) direct: Option<Arc<Direct>>,
+}
 
 impl McpEndpoint {
     /// The endpoint for `server`, its sessions tracked for no [`SessionLayer`]; cancelling
@@ -82,17 +88,28 @@ impl Service<Request> for McpEndpoint {
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let mcp = Arc::clone(&self.0);
+        let mcp = Arc::clone(&self.rmcp);
+        let Some(direct) = self.direct.clone() else {
+            return Box::pin(rmcp_answer(mcp, request));
+        };
         Box::pin(async move {
-            let delete = request.method() == http::Method::DELETE;
-            let mut response = mcp.handle(request).await.map(Body::new);
-            // rmcp answers a session `DELETE` with `202 Accepted`; the session is gone by then,
-            // and some clients (the Python SDK) accept only `200`/`204` there and log a failure
-            // otherwise.
-            if delete && response.status() == http::StatusCode::ACCEPTED {
-                *response.status_mut() = http::StatusCode::NO_CONTENT;
+            match direct.answer(request).await {
+                Ok(answered) => Ok(answered),
+                // Boxed apart: rmcp's future is large, and most requests never make it.
+                Err(passed) => Box::pin(rmcp_answer(mcp, passed)).await,
             }
-            Ok(response)
         })
     }
+}
+
+/// rmcp's answer to `request`.
+async fn rmcp_answer(mcp: Arc<McpService>, request: Request) -> Result<Response, Infallible> {
+    let delete = request.method() == http::Method::DELETE;
+    let mut response = mcp.handle(request).await.map(Body::new);
+    // rmcp answers a session `DELETE` with `202 Accepted`; the session is gone by then, and
+    // some clients (the Python SDK) accept only `200`/`204` there and log a failure otherwise.
+    if delete && response.status() == http::StatusCode::ACCEPTED {
+        *response.status_mut() = http::StatusCode::NO_CONTENT;
+    }
+    Ok(response)
 }

@@ -22,6 +22,7 @@ mod bearer;
 mod check;
 mod config;
 mod deadlines;
+mod direct;
 mod endpoint;
 mod frames;
 mod listen;

@@ -66,6 +66,7 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use super::check::{AtOnce, at_once};
+use super::direct::Direct;
 use super::{HttpConfig, McpEndpoint, service_with};
 use crate::server::FusionServer;
 
@@ -405,7 +406,8 @@ impl SessionLayer {
     /// The MCP endpoint for `server`, whose sessions this layer checks; cancelling `sessions`
     /// ends every session and open stream.
     pub fn endpoint(&self, server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpEndpoint {
-        McpEndpoint(Arc::new(service_with(server, config, sessions, Arc::clone(&self.registry))))
+        let direct = config.direct_path.then(|| Arc::new(Direct::new(server.clone(), config, sessions.clone())));
+        McpEndpoint { rmcp: Arc::new(service_with(server, config, sessions, Arc::clone(&self.registry))), direct }
     }
 }
 
