@@ -5,7 +5,7 @@ mod request;
 
 pub use request::RequestInfo;
 #[cfg(feature = "http")]
-pub(crate) use request::{ClientAddress, IssuedSession, ListsPerCaller};
+pub(crate) use request::{ClientAddress, IssuedSession, ListsPerCaller, issued_session};
 pub(crate) use request::{LOG_LEVEL_META, checked_log_level, list_caller, sessionless};
 
 use std::net::IpAddr;

@@ -210,9 +210,17 @@ impl HttpRequest {
         let parts = extensions.get::<http::request::Parts>()?;
         // The session the endpoint found live, never the header as sent: on a request outside
         // a session (stateless, or 2026-07-28's session-less requests) any client can write it.
-        let session_id = parts.extensions.get::<IssuedSession>().map(|session| Arc::clone(&session.0));
+        let session_id = issued_session(extensions);
         let caller = parts.extensions.get::<Caller>().cloned().unwrap_or(Caller::Anonymous);
         let client_address = parts.extensions.get::<ClientAddress>().map(|address| address.0);
         Some(HttpRequest { session_id, caller, client_address })
     }
+}
+
+/// The session the endpoint issued and found live for the HTTP request rmcp attached to
+/// `extensions`, never the header as sent.
+#[cfg(feature = "http")]
+pub(crate) fn issued_session(extensions: &Extensions) -> Option<Arc<str>> {
+    let parts = extensions.get::<http::request::Parts>()?;
+    parts.extensions.get::<IssuedSession>().map(|session| Arc::clone(&session.0))
 }

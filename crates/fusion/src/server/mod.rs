@@ -102,6 +102,18 @@ impl FusionServer {
         FusionServer { inner, connection }
     }
 
+    /// The open session a transport issued `id` for, once it finished `initialize`, when no
+    /// message can be sent to its client in the middle of a call there: the client declared
+    /// neither sampling, elicitation nor roots, and set no logging level.
+    #[cfg(feature = "http")]
+    pub(crate) fn quiet_session(&self, id: &str) -> Option<rmcp::Peer<rmcp::RoleServer>> {
+        let peer = self.inner.peers.issued(id)?;
+        let capabilities = &peer.peer_info()?.capabilities;
+        let may_ask =
+            capabilities.sampling.is_some() || capabilities.elicitation.is_some() || capabilities.roots.is_some();
+        (!may_ask && self.inner.settings.log_levels.of(&peer).is_none()).then_some(peer)
+    }
+
     /// Starts a server named `name` at `version` (what `initialize` reports).
     pub fn builder<S: Send + Sync + 'static>(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder<S> {
         ServerBuilder::new(Implementation::new(name, version))

@@ -1,6 +1,7 @@
 //! The connected clients, told when the tools or the resources change.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::{ServiceError, SubscriptionSendError, SubscriptionSink};
@@ -8,9 +9,23 @@ use rmcp::{Peer, RoleServer};
 
 use super::Subscriptions;
 
-/// The sessions that finished `initialize`, while their transport is open.
+/// The sessions that finished `initialize`, while their transport is open, and those of them
+/// a transport issued an id for, by that id.
 #[derive(Default)]
-pub(super) struct Peers(Mutex<Vec<Peer<RoleServer>>>);
+pub(super) struct Peers(Mutex<Open>);
+
+#[derive(Default)]
+struct Open {
+    all: Vec<Peer<RoleServer>>,
+    issued: HashMap<Arc<str>, Peer<RoleServer>>,
+}
+
+impl Open {
+    fn forget_closed(&mut self) {
+        self.all.retain(|known| !known.is_transport_closed());
+        self.issued.retain(|_, known| !known.is_transport_closed());
+    }
+}
 
 /// A listing that changed, so the `list_changed` notification that tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,20 +69,33 @@ impl ListChanged {
 }
 
 impl Peers {
-    /// Remembers a session that just initialized (and forgets those that have closed).
-    pub(super) fn add(&self, peer: Peer<RoleServer>) {
-        let mut peers = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        peers.retain(|known| !known.is_transport_closed());
-        peers.push(peer);
+    fn open(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Remembers a session that just initialized, under the id its transport issued if any
+    /// (and forgets those that have closed).
+    pub(super) fn add(&self, peer: Peer<RoleServer>, issued: Option<Arc<str>>) {
+        let mut open = self.open();
+        open.forget_closed();
+        if let Some(id) = issued {
+            open.issued.insert(id, peer.clone());
+        }
+        open.all.push(peer);
+    }
+
+    /// The open session the transport issued `id` for.
+    pub(super) fn issued(&self, id: &str) -> Option<Peer<RoleServer>> {
+        self.open().issued.get(id).filter(|peer| !peer.is_transport_closed()).cloned()
     }
 
     /// Sends the notification of `which` to every open session and to every
     /// `subscriptions/listen` request that asked for it, without waiting for any of them.
     pub(super) fn list_changed(&self, which: ListChanged, subscriptions: &Subscriptions) {
         let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            peers.retain(|known| !known.is_transport_closed());
-            peers.clone()
+            let mut open = self.open();
+            open.forget_closed();
+            open.all.clone()
         };
         // Clients of 2026-07-28 never initialize: a listen request is their only way to hear.
         let listeners = subscriptions.listening_for(|accepted| which.accepted_by(accepted));

@@ -70,7 +70,11 @@ impl ServerHandler for FusionServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.inner.peers.add(context.peer);
+        #[cfg(feature = "http")]
+        let issued = crate::context::issued_session(&context.extensions);
+        #[cfg(not(feature = "http"))]
+        let issued = None;
+        self.inner.peers.add(context.peer, issued);
     }
 
     async fn list_tools(

@@ -21,7 +21,15 @@ struct Answer {
 }
 
 async fn ask(app: axum::Router, version: &str, body: &Value) -> (Answer, bool) {
-    let mut request = Request::post("/mcp")
+    ask_in(app, None, version, body).await
+}
+
+async fn ask_in(app: axum::Router, session: Option<&str>, version: &str, body: &Value) -> (Answer, bool) {
+    let mut request = Request::post("/mcp");
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let mut request = request
         .header("host", "localhost")
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
@@ -94,6 +102,15 @@ fn requests() -> Vec<Value> {
     requests
 }
 
+/// Whether the direct path answers `request` (with sessions): not params of the wrong shape,
+/// which rmcp decodes as a custom request, nor a method it leaves to rmcp, nor
+/// `server/discover` without the version it must name.
+fn answered_directly(request: &Value) -> bool {
+    let method = request["method"].as_str().unwrap();
+    let named = !request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_null();
+    !request["params"]["arguments"].is_array() && method != "no/such/method" && (method != "server/discover" || named)
+}
+
 /// The request in the form of 2026-07-28: its version and capabilities in its `_meta`.
 fn of_2026(mut request: Value) -> Value {
     let meta = json!({
@@ -131,8 +148,7 @@ async fn with_sessions_a_2026_request_is_answered_directly_in_the_same_bytes() {
         assert_eq!(direct, rmcp, "{request}");
         // rmcp opens a stream for a `200`; the direct path answers in one JSON body. Params of
         // the wrong shape are rmcp's to decode (as a custom request), and so to answer.
-        let direct_answers = !request["params"]["arguments"].is_array();
-        let expected = (rmcp.status == 200, rmcp.status == 200 && !direct_answers);
+        let expected = (rmcp.status == 200, rmcp.status == 200 && !answered_directly(&request));
         assert_eq!((rmcp_streamed, direct_streamed), expected, "{request}");
     }
 }
@@ -150,4 +166,82 @@ async fn a_request_that_may_hear_more_than_its_answer_goes_to_rmcp() {
         let (answer, streamed) = ask(app(config(stateless, true)), version, &request).await;
         assert!(streamed, "{version}: answered on the direct path: {answer:?}");
     }
+}
+
+/// A session of MCP 2025-06-18 opened on `app` by a client that declared `capabilities`,
+/// through `initialize` and `notifications/initialized`. (In a session of 2025-11-25 that did
+/// not declare the tasks extension, `tools/list` is served under a method of that version's
+/// experimental tasks, which rmcp answers.)
+async fn open_session(app: &axum::Router, capabilities: Value) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": capabilities,
+        "clientInfo": {"name": "direct-path-test", "version": "1"}}});
+    let request = Request::post("/mcp")
+        .header("host", "localhost")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(initialize.to_string()))
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (answer, _) = ask_in(app.clone(), Some(&session), "2025-06-18", &initialized).await;
+    assert_eq!(answer.status, 202, "{answer:?}");
+    session
+}
+
+/// Waits until the server has taken in the session's `notifications/initialized` (rmcp hands
+/// it on after answering it): from then on a ping in the session is answered without a stream,
+/// when the direct path answers it at all.
+async fn settled(app: &axum::Router, session: &str) {
+    let ping = json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
+    for _ in 0..1000 {
+        if !ask_in(app.clone(), Some(session), "2025-06-18", &ping).await.1 {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the session's pings are still answered on a stream");
+}
+
+#[tokio::test]
+async fn in_a_session_whose_client_cannot_be_asked_anything_the_answer_is_direct_and_the_same() {
+    let (rmcp_app, direct_app) = (app(config(false, false)), app(config(false, true)));
+    let rmcp_session = open_session(&rmcp_app, json!({})).await;
+    let direct_session = open_session(&direct_app, json!({})).await;
+    settled(&direct_app, &direct_session).await;
+    for request in requests() {
+        let (rmcp, rmcp_streamed) = ask_in(rmcp_app.clone(), Some(&rmcp_session), "2025-06-18", &request).await;
+        let (direct, direct_streamed) = ask_in(direct_app.clone(), Some(&direct_session), "2025-06-18", &request).await;
+        assert_eq!(direct, rmcp, "{request}");
+        assert_eq!((rmcp_streamed, direct_streamed), (true, !answered_directly(&request)), "{request}");
+    }
+    // A client that may be asked for its roots mid-call is served by rmcp, which routes the
+    // question through the session.
+    let asked = open_session(&direct_app, json!({"roots": {}})).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "test_simple_text", "arguments": {}}});
+    let (_, streamed) = ask_in(direct_app.clone(), Some(&asked), "2025-06-18", &call).await;
+    assert!(streamed);
+    // So is a request naming a session that is not there.
+    let (answer, _) = ask_in(direct_app, Some("no-such-session"), "2025-06-18", &call).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_used_only_on_the_direct_path_is_kept_alive() {
+    let config = config(false, true).session_idle_timeout(std::time::Duration::from_secs(2));
+    let app = app(config);
+    let (used, idle) = (open_session(&app, json!({})).await, open_session(&app, json!({})).await);
+    settled(&app, &used).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "test_simple_text", "arguments": {}}});
+    // Four times the idle timeout, a call every half second: each answered directly.
+    for _ in 0..16 {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let (answer, streamed) = ask_in(app.clone(), Some(&used), "2025-06-18", &call).await;
+        assert_eq!((answer.status, streamed), (200, false), "{answer:?}");
+    }
+    // The session no call kept alive has expired.
+    let (answer, _) = ask_in(app.clone(), Some(&idle), "2025-06-18", &call).await;
+    assert_eq!(answer.status, 404, "{answer:?}");
 }

@@ -121,10 +121,16 @@ impl HttpConfig {
 
     /// Whether a request whose answer is one JSON body is answered on the connection's own
     /// task (default `true`): a tool call, a list, a read, a prompt, a completion, a ping or
-    /// `server/discover`, sent without a session (stateless, or MCP 2026-07-28 with its version
-    /// in its `_meta`), asking for no progress and no log messages. The answer is the one rmcp's
-    /// service gives, byte for byte, without the task and the channels that service runs for
-    /// each request. `false` sends every request through rmcp's service.
+    /// `server/discover`, asking for no progress and no log messages, sent without a session
+    /// (stateless, or MCP 2026-07-28 with its version in its `_meta`) or in one whose client
+    /// declared neither sampling, elicitation nor roots and set no logging level. The answer
+    /// is the one rmcp's service gives, byte for byte, without the tasks and the channels that
+    /// service runs for each request; in a session, as JSON rather than a one-message event
+    /// stream. `false` sends every request through rmcp's service.
+    ///
+    /// A handler that sends its own messages through [`Ctx::peer`](crate::Ctx::peer) (rather
+    /// than the framework's progress, logs and questions) should turn it off: without a stream,
+    /// a message sent in the middle of a call has nowhere to go.
     pub fn direct_path(mut self, direct: bool) -> HttpConfig {
         self.direct_path = direct;
         self

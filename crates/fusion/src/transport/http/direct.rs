@@ -16,8 +16,12 @@
 //! asks for progress or log messages, a browser's (with an `Origin`), a body that does not
 //! decode, headers rmcp would refuse.
 
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -25,14 +29,18 @@ use axum::response::Response;
 use futures_util::FutureExt as _;
 use http_body::Body as _;
 use rmcp::model::{
-    ClientRequest, ErrorCode, ErrorData, Extensions, GetExtensions as _, GetMeta as _, InitializeRequestParams,
-    JsonRpcMessage, JsonRpcRequest, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
+    CancelledNotification, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification, ClientRequest,
+    ErrorCode, ErrorData, Extensions, GetExtensions as _, GetMeta as _, InitializeRequestParams, JsonRpcMessage,
+    JsonRpcRequest, ProtocolVersion, RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{RequestContext, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager as _};
+
 use super::HttpConfig;
+use super::sessions::{IssuedSession, OwnedSessions};
 use super::strict::host_allowed;
 use crate::server::FusionServer;
 use crate::transport::jsonrpc;
@@ -41,6 +49,8 @@ const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 const MCP_METHOD: &str = "mcp-method";
 const MCP_NAME: &str = "mcp-name";
 const JSON: &str = "application/json";
+/// Sessions kept alive past which the record of them is swept of those long idle.
+const KEPT_ALIVE_SWEEP: usize = 1024;
 
 /// What the direct path needs: the server, the rules rmcp applies before a request, and one
 /// detached peer per protocol version for the handlers' request contexts.
@@ -55,6 +65,11 @@ pub(super) struct Direct {
     /// One per known protocol version, made on first use (it spawns its loop, which needs the
     /// runtime).
     peers: Box<[OnceLock<RunningService<RoleServer, FusionServer>>]>,
+    /// The sessions rmcp holds: a session whose requests are answered here is kept alive there.
+    manager: Arc<OwnedSessions>,
+    /// How long a session lives without a message, and when each was last kept alive.
+    idle: Duration,
+    kept_alive: Mutex<HashMap<Arc<str>, Instant>>,
 }
 
 impl std::fmt::Debug for Direct {
@@ -74,12 +89,28 @@ struct Admitted {
     negotiated: bool,
     /// Whether its `_meta` lacks what MCP 2026-07-28 requires of every request.
     meta_incomplete: bool,
+    /// The session the request belongs to, and its peer, when it is in one.
+    session: Option<(Arc<str>, Peer<RoleServer>)>,
 }
 
 impl Direct {
-    pub(super) fn new(server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> Direct {
+    pub(super) fn new(
+        server: FusionServer,
+        config: &HttpConfig,
+        sessions: CancellationToken,
+        manager: Arc<OwnedSessions>,
+    ) -> Direct {
         let peers = ProtocolVersion::KNOWN_VERSIONS.iter().map(|_| OnceLock::new()).collect();
-        Direct { server, stateless: config.is_stateless(), hosts: config.hosts(), sessions, peers }
+        Direct {
+            server,
+            stateless: config.is_stateless(),
+            hosts: config.hosts(),
+            sessions,
+            peers,
+            manager,
+            idle: config.limits.session_idle_timeout,
+            kept_alive: Mutex::default(),
+        }
     }
 
     /// Answers `request` when it is one the direct path serves; otherwise gives it back as it came.
@@ -97,9 +128,12 @@ impl Direct {
                 return Ok(response);
             }
         };
-        let Some(admitted) = self.admit(&parts.headers, &bytes) else {
+        let Some(admitted) = self.admit(&parts, &bytes) else {
             return Err(Request::from_parts(parts, Body::from(bytes)));
         };
+        if let Some((id, _)) = &admitted.session {
+            self.keep_alive(id).await;
+        }
         Ok(self.respond(admitted, parts).await)
     }
 
@@ -126,7 +160,8 @@ impl Direct {
 
     /// The request in `bytes`, when the direct path answers it: a request (not a notification)
     /// of a method whose answer needs no stream, with headers rmcp would accept.
-    fn admit(&self, headers: &http::HeaderMap, bytes: &Bytes) -> Option<Admitted> {
+    fn admit(&self, parts: &http::request::Parts, bytes: &Bytes) -> Option<Admitted> {
+        let headers = &parts.headers;
         // rmcp reads a message's shape from its keys before it decodes it as that shape; a
         // scan of the keys does the same at a fraction of the cost of its buffered decode.
         let object = bytes.trim_ascii_start();
@@ -168,21 +203,28 @@ impl Direct {
             return None;
         }
         let negotiated = discover || meta.protocol_version().is_some();
-        // With sessions, only a request whose `_meta` has all 2026-07-28 asks is served without one.
-        if !self.stateless && meta_incomplete {
-            return None;
-        }
+        // With sessions, a request whose `_meta` has all 2026-07-28 asks is served without one;
+        // any other must name a session the endpoint found live, whose client cannot be sent
+        // anything in the middle of a call (rmcp would route that through the session).
+        let session = match self.stateless || !meta_incomplete {
+            true => None,
+            false => Some(self.quiet_session(parts)?),
+        };
         if header.is_some_and(|header| !before_2026(header)) && !standard_headers_agree(headers, &request, &self.server)
         {
             return None;
         }
-        Some(Admitted { id: message.id, request, version, negotiated, meta_incomplete })
+        Some(Admitted { id: message.id, request, version, negotiated, meta_incomplete, session })
     }
 
     /// Runs the request's handler and answers with its result, as rmcp would.
     async fn respond(&self, admitted: Admitted, parts: http::request::Parts) -> Response {
-        let Admitted { id, mut request, version, negotiated, meta_incomplete } = admitted;
-        let mut context = RequestContext::new(id.clone(), self.peer(version));
+        let Admitted { id, mut request, version, negotiated, meta_incomplete, session } = admitted;
+        let peer = match session {
+            Some((_, peer)) => peer,
+            None => self.peer(version),
+        };
+        let mut context = RequestContext::new(id.clone(), peer);
         // As rmcp's service loop: the request's `_meta` and extensions move to its context.
         context.meta = std::mem::replace(request.get_meta_mut(), RequestMetaObject::new());
         context.extensions = std::mem::replace(request.extensions_mut(), Extensions::new());
@@ -214,6 +256,38 @@ impl Direct {
         drop(cancel_on_drop);
         let status = if negotiated { status_of(&message, meta_incomplete) } else { http::StatusCode::OK };
         json_response(&message, status)
+    }
+
+    /// The session a request names, when the endpoint found it live and issued to its caller
+    /// (the session check leaves it on the request), and no message can reach its client in
+    /// the middle of a call. (A request of MCP 2025-11-25's experimental tasks reaches this path
+    /// under the method it is served under, one this path leaves to rmcp.)
+    fn quiet_session(&self, parts: &http::request::Parts) -> Option<(Arc<str>, Peer<RoleServer>)> {
+        let IssuedSession(id) = parts.extensions.get::<IssuedSession>()?;
+        Some((Arc::clone(id), self.server.quiet_session(id)?))
+    }
+
+    /// Tells rmcp's session `id` it is in use, at most every quarter of its idle timeout: it
+    /// sees none of the requests answered here, and would end the session as idle.
+    async fn keep_alive(&self, id: &Arc<str>) {
+        let now = Instant::now();
+        {
+            let mut kept_alive = self.kept_alive.lock().unwrap_or_else(PoisonError::into_inner);
+            if kept_alive.get(id).is_some_and(|at| now.duration_since(*at) < self.idle / 4) {
+                return;
+            }
+            if kept_alive.len() >= KEPT_ALIVE_SWEEP {
+                kept_alive.retain(|_, at| now.duration_since(*at) < self.idle);
+            }
+            kept_alive.insert(Arc::clone(id), now);
+        }
+        // A cancellation that names no request: the session's loop takes it as activity, and
+        // nothing else happens.
+        let nothing = CancelledNotificationParam::new(None, Some("the session is in use".into()));
+        let message = ClientJsonRpcMessage::notification(ClientNotification::from(CancelledNotification::new(nothing)));
+        if let Err(error) = self.manager.accept_message(&SessionId::from(id.as_ref()), message).await {
+            tracing::debug!(session = %id, "cannot keep a session alive: {error}");
+        }
     }
 
     /// The detached peer that tells the protocol version at `version` in rmcp's list.

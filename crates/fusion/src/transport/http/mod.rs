@@ -64,7 +64,6 @@ pub use sessions::{OwnedSessions, SessionCheck, SessionLayer};
 pub use strict::{StrictRequest, StrictRequestLayer};
 
 use crate::server::FusionServer;
-use sessions::Registry;
 
 /// rmcp's MCP service, with none of the checks: what [`McpEndpoint`] serves.
 pub type McpService = StreamableHttpService<FusionServer, OwnedSessions>;
@@ -81,13 +80,9 @@ fn service_with(
     server: FusionServer,
     config: &HttpConfig,
     sessions: CancellationToken,
-    registry: Arc<Registry>,
+    manager: Arc<OwnedSessions>,
 ) -> McpService {
-    StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(OwnedSessions::new(config.limits, registry)),
-        config.rmcp_config(sessions),
-    )
+    StreamableHttpService::new(move || Ok(server.clone()), manager, config.rmcp_config(sessions))
 }
 
 /// A router serving `server` at the configured path (`/mcp`), behind the checks, outermost

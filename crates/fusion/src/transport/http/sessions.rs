@@ -406,8 +406,11 @@ impl SessionLayer {
     /// The MCP endpoint for `server`, whose sessions this layer checks; cancelling `sessions`
     /// ends every session and open stream.
     pub fn endpoint(&self, server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpEndpoint {
-        let direct = config.direct_path.then(|| Arc::new(Direct::new(server.clone(), config, sessions.clone())));
-        McpEndpoint { rmcp: Arc::new(service_with(server, config, sessions, Arc::clone(&self.registry))), direct }
+        let manager = Arc::new(OwnedSessions::new(config.limits, Arc::clone(&self.registry)));
+        let direct = config
+            .direct_path
+            .then(|| Arc::new(Direct::new(server.clone(), config, sessions.clone(), Arc::clone(&manager))));
+        McpEndpoint { rmcp: Arc::new(service_with(server, config, sessions, manager)), direct }
     }
 }
 
