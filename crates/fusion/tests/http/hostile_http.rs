@@ -282,6 +282,24 @@ async fn an_idle_session_expires_and_frees_its_slot() {
 }
 
 #[tokio::test]
+async fn pipelined_requests_are_answered_in_order_on_the_direct_path() {
+    let running = Running::start(loopback().stateless(true), None).await;
+    let host = format!("127.0.0.1:{}", running.addr.port());
+    let head = "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n";
+    let request = |id: u64, last: bool| {
+        let body = call(id).to_string();
+        let close = if last { "Connection: close\r\n" } else { "" };
+        format!("POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}{close}Content-Length: {}\r\n\r\n{body}", body.len())
+    };
+    // Three requests in one write, the last closing the connection: three answers, in order.
+    let answer = running.raw(&(request(1, false) + &request(2, false) + &request(3, true))).await;
+    assert_eq!(answer.matches("HTTP/1.1 200 OK").count(), 3, "{answer}");
+    let ids: Vec<usize> = (1..=3).map(|id| answer.find(&format!("\"id\":{id},")).unwrap()).collect();
+    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{answer}");
+    assert_eq!(answer.matches("content-type: application/json").count(), 3, "{answer}");
+}
+
+#[tokio::test]
 async fn ambiguous_requests_are_refused() {
     let running = Running::start(loopback(), None).await;
     let host = format!("127.0.0.1:{}", running.addr.port());

@@ -127,6 +127,8 @@ impl Connections {
         // A tick of an eighth of the timeout: a slow client is cut within 12% of it.
         let tick = (config.limits.header_timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(250));
         http1.timer(CoarseTimer::start(tick)).header_read_timeout(config.limits.header_timeout);
+        // Answers to requests a client pipelined go out in one write, not one each.
+        http1.pipeline_flush(true);
         let max = config.limits.max_connections;
         Connections { slots: Arc::new(Semaphore::new(max)), max, http1 }
     }
