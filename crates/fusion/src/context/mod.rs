@@ -254,7 +254,10 @@ impl CallInfo {
     /// The client connection, to send it requests of its own (sampling, elicitation, roots) or
     /// notifications. Absent when the call did not come through a transport, and over
     /// stateless HTTP, where a request to the client has no way to reach it (it would wait
-    /// forever). Check the client's capabilities before asking it for something.
+    /// forever). Check the client's capabilities before asking it for something. Over HTTP, a
+    /// call in a session whose client declared none of them may be answered on the direct path
+    /// ([`HttpConfig::direct_path`](crate::http::HttpConfig::direct_path)): a notification sent
+    /// here then reaches the client on the session's standalone stream, not the call's.
     pub fn peer(&self) -> Option<&Peer<RoleServer>> {
         self.peer.as_ref().filter(|_| self.peer_accepts_requests)
     }

@@ -128,7 +128,7 @@ impl HttpConfig {
     /// service runs for each request; in a session, as JSON rather than a one-message event
     /// stream. `false` sends every request through rmcp's service.
     ///
-    /// A handler that sends its own messages through [`Ctx::peer`](crate::Ctx::peer) (rather
+    /// A handler that sends its own messages through [`CallInfo::peer`](crate::CallInfo::peer) (rather
     /// than the framework's progress, logs and questions) should turn it off: without a stream,
     /// a message sent in the middle of a call has nowhere to go.
     pub fn direct_path(mut self, direct: bool) -> HttpConfig {

@@ -141,8 +141,7 @@ impl Direct {
     /// both answers, from no browser, naming an allowed host, with a body of a known size.
     fn takes_head(&self, request: &Request) -> bool {
         let headers = request.headers();
-        request.method() == http::Method::POST
-            && media_type_is(headers.get(http::header::CONTENT_TYPE), JSON)
+        super::frames::reads(request)
             && accepts_json_and_events(headers)
             && !headers.contains_key(http::header::ORIGIN)
             && self.host_allowed(request)
@@ -426,12 +425,6 @@ fn json_response(message: &ServerJsonRpcMessage, status: http::StatusCode) -> Re
     *response.status_mut() = status;
     response.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(JSON));
     response
-}
-
-/// Whether a `Content-Type` is `media` (parameters aside).
-fn media_type_is(value: Option<&http::HeaderValue>, media: &str) -> bool {
-    let Some(value) = value.and_then(|value| value.to_str().ok()) else { return false };
-    value.split(';').next().is_some_and(|essence| essence.trim().eq_ignore_ascii_case(media))
 }
 
 /// Whether `Accept` names both JSON and event streams, plainly: an `Accept` with quoted

@@ -16,7 +16,9 @@
 //! The checks in front of rmcp are tower layers, each usable alone in an axum app:
 //! [`StrictRequestLayer`], [`ClientAddressLayer`], [`BearerAuthLayer`], [`SessionLayer`],
 //! [`FramingLayer`], [`ResponseCountLayer`], and [`HostOriginLayer`] for routes beside the
-//! endpoint. [`router`] composes them in their order around [`McpEndpoint`].
+//! endpoint. [`router`] composes them in their order around [`McpEndpoint`], which answers a
+//! request whose answer is one JSON body itself, on the connection's task
+//! ([`HttpConfig::direct_path`]), and hands everything else to rmcp.
 
 mod bearer;
 mod check;
