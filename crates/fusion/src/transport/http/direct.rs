@@ -228,7 +228,10 @@ impl Direct {
         context.meta = std::mem::replace(request.get_meta_mut(), RequestMetaObject::new());
         context.extensions = std::mem::replace(request.extensions_mut(), Extensions::new());
         context.extensions.insert(parts);
-        context.ct = self.sessions.child_token();
+        // A token of its own, not a child of the server's: children of one token share its
+        // lock, which every call in flight would take twice. The server stopping ends the call
+        // below, and dropping it cancels this token.
+        context.ct = CancellationToken::new();
         // A client that goes away cancels its call, as with rmcp: this future is dropped then.
         let cancel_on_drop = context.ct.clone().drop_guard();
         // Boxed where it is made: the handler's future is large, and moving it up through the
@@ -236,6 +239,9 @@ impl Direct {
         let handled =
             AssertUnwindSafe(Box::pin(rmcp::service::Service::handle_request(&self.server, request, context)));
         let message: ServerJsonRpcMessage = tokio::select! {
+            // The call first: one that completes when first polled never waits on the server's
+            // token.
+            biased;
             result = handled.catch_unwind() => match result {
                 Ok(Ok(result)) => JsonRpcMessage::response(result, id),
                 Ok(Err(error)) => JsonRpcMessage::error(error, Some(id)),
