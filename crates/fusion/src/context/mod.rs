@@ -3,10 +3,12 @@
 
 mod request;
 
+#[cfg(feature = "http")]
+pub(crate) use request::LOG_LEVEL_META;
 pub use request::RequestInfo;
 #[cfg(feature = "http")]
 pub(crate) use request::{ClientAddress, IssuedSession, ListsPerCaller, issued_session};
-pub(crate) use request::{LOG_LEVEL_META, checked_log_level, list_caller, sessionless};
+pub(crate) use request::{checked_log_level, list_caller, sessionless};
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};

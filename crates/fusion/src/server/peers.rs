@@ -85,6 +85,7 @@ impl Peers {
     }
 
     /// The open session the transport issued `id` for.
+    #[cfg(feature = "http")]
     pub(super) fn issued(&self, id: &str) -> Option<Peer<RoleServer>> {
         self.open().issued.get(id).filter(|peer| !peer.is_transport_closed()).cloned()
     }

@@ -52,6 +52,7 @@ pub(crate) struct Head {
 
 impl Head {
     /// A request: a `method` and an `id`, and neither a `result` nor an `error`.
+    #[cfg(feature = "http")]
     pub(crate) fn is_request(&self) -> bool {
         self.method.is_some() && self.id != Id::Absent && !self.result_or_error
     }
