@@ -41,7 +41,7 @@ use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager
 
 use super::HttpConfig;
 use super::sessions::{IssuedSession, OwnedSessions};
-use super::strict::host_allowed;
+use super::strict::names_allowed_host;
 use crate::server::FusionServer;
 use crate::transport::jsonrpc;
 
@@ -144,29 +144,18 @@ impl Direct {
         super::frames::reads(request)
             && accepts_json_and_events(headers)
             && !headers.contains_key(http::header::ORIGIN)
-            && self.host_allowed(request)
+            && names_allowed_host(request.headers(), request.uri(), &self.hosts)
             && request.body().size_hint().exact().is_some()
     }
 
     /// The `Host` check rmcp makes: a host that parses, among the allowed ones.
-    fn host_allowed(&self, request: &Request) -> bool {
-        let authority = match request.headers().get(http::header::HOST) {
-            Some(host) => host.to_str().ok().and_then(|host| host.parse::<http::uri::Authority>().ok()),
-            None => request.uri().authority().cloned(),
-        };
-        authority.is_some_and(|authority| host_allowed(&self.hosts, authority.host(), authority.port_u16()))
-    }
-
     /// The request in `bytes`, when the direct path answers it: a request (not a notification)
     /// of a method whose answer needs no stream, with headers rmcp would accept.
     fn admit(&self, parts: &http::request::Parts, bytes: &Bytes) -> Option<Admitted> {
         let headers = &parts.headers;
         // rmcp reads a message's shape from its keys before it decodes it as that shape; a
         // scan of the keys does the same at a fraction of the cost of its buffered decode.
-        let object = bytes.trim_ascii_start();
-        if object.first() != Some(&b'{') {
-            return None;
-        }
+        let object = super::frames::object_in(bytes)?;
         let head = jsonrpc::head(object);
         if !head.is_request() {
             return None;
@@ -192,7 +181,8 @@ impl Direct {
         }?;
         let meta_incomplete = !meta.missing_required_keys(&ProtocolVersion::V_2026_07_28).is_empty();
         let discover = matches!(request, ClientRequest::DiscoverRequest(_));
-        let admitted = match meta.protocol_version() {
+        let named = meta.protocol_version();
+        let admitted = match &named {
             // rmcp requires the header, and the same version in both.
             Some(named) => header == Some(named.as_str()),
             // Without a version of its own, a request of 2026-07-28 or later is refused.
@@ -201,14 +191,11 @@ impl Direct {
         if !admitted {
             return None;
         }
-        let negotiated = discover || meta.protocol_version().is_some();
+        let negotiated = discover || named.is_some();
         // With sessions, a request whose `_meta` has all 2026-07-28 asks is served without one;
         // any other must name a session the endpoint found live, whose client cannot be sent
         // anything in the middle of a call (rmcp would route that through the session).
-        let session = match self.stateless || !meta_incomplete {
-            true => None,
-            false => Some(self.quiet_session(parts)?),
-        };
+        let session = if self.stateless || !meta_incomplete { None } else { Some(self.quiet_session(parts)?) };
         if header.is_some_and(|header| !before_2026(header)) && !standard_headers_agree(headers, &request, &self.server)
         {
             return None;

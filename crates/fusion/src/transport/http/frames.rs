@@ -139,7 +139,7 @@ fn experimental_tasks(parts: &http::request::Parts, bytes: &[u8]) -> Option<Vec<
 }
 
 /// The JSON object a body holds, from its first byte past any whitespace.
-fn object_in(bytes: &[u8]) -> Option<&[u8]> {
+pub(super) fn object_in(bytes: &[u8]) -> Option<&[u8]> {
     let start = bytes.len() - bytes.trim_ascii_start().len();
     bytes.get(start..).filter(|object| object.first() == Some(&b'{'))
 }

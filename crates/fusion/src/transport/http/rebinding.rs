@@ -20,7 +20,7 @@ use tower_service::Service;
 
 use super::HttpConfig;
 use super::check::{AtOnce, at_once};
-use super::strict::host_allowed;
+use super::strict::names_allowed_host;
 
 /// Why a request is refused with `403`, if it is.
 pub(super) fn refusal(
@@ -29,23 +29,12 @@ pub(super) fn refusal(
     hosts: &[String],
     origins: &[String],
 ) -> Option<Response> {
-    if !host_ok(headers, uri, hosts) {
+    if !names_allowed_host(headers, uri, hosts) {
         return Some(forbidden("Forbidden: Host header is not allowed"));
     }
     let origin = headers.get(http::header::ORIGIN)?;
     let allowed = origin.to_str().ok().and_then(Origin::parse).is_some_and(|origin| origin.allowed(origins));
     (!allowed).then(|| forbidden("Forbidden: Origin header is not allowed"))
-}
-
-fn host_ok(headers: &http::HeaderMap, uri: &http::Uri, hosts: &[String]) -> bool {
-    if hosts.is_empty() {
-        return true;
-    }
-    let authority = match headers.get(http::header::HOST) {
-        Some(host) => host.to_str().ok().and_then(|host| host.parse::<http::uri::Authority>().ok()),
-        None => uri.authority().cloned(),
-    };
-    authority.is_some_and(|authority| host_allowed(hosts, authority.host(), authority.port_u16()))
 }
 
 fn forbidden(message: &'static str) -> Response {

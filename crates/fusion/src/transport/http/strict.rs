@@ -44,9 +44,22 @@ pub(super) fn ambiguity(request: &Request, hosts: &[String]) -> Option<&'static 
     None
 }
 
+/// Whether the request's `Host` (or, without one, its target's authority) names one of
+/// `hosts`; an empty list accepts any.
+pub(super) fn names_allowed_host(headers: &http::HeaderMap, uri: &http::Uri, hosts: &[String]) -> bool {
+    if hosts.is_empty() {
+        return true;
+    }
+    let authority = match headers.get(http::header::HOST) {
+        Some(host) => host.to_str().ok().and_then(|host| host.parse::<http::uri::Authority>().ok()),
+        None => uri.authority().cloned(),
+    };
+    authority.is_some_and(|authority| host_allowed(hosts, authority.host(), authority.port_u16()))
+}
+
 /// Whether `host` (with `port`) is one of `hosts` (`name` or `name:port`); an empty list
 /// accepts any.
-pub(super) fn host_allowed(hosts: &[String], host: &str, port: Option<u16>) -> bool {
+fn host_allowed(hosts: &[String], host: &str, port: Option<u16>) -> bool {
     if hosts.is_empty() {
         return true;
     }
