@@ -93,15 +93,18 @@ impl Checker {
         let Some(object) = self.schema_at(pointer) else { return false };
         let Some(properties) = object.get("properties").and_then(Value::as_object) else { return false };
         let Some(sent) = instance.as_object() else { return false };
+        let mut unknown = sent.iter().filter(|(key, _)| !properties.contains_key(key.as_str())).peekable();
+        // The fields' words are read from their descriptions: only when a key needs them.
+        if unknown.peek().is_none() {
+            return false;
+        }
         let fields = known_fields(object);
         let missing = missing_required(object, instance);
-        sent.iter().filter(|(key, _)| !properties.contains_key(key.as_str())).any(|(key, value)| {
-            match suggest(key, Some(value), &fields, &missing) {
-                Some(Suggestion::Spelling(field)) => field == name,
-                Some(Suggestion::Meaning(field)) => field.name == name,
-                Some(Suggestion::Either(fields)) => fields.iter().any(|field| field.name == name),
-                None => false,
-            }
+        unknown.any(|(key, value)| match suggest(key, Some(value), &fields, &missing) {
+            Some(Suggestion::Spelling(field)) => field == name,
+            Some(Suggestion::Meaning(field)) => field.name == name,
+            Some(Suggestion::Either(fields)) => fields.iter().any(|field| field.name == name),
+            None => false,
         })
     }
 
@@ -130,9 +133,9 @@ impl Checker {
         error: &SchemaError<'_>,
         out: &mut Vec<FieldProblem>,
     ) {
-        let object = self.schema_at(parent_pointer(error.schema_path().as_str())).cloned().unwrap_or_default();
-        let fields = known_fields(&object);
-        let missing = missing_required(&object, error.instance());
+        let object = self.schema_at(parent_pointer(error.schema_path().as_str())).unwrap_or(&Value::Null);
+        let fields = known_fields(object);
+        let missing = missing_required(object, error.instance());
         for key in unexpected {
             let field = path.clone().key(key.as_str());
             let value = error.instance().get(key.as_str());
