@@ -197,18 +197,21 @@ def main() -> int:
     parser.add_argument("--label", default="now", help="names the chart and the docs markers")
     parser.add_argument("--docs", help="the markdown file whose bench:LABEL section to replace")
     parser.add_argument("--check", type=float, help="fail when the framework's calls/s ratio to raw rmcp is below this")
-    parser.add_argument("--no-build", action="store_true", help="use the binaries already in target/release")
+    parser.add_argument("--profile", default="release",
+                        help="the cargo profile the binaries are built with: release, or server (fat LTO, one codegen unit)")
+    parser.add_argument("--no-build", action="store_true", help="use the binaries already built with --profile")
     parser.add_argument("--sdks", action="store_true", help="also the TypeScript SDK's and FastMCP's servers (stdio rows)")
     parser.add_argument("--servers", metavar="DIR", help="take bench-raw and bench-fusion from DIR (another build); bench-drive stays this one")
     args = parser.parse_args()
     if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0:
         parser.error("--rounds must be at least 1, --seconds positive and --warmup not negative")
 
+    global RELEASE, SERVERS
+    RELEASE = SERVERS = os.path.join(ROOT, "target", args.profile)
     if args.servers:
-        global SERVERS
         SERVERS = os.path.abspath(args.servers)
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--profile", args.profile, "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
     rows = [
         row
         for row in ROWS
