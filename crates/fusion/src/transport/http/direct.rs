@@ -144,11 +144,10 @@ impl Direct {
         super::frames::reads(request)
             && accepts_json_and_events(headers)
             && !headers.contains_key(http::header::ORIGIN)
-            && names_allowed_host(request.headers(), request.uri(), &self.hosts)
+            && names_allowed_host(headers, request.uri(), &self.hosts)
             && request.body().size_hint().exact().is_some()
     }
 
-    /// The `Host` check rmcp makes: a host that parses, among the allowed ones.
     /// The request in `bytes`, when the direct path answers it: a request (not a notification)
     /// of a method whose answer needs no stream, with headers rmcp would accept.
     fn admit(&self, parts: &http::request::Parts, bytes: &Bytes) -> Option<Admitted> {
