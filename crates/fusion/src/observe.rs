@@ -83,6 +83,24 @@ pub const TASKS_TOTAL: &str = "mcp_fusion_tasks_total";
 /// Gauge: tasks this process runs now.
 pub const TASKS_RUNNING: &str = "mcp_fusion_tasks_running";
 
+/// Histogram: how long a command to Redis took, in seconds, labelled `op` (`rate_limit`,
+/// `script` for idempotency keys and tasks, `session_create`, `session_load`, `session_owner`,
+/// `session_touch`, `session_delete`, `subscribe`, `unsubscribe`, `level`, `publish`), whether it
+/// succeeded or not.
+pub const REDIS_SECONDS: &str = "mcp_fusion_redis_seconds";
+
+/// Counter: commands to Redis that failed (unreachable, timed out, refused), labelled `op`.
+pub const REDIS_ERRORS_TOTAL: &str = "mcp_fusion_redis_errors_total";
+
+/// Records a command to Redis, `op`, sent at `started`, and whether it failed.
+#[cfg(feature = "redis")]
+pub(crate) fn redis_command(op: &'static str, started: std::time::Instant, ok: bool) {
+    metrics::histogram!(REDIS_SECONDS, "op" => op).record(started.elapsed().as_secs_f64());
+    if !ok {
+        metrics::counter!(REDIS_ERRORS_TOTAL, "op" => op).increment(1);
+    }
+}
+
 /// Buckets for [`CALL_DURATION_SECONDS`], from half a millisecond to ten seconds: a call of
 /// this framework answers in a fraction of a millisecond when its handler is quick.
 pub const DURATION_BUCKETS: &[f64] =

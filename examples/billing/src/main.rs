@@ -195,12 +195,18 @@ struct Cli {
     /// reads (for clients that do not re-authorize).
     #[arg(long, value_name = "HOW", value_enum, default_value_t = Refusal::StepUp, requires = "oauth_issuer")]
     oauth_scope_refusal: Refusal,
-    /// Count --rate-limit and keep idempotency keys in this Redis
-    /// (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every replica using it, instead of in
-    /// this process. Redis down (at start too) never blocks a call: --redis-failure decides
-    /// for the rate limit, and a write with a key is answered SERVER_BUSY.
+    /// Count --rate-limit and keep idempotency keys, tasks and (with --http) sessions in this
+    /// Redis (`redis://[:PASSWORD@]HOST:PORT[/DB]`), shared by every replica using it, instead
+    /// of in this process: replicas behind a load balancer serve each other's sessions. Redis
+    /// down (at start too) never blocks a call: --redis-failure decides for the rate limit, and
+    /// a write with a key is answered SERVER_BUSY.
     #[arg(long, env = "BILLING_REDIS_URL", value_name = "URL", hide_env_values = true)]
     redis: Option<String>,
+    /// Where HTTP sessions are kept: `redis` (the default with --redis) shares them with every
+    /// replica on that Redis; `local` keeps them in this process (replicas then need a load
+    /// balancer that sends each session's requests to the replica that opened it).
+    #[arg(long, value_name = "WHERE", value_enum, requires = "http")]
+    session_store: Option<SessionStore>,
     /// How many idempotency keys this process keeps in memory (without --redis). Each write
     /// also keeps its key in the database, bound to its caller and arguments: a key memory
     /// forgot (a restart, more keys than this) is still answered from there.
@@ -261,6 +267,13 @@ enum Refusal {
     StepUp,
     /// A FORBIDDEN envelope naming the scope: the model tells the user.
     InBand,
+}
+
+/// What `--session-store` chooses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SessionStore {
+    Local,
+    Redis,
 }
 
 /// What `--redis-failure` chooses.
@@ -460,7 +473,14 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         runtime.spawn(log_stats(server.clone(), Duration::from_secs(every)));
     }
     match &cli.http {
-        Some(address) => runtime.block_on(serve_http(server, cli, address)),
+        Some(address) => {
+            let sessions = match (cli.session_store, &options.redis) {
+                (Some(SessionStore::Redis), None) => anyhow::bail!("--session-store redis needs --redis URL"),
+                (Some(SessionStore::Local), _) | (None, None) => None,
+                (_, Some(store)) => Some(store.clone()),
+            };
+            runtime.block_on(serve_http(server, cli, address, sessions))
+        }
         None => {
             if cli.token.is_some() {
                 tracing::info!("--token / BILLING_TOKEN applies to HTTP only; stdio is local and needs none");
@@ -484,8 +504,16 @@ async fn log_stats(server: mcp_fusion::FusionServer, every: Duration) {
 }
 
 /// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
-async fn serve_http(server: mcp_fusion::FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
+async fn serve_http(
+    server: mcp_fusion::FusionServer,
+    cli: &Cli,
+    address: &ListenAddress,
+    sessions: Option<RedisStore>,
+) -> anyhow::Result<()> {
     let mut config = cli.oauth(cli.http_config(address.addrs()[0])).await?;
+    if let Some(store) = sessions {
+        config = config.session_store(store);
+    }
     if let Some(render) = cli.metrics()? {
         config = config.metrics(render);
     }

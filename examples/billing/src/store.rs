@@ -562,7 +562,13 @@ fn invoice_id(year: i32, seq: i64) -> String {
 }
 
 fn migrate(conn: &mut Connection, from: i64) -> Result<(), rusqlite::Error> {
-    let tx = conn.transaction()?;
+    if from >= MIGRATIONS.len() as i64 {
+        return Ok(());
+    }
+    // Immediate: replicas started together on one file wait for each other's migration here
+    // (busy timeout), and the one that waited reads the version the other left.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let from: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
     for (done, step) in MIGRATIONS.iter().enumerate().skip(usize::try_from(from).unwrap_or(0)) {
         tx.execute_batch(step)?;
         tx.pragma_update(None, "user_version", done as i64 + 1)?;
@@ -572,7 +578,7 @@ fn migrate(conn: &mut Connection, from: i64) -> Result<(), rusqlite::Error> {
 
 /// The demo's invoices: fixed ids and timestamps, so every fresh database is the same.
 fn seed(conn: &mut Connection) -> Result<(), rusqlite::Error> {
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let count: i64 = tx.query_row("SELECT COUNT(*) FROM invoices", [], |row| row.get(0))?;
     if count > 0 {
         return Ok(());

@@ -383,6 +383,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             peers: Default::default(),
             in_flight: Default::default(),
             tasks: super::tasks::TaskRuntime::new(tasks),
+            #[cfg(feature = "http")]
+            relay: Default::default(),
         })))
     }
 

@@ -15,6 +15,8 @@ mod mount;
 mod mount_output;
 mod peers;
 mod prompts;
+#[cfg(feature = "http")]
+mod relay;
 mod resources;
 mod service;
 mod tasks;
@@ -32,6 +34,8 @@ pub(crate) use crate::subscriptions::Subscriptions;
 #[cfg(feature = "http")]
 pub(crate) use access::Addressed;
 pub use builder::ServerBuilder;
+#[cfg(feature = "http")]
+pub(crate) use relay::{Relay, Relayed};
 
 use crate::catalog::Catalog;
 use crate::catalog::{MountStatus, Mounts};
@@ -43,7 +47,8 @@ use crate::handoff::{Mount, MountState};
 use crate::in_flight::InFlight;
 use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
 use compile::{Settings, compile_group};
-use peers::{ListChanged, Peers};
+pub(crate) use peers::ListChanged;
+use peers::Peers;
 use resources::{Resources, compile_resource, compile_template};
 
 /// A built MCP server: cheap to clone, shareable across sessions and transports.
@@ -85,6 +90,9 @@ struct Inner {
     in_flight: InFlight,
     /// Where its tasks are kept, and those this process runs.
     tasks: tasks::TaskRuntime,
+    /// What it tells clients of other replicas goes through, when its sessions are shared.
+    #[cfg(feature = "http")]
+    relay: std::sync::OnceLock<Arc<dyn Relay>>,
 }
 
 impl std::fmt::Debug for FusionServer {
@@ -144,6 +152,16 @@ impl FusionServer {
     /// [`CallInfo::resource_updated`](crate::CallInfo::resource_updated).
     pub fn resource_updated(&self, uri: &str) {
         self.inner.settings.subscriptions.updated(uri);
+    }
+
+    /// Tells the clients that a listing changed: those of every replica when sessions are
+    /// shared.
+    fn listing_changed(&self, which: ListChanged) {
+        #[cfg(feature = "http")]
+        if let Some(relay) = self.relay() {
+            return relay.list_changed(which);
+        }
+        self.inner.peers.list_changed(which, &self.inner.settings.subscriptions);
     }
 
     /// The bounds on the resource subscriptions clients may hold (see
@@ -220,7 +238,7 @@ impl FusionServer {
         let changed = catalog.tools() != current.tools();
         self.inner.catalog.store(Arc::new(catalog));
         if changed {
-            self.inner.peers.list_changed(ListChanged::Tools, &self.inner.settings.subscriptions);
+            self.listing_changed(ListChanged::Tools);
         }
         Ok(())
     }
@@ -291,7 +309,7 @@ impl FusionServer {
         }
         self.inner.resources.store(Arc::new(resources));
         if changed {
-            self.inner.peers.list_changed(ListChanged::Resources, &self.inner.settings.subscriptions);
+            self.listing_changed(ListChanged::Resources);
         }
         Some(changed)
     }

@@ -8,6 +8,7 @@ use rmcp::service::{ServiceError, SubscriptionSendError, SubscriptionSink};
 use rmcp::{Peer, RoleServer};
 
 use super::Subscriptions;
+use crate::session::same_session;
 
 /// The sessions that finished `initialize`, while their transport is open, and those of them
 /// a transport issued an id for, by that id.
@@ -29,7 +30,7 @@ impl Open {
 
 /// A listing that changed, so the `list_changed` notification that tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ListChanged {
+pub(crate) enum ListChanged {
     /// `tools/list`: `notifications/tools/list_changed`.
     Tools,
     /// `resources/list` or `resources/templates/list`: `notifications/resources/list_changed`.
@@ -75,13 +76,25 @@ impl Peers {
 
     /// Remembers a session that just initialized, under the id its transport issued if any
     /// (and forgets those that have closed).
+    /// A session told twice that it is initialized (a shared session hears it from its own
+    /// replica and from its client) is remembered once.
     pub(super) fn add(&self, peer: Peer<RoleServer>, issued: Option<Arc<str>>) {
         let mut open = self.open();
         open.forget_closed();
         if let Some(id) = issued {
+            if open.issued.get(&id).is_some_and(|known| same_session(known, &peer)) {
+                return;
+            }
             open.issued.insert(id, peer.clone());
         }
         open.all.push(peer);
+    }
+
+    /// The id the transport issued for the session of `peer`.
+    #[cfg(feature = "http")]
+    pub(super) fn session_of(&self, peer: &Peer<RoleServer>) -> Option<Arc<str>> {
+        let open = self.open();
+        open.issued.iter().find(|(_, known)| same_session(known, peer)).map(|(id, _)| Arc::clone(id))
     }
 
     /// The open session the transport issued `id` for.

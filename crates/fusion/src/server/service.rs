@@ -74,6 +74,13 @@ impl ServerHandler for FusionServer {
         let issued = crate::context::issued_session(&context.extensions);
         #[cfg(not(feature = "http"))]
         let issued = None;
+        // A shared session restored here hears its calls' events at the level it set elsewhere.
+        #[cfg(feature = "http")]
+        if let (Some(relay), Some(id)) = (self.relay(), &issued)
+            && let Some(level) = relay.level_of(id).await
+        {
+            self.inner.settings.log_levels.set(context.peer.clone(), level);
+        }
         self.inner.peers.add(context.peer, issued);
     }
 
@@ -111,6 +118,11 @@ impl ServerHandler for FusionServer {
                 format!("Method not found: logging/setLevel was removed in MCP 2026-07-28; {instead}"),
                 None,
             ));
+        }
+        #[cfg(feature = "http")]
+        if let (Some(relay), Some(id)) = (self.relay(), crate::context::issued_session(&context.extensions)) {
+            // Every replica holding the session sets it there too, this one included.
+            relay.set_level(&id, request.level).await;
         }
         self.inner.settings.log_levels.set(context.peer, request.level);
         Ok(())
@@ -231,8 +243,20 @@ impl ServerHandler for FusionServer {
             ));
         };
         let session = self.connection.session(&peer);
+        #[cfg(feature = "http")]
+        let issued = info.session_id.clone();
         self.pass_gate(Gate::Subscribe, ("uri", uri), info).await?;
-        Ok(subscriptions.subscribe(session, uri, peer)?)
+        subscriptions.subscribe(session, uri, peer)?;
+        // Shared sessions: the subscription is the session's on every replica, and so is its bound.
+        #[cfg(feature = "http")]
+        if let (Some(relay), Some(id)) = (self.relay(), issued) {
+            let limit = subscriptions.limits().uris_per_session();
+            if let Err(held) = relay.subscribe(&id, uri, limit).await {
+                subscriptions.unsubscribe(session, uri);
+                return Err(crate::subscriptions::Refused::Session { held, asked: 1, limit }.into());
+            }
+        }
+        Ok(())
     }
 
     /// `resources/unsubscribe`: forgets the session's subscription (none is no error).
@@ -243,6 +267,10 @@ impl ServerHandler for FusionServer {
     ) -> Result<(), ErrorData> {
         let session = self.connection.session(&context.peer);
         self.inner.settings.subscriptions.unsubscribe(session, &request.uri);
+        #[cfg(feature = "http")]
+        if let (Some(relay), Some(id)) = (self.relay(), crate::context::issued_session(&context.extensions)) {
+            relay.unsubscribe(&id, &request.uri).await;
+        }
         Ok(())
     }
 

@@ -265,7 +265,7 @@ impl FusionServer {
         // room on its connection.
         running.ended.notify_waiters();
         if let Some(peer) = notify.filter(|_| !expired) {
-            notify_status(&peer, &task).await;
+            self.notify_status(&peer, &task).await;
         }
     }
 
@@ -494,13 +494,23 @@ pub(super) fn wire_task(task: &StoredTask) -> Task {
     wire
 }
 
-/// Tells a session of the experimental form that its task ended (a notification it may miss:
-/// it polls all the same).
-async fn notify_status(peer: &Peer<RoleServer>, task: &StoredTask) {
-    let params = experimental::task(task);
-    let notification = CustomNotification::new(STATUS_NOTIFICATION, Some(params));
-    if let Err(error) = peer.send_notification(ServerNotification::CustomNotification(notification)).await {
-        tracing::debug!(task = %task.id, %error, "the status of an ended task did not reach its session");
+impl FusionServer {
+    /// Tells a session of the experimental form that its task ended (a notification it may
+    /// miss: it polls all the same), through whichever replica holds its stream when sessions
+    /// are shared.
+    async fn notify_status(&self, peer: &Peer<RoleServer>, task: &StoredTask) {
+        let params = experimental::task(task);
+        let notification =
+            ServerNotification::CustomNotification(CustomNotification::new(STATUS_NOTIFICATION, Some(params)));
+        #[cfg(feature = "http")]
+        if let Some(relay) = self.relay()
+            && let Some(session) = self.inner.peers.session_of(peer)
+        {
+            return relay.to_session(&session, &notification);
+        }
+        if let Err(error) = peer.send_notification(notification).await {
+            tracing::debug!(task = %task.id, %error, "the status of an ended task did not reach its session");
+        }
     }
 }
 

@@ -28,7 +28,15 @@ pub(crate) struct Subscriptions {
     state: Mutex<State>,
     /// The next number of a listen request or of a connection.
     next: AtomicU64,
+    /// Where changes go instead when replicas share sessions: to every replica, each telling
+    /// its own subscribers.
+    #[cfg(feature = "http")]
+    relay: std::sync::OnceLock<RelayUpdates>,
 }
+
+/// Tells every replica that a URI changed.
+#[cfg(feature = "http")]
+pub(crate) type RelayUpdates = Box<dyn Fn(&str) + Send + Sync>;
 
 /// What the subscribers hold, under one lock.
 #[derive(Default)]
@@ -259,9 +267,27 @@ impl Subscriptions {
         state.listens.values().filter(|listen| wants(listen.sink.accepted())).map(|l| l.sink.clone()).collect()
     }
 
+    /// The open `subscriptions/listen` requests that accepted `uri`.
+    #[cfg(feature = "http")]
+    pub(crate) fn listeners_of(&self, uri: &str) -> Vec<SubscriptionSink> {
+        let state = locked(&self.state);
+        let Some(hearers) = state.by_uri.get(uri) else { return Vec::new() };
+        hearers.listens.iter().filter_map(|number| Some(state.listens.get(number)?.sink.clone())).collect()
+    }
+
+    /// Sends changes to every replica through `relay` from now on (the first one set stays).
+    #[cfg(feature = "http")]
+    pub(crate) fn relay_updates(&self, relay: RelayUpdates) {
+        let _ = self.relay.set(relay);
+    }
+
     /// Sends `notifications/resources/updated` for `uri` to every subscriber of it, without
-    /// waiting for any of them.
+    /// waiting for any of them (through every replica, when they share sessions).
     pub(crate) fn updated(&self, uri: &str) {
+        #[cfg(feature = "http")]
+        if let Some(relay) = self.relay.get() {
+            return relay(uri);
+        }
         let (peers, sinks) = {
             let mut state = locked(&self.state);
             let Some(hearers) = state.by_uri.get(uri) else { return };

@@ -108,7 +108,10 @@ pub struct RedisStore {
 }
 
 pub(crate) struct Inner {
-    connection: ConnectionManager,
+    pub(crate) connection: ConnectionManager,
+    /// For the connections of their own that subscriptions to channels need.
+    #[cfg_attr(not(feature = "http"), expect(dead_code, reason = "only shared HTTP sessions subscribe"))]
+    pub(crate) client: Client,
     script: Script,
     refund: Script,
     /// The idempotency keys' scripts: claim, complete, release.
@@ -176,11 +179,12 @@ impl RedisStoreBuilder {
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(50))
             .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_lazy_with_config(client, config)
+        let connection = ConnectionManager::new_lazy_with_config(client.clone(), config)
             .map_err(|error| StoreError(format!("Redis at {target}: {error}")))?;
         let store = RedisStore {
             inner: Arc::new(Inner {
                 connection,
+                client,
                 script: Script::new(GCRA_SCRIPT),
                 refund: Script::new(REFUND_SCRIPT),
                 keys: crate::guard::idempotency::redis::scripts(),
@@ -279,10 +283,12 @@ impl RedisStore {
         for arg in &args {
             invocation.arg(arg);
         }
+        let started = std::time::Instant::now();
         let mut reply = invocation.invoke_async::<T>(&mut connection).await;
         if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
             reply = invocation.invoke_async(&mut connection).await;
         }
+        crate::observe::redis_command("script", started, reply.is_ok());
         reply.map_err(|error| self.error(&error))
     }
 
@@ -305,6 +311,7 @@ impl RateLimitStore for RedisStore {
             let mut connection = store.inner.connection.clone();
             let mut invocation = store.inner.script.prepare_invoke();
             invocation.key(&key).arg(interval).arg(tolerance);
+            let started = std::time::Instant::now();
             let mut reply = invocation.invoke_async::<(i64, i64)>(&mut connection).await;
             if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
                 // The error of a connection attempt that failed before Redis came back: the
@@ -312,6 +319,7 @@ impl RateLimitStore for RedisStore {
                 // script never ran, so trying again cannot count a call twice.
                 reply = invocation.invoke_async(&mut connection).await;
             }
+            crate::observe::redis_command("rate_limit", started, reply.is_ok());
             let reply = reply.map_err(|error| store.error(&error))?;
             decision(reply).map_err(|reply| StoreError(format!("Redis at {}: {reply}", store.inner.target)))
         })

@@ -40,6 +40,8 @@ pub struct HttpConfig {
     pub(super) scope_refusal: ScopeRefusal,
     pub(super) lists_per_caller: bool,
     pub(super) direct_path: bool,
+    #[cfg(feature = "redis")]
+    pub(super) session_store: Option<crate::guard::RedisStore>,
 }
 
 /// How a call whose token lacks a scope the entry needs is refused.
@@ -98,6 +100,8 @@ impl HttpConfig {
             scope_refusal: ScopeRefusal::StepUp,
             lists_per_caller: true,
             direct_path: true,
+            #[cfg(feature = "redis")]
+            session_store: None,
         }
     }
 
@@ -292,6 +296,24 @@ impl HttpConfig {
     /// How long calls in flight may take to finish after a shutdown signal.
     pub fn shutdown_grace(mut self, grace: Duration) -> HttpConfig {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Keeps sessions in `store` as well as in this process, so that replicas of this server
+    /// behind a load balancer serve each other's sessions (no sticky routing needed): a request
+    /// naming a session this process does not hold restores it from there — its owner, protocol
+    /// version and client capabilities, logging level and resource subscriptions — and
+    /// `resources/updated`, `list_changed` and task notifications reach a session's client
+    /// through whichever replica its stream is open on. A session lives in the store until it
+    /// idles out there ([`session_idle_timeout`](Self::session_idle_timeout), counted from its
+    /// last use through any replica) or its client ends it; a replica that stops takes none
+    /// with it. Stateless configurations have no sessions to keep.
+    ///
+    /// Without Redis, a new session is still served, by the replica that opened it only; a
+    /// request naming a session held elsewhere is answered `503` with `Retry-After`.
+    #[cfg(feature = "redis")]
+    pub fn session_store(mut self, store: crate::guard::RedisStore) -> HttpConfig {
+        self.session_store = Some(store);
         self
     }
 

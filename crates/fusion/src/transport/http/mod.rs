@@ -38,6 +38,8 @@ pub(crate) mod request;
 mod responses;
 mod serve;
 mod sessions;
+#[cfg(feature = "redis")]
+mod shared_sessions;
 mod step_up;
 mod strict;
 #[cfg(test)]
@@ -80,11 +82,10 @@ pub fn service(server: FusionServer, config: &HttpConfig, sessions: Cancellation
 
 fn service_with(
     server: FusionServer,
-    config: &HttpConfig,
-    sessions: CancellationToken,
+    config: rmcp::transport::StreamableHttpServerConfig,
     manager: Arc<OwnedSessions>,
 ) -> McpService {
-    StreamableHttpService::new(move || Ok(server.clone()), manager, config.rmcp_config(sessions))
+    StreamableHttpService::new(move || Ok(server.clone()), manager, config)
 }
 
 /// A router serving `server` at the configured path (`/mcp`), behind the checks, outermost

@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use axum::extract::Request;
 use axum::response::Response;
 use futures_util::Stream;
+#[cfg(feature = "redis")]
+use rmcp::model::InitializeRequestParams;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
@@ -38,13 +40,35 @@ enum Owner {
 
 impl Owner {
     fn of(request: &Request) -> Owner {
-        match request.extensions().get::<Caller>() {
+        Owner::of_extensions(request.extensions())
+    }
+
+    fn of_extensions(extensions: &http::Extensions) -> Owner {
+        match extensions.get::<Caller>() {
             Some(Caller::Authenticated(identity)) => Owner::Identity(CallerKey::identity(identity)),
-            _ => match request.extensions().get::<ClientAddress>() {
+            _ => match extensions.get::<ClientAddress>() {
                 Some(ClientAddress(address)) => Owner::Address(*address),
                 None => Owner::Unknown,
             },
         }
+    }
+
+    /// The owner as a session store keeps it: `identity:…` (see [`CallerKey`]), `address:…`, or
+    /// `unknown`.
+    #[cfg(feature = "redis")]
+    fn stored(&self) -> String {
+        match self {
+            Owner::Identity(key) => key.to_string(),
+            Owner::Address(address) => CallerKey::Address(*address).to_string(),
+            Owner::Unknown => "unknown".to_owned(),
+        }
+    }
+
+    /// Whether a request from `self` may use a session whose owner a store keeps as `stored`:
+    /// the rule of [`admits`](Self::admits).
+    #[cfg(feature = "redis")]
+    fn may_use_stored(&self, stored: &str) -> bool {
+        !stored.starts_with("identity") || self.stored() == stored
     }
 
     /// Whether a request from `caller` may use a session this owner opened. Only sessions
@@ -57,7 +81,14 @@ impl Owner {
     }
 }
 
+/// Where sessions are shared with other replicas (Redis, with the `redis` feature).
+#[cfg(feature = "redis")]
+pub(super) use super::shared_sessions::SharedSessions as SharedStore;
 pub(crate) use crate::context::IssuedSession;
+/// Where sessions are shared with other replicas: nowhere without the `redis` feature.
+#[cfg(not(feature = "redis"))]
+#[derive(Debug, Clone)]
+pub(super) enum SharedStore {}
 use std::task::{Context, Poll};
 
 use futures_util::future::{BoxFuture, Either};
@@ -157,6 +188,25 @@ impl Registry {
         self.live().sessions.insert(id.clone(), None);
     }
 
+    /// Whether this process may take one more session, restored from a store.
+    #[cfg(feature = "redis")]
+    fn has_room(&self) -> bool {
+        let live = self.live();
+        live.sessions.len() + live.opening < self.limits.max_sessions
+    }
+
+    /// Gives the session `id`, restored here, its owner.
+    #[cfg(feature = "redis")]
+    fn restored(&self, id: &str, owner: Owner) {
+        let mut live = self.live();
+        if let Some(slot) = live.sessions.get_mut(id)
+            && slot.is_none()
+        {
+            *slot = Some(owner.clone());
+            *live.per_owner.entry(owner).or_default() += 1;
+        }
+    }
+
     fn closed(&self, id: &SessionId) {
         let mut live = self.live();
         if let Some(Some(owner)) = live.sessions.remove(id) {
@@ -209,20 +259,35 @@ impl Drop for Opening {
     }
 }
 
+/// What [`admit`] decided for a request it did not refuse.
+enum Admitted {
+    /// On to the endpoint as it is.
+    Pass,
+    /// An `initialize`, holding its slot until answered.
+    Opening(Opening),
+    /// Names a session this process does not hold: the session store decides.
+    #[cfg(feature = "redis")]
+    Elsewhere { id: String, caller: Owner },
+}
+
 /// Checks a request naming a session against the session's owner (`404` for anyone else, as
 /// for a session that does not exist), and a request opening one against the caps (`503` when
 /// the server is full, `429` when the caller is); an admitted `initialize` holds an
 /// [`Opening`].
-#[expect(clippy::result_large_err, reason = "a refusal is the rare path, and answered at once")]
 ///
 /// A request that names a live session it may use carries it on as an [`IssuedSession`]: the
 /// only session a call counts as (a header naming no live session is no session).
-pub(super) fn admit(registry: &Arc<Registry>, request: &mut Request) -> Result<Option<Opening>, Response> {
+#[expect(clippy::result_large_err, reason = "a refusal is the rare path, and answered at once")]
+fn admit(registry: &Arc<Registry>, shared: Option<&SharedStore>, request: &mut Request) -> Result<Admitted, Response> {
     let caller = Owner::of(request);
     if let Some(id) = request.headers().get(SESSION_HEADER) {
-        let Some((id, (known, experimental_tasks))) = id.to_str().ok().and_then(|id| Some((id, registry.session(id)?)))
-        else {
-            return Ok(None);
+        let Some(id) = id.to_str().ok() else { return Ok(Admitted::Pass) };
+        let Some((known, experimental_tasks)) = registry.session(id) else {
+            #[cfg(feature = "redis")]
+            if shared.is_some() {
+                return Ok(Admitted::Elsewhere { id: id.to_owned(), caller });
+            }
+            return Ok(Admitted::Pass);
         };
         if let Some(owner) = known
             && !owner.admits(&caller)
@@ -230,19 +295,23 @@ pub(super) fn admit(registry: &Arc<Registry>, request: &mut Request) -> Result<O
             tracing::warn!(?caller, "refused a request naming another caller's session");
             return Err(refusal::session_not_found());
         }
+        #[cfg(feature = "redis")]
+        if let Some(shared) = shared {
+            shared.touch(id);
+        }
         let issued = IssuedSession(Arc::from(id));
         request.extensions_mut().insert(issued);
         if experimental_tasks {
             request.extensions_mut().insert(ExperimentalTasks);
         }
-        return Ok(None);
+        return Ok(Admitted::Pass);
     }
     // Only a POST without a session can open one (`initialize`); anything else rmcp refuses.
     if request.method() != http::Method::POST {
-        return Ok(None);
+        return Ok(Admitted::Pass);
     }
     match registry.reserve(&caller) {
-        Ok(()) => Ok(Some(Opening { registry: Arc::clone(registry), owner: Some(caller) })),
+        Ok(()) => Ok(Admitted::Opening(Opening { registry: Arc::clone(registry), owner: Some(caller) })),
         Err(Full::Server(max)) => {
             tracing::warn!(max, "refused a new session: the server holds as many as it may");
             Err(refusal::busy(
@@ -262,18 +331,60 @@ pub(super) fn admit(registry: &Arc<Registry>, request: &mut Request) -> Result<O
     }
 }
 
-/// rmcp's [`LocalSessionManager`], telling the session registry when sessions start and end.
+/// rmcp's [`LocalSessionManager`], telling the session registry when sessions start and end,
+/// and keeping each new session in the session store when there is one.
 pub struct OwnedSessions {
     inner: LocalSessionManager,
     registry: Arc<Registry>,
+    #[cfg_attr(not(feature = "redis"), expect(dead_code, reason = "no store can be configured"))]
+    shared: Option<SharedStore>,
 }
 
 impl OwnedSessions {
-    pub(super) fn new(limits: Limits, registry: Arc<Registry>) -> OwnedSessions {
+    pub(super) fn new(limits: Limits, registry: Arc<Registry>, shared: Option<SharedStore>) -> OwnedSessions {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(limits.session_idle_timeout);
-        OwnedSessions { inner, registry }
+        OwnedSessions { inner, registry, shared }
     }
+
+    /// With a session store: keeps the session that just answered `initialize` there (or, when
+    /// rmcp restored it from there, gives it its owner here), and tells the server it is
+    /// initialized at once, as rmcp does on a restore: the client's `notifications/initialized`
+    /// may reach another replica.
+    #[cfg(feature = "redis")]
+    async fn share(&self, shared: &SharedStore, id: &SessionId, initialize: &InitializeRequestParams, parts: Parts) {
+        use rmcp::model::{ClientNotification, InitializedNotification};
+        let (mut parts, restored) = parts;
+        let owner = Owner::of_extensions(&parts.extensions);
+        if restored {
+            return self.registry.restored(id, owner);
+        }
+        shared.create(id, initialize, &owner.stored()).await;
+        parts.extensions.insert(IssuedSession(Arc::from(id.as_ref())));
+        let mut initialized = ClientJsonRpcMessage::notification(ClientNotification::InitializedNotification(
+            InitializedNotification::default(),
+        ));
+        initialized.insert_extension(parts);
+        if let Err(error) = self.inner.accept_message(id, initialized).await {
+            tracing::debug!(session = %id, "a new session was not told it is initialized: {error}");
+        }
+    }
+}
+
+/// The HTTP request an `initialize` came in, and whether rmcp replays it to restore a session.
+#[cfg(feature = "redis")]
+type Parts = (http::request::Parts, bool);
+
+/// What a session store needs of an `initialize` message: its parameters and its request.
+#[cfg(feature = "redis")]
+fn sharing(message: &ClientJsonRpcMessage) -> Option<(InitializeRequestParams, Parts)> {
+    use rmcp::model::GetExtensions as _;
+    use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
+    let JsonRpcMessage::Request(request) = message else { return None };
+    let ClientRequest::InitializeRequest(initialize) = &request.request else { return None };
+    let extensions = request.request.extensions();
+    let parts = extensions.get::<http::request::Parts>()?.clone();
+    Some((initialize.params.clone(), (parts, extensions.get::<SessionRestoreMarker>().is_some())))
 }
 
 impl std::fmt::Debug for OwnedSessions {
@@ -302,7 +413,15 @@ impl SessionManager for OwnedSessions {
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
         let experimental_tasks = matches!(&message, JsonRpcMessage::Request(request)
             if matches!(&request.request, ClientRequest::InitializeRequest(initialize) if experimental::spoken_by(&initialize.params)));
+        #[cfg(feature = "redis")]
+        let sharing = self.shared.as_ref().and_then(|shared| Some((shared.clone(), sharing(&message)?)));
         let mut answer = self.inner.initialize_session(id, message).await?;
+        #[cfg(feature = "redis")]
+        if let Some((shared, (params, parts))) = sharing
+            && matches!(&answer, JsonRpcMessage::Response(response) if matches!(response.result, ServerResult::InitializeResult(_)))
+        {
+            self.share(&shared, id, &params, parts).await;
+        }
         if experimental_tasks
             && let JsonRpcMessage::Response(response) = &mut answer
             && let ServerResult::InitializeResult(result) = &response.result
@@ -317,9 +436,15 @@ impl SessionManager for OwnedSessions {
         self.inner.has_session(id).await
     }
 
+    /// Ends the session here; in the session store it lives on (other replicas may use it)
+    /// until it idles out there or the client ends it (`DELETE`).
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
         let closed = self.inner.close_session(id).await;
         self.registry.closed(id);
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            shared.let_go(id);
+        }
         // rmcp's map keeps the room of its busiest moment: give it back once mostly empty.
         let mut sessions = self.inner.sessions.write().await;
         let len = sessions.len();
@@ -395,22 +520,43 @@ impl SessionManager for OwnedSessions {
 pub struct SessionLayer {
     registry: Arc<Registry>,
     checks: bool,
+    shared: Option<SharedStore>,
 }
 
 impl SessionLayer {
-    /// Sessions capped as configured; none checked when the configuration is stateless.
+    /// Sessions capped as configured; none checked when the configuration is stateless. With a
+    /// session store ([`HttpConfig::session_store`]), sessions are kept there too, and a request
+    /// naming one this process does not hold is checked against what the store keeps.
     pub fn new(config: &HttpConfig) -> SessionLayer {
-        SessionLayer { registry: Registry::new(config.limits), checks: !config.is_stateless() }
+        let checks = !config.is_stateless();
+        #[cfg(feature = "redis")]
+        let shared = config
+            .session_store
+            .clone()
+            .filter(|_| checks)
+            .map(|store| SharedStore::new(store, config.limits.session_idle_timeout));
+        #[cfg(not(feature = "redis"))]
+        let shared = None;
+        SessionLayer { registry: Registry::new(config.limits), checks, shared }
     }
 
     /// The MCP endpoint for `server`, whose sessions this layer checks; cancelling `sessions`
     /// ends every session and open stream.
     pub fn endpoint(&self, server: FusionServer, config: &HttpConfig, sessions: CancellationToken) -> McpEndpoint {
-        let manager = Arc::new(OwnedSessions::new(config.limits, Arc::clone(&self.registry)));
+        let manager = Arc::new(OwnedSessions::new(config.limits, Arc::clone(&self.registry), self.shared.clone()));
         let direct = config
             .direct_path
             .then(|| Arc::new(Direct::new(server.clone(), config, sessions.clone(), Arc::clone(&manager))));
-        McpEndpoint { rmcp: Arc::new(service_with(server, config, sessions, manager)), direct }
+        let mut rmcp = config.rmcp_config(sessions.clone());
+        #[cfg(feature = "redis")]
+        if let Some(shared) = &self.shared {
+            rmcp.session_store = Some(Arc::new(shared.clone()));
+            server.relay_through(Arc::new(shared.clone()));
+            shared.clone().listen(server.clone(), Arc::clone(&manager), sessions);
+        }
+        #[cfg(not(feature = "redis"))]
+        drop(sessions);
+        McpEndpoint { rmcp: Arc::new(service_with(server, rmcp, manager)), direct }
     }
 }
 
@@ -418,7 +564,7 @@ impl<S> Layer<S> for SessionLayer {
     type Service = SessionCheck<S>;
 
     fn layer(&self, inner: S) -> SessionCheck<S> {
-        SessionCheck { inner, registry: self.checks.then(|| Arc::clone(&self.registry)) }
+        SessionCheck { inner, registry: self.checks.then(|| Arc::clone(&self.registry)), shared: self.shared.clone() }
     }
 }
 
@@ -427,11 +573,13 @@ impl<S> Layer<S> for SessionLayer {
 pub struct SessionCheck<S> {
     inner: S,
     registry: Option<Arc<Registry>>,
+    #[cfg_attr(not(feature = "redis"), expect(dead_code, reason = "no store can be configured"))]
+    shared: Option<SharedStore>,
 }
 
 impl<S> Service<Request> for SessionCheck<S>
 where
-    S: Service<Request, Response = Response>,
+    S: Service<Request, Response = Response> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     type Response = Response;
@@ -446,10 +594,10 @@ where
         let Some(registry) = &self.registry else {
             return Either::Right(Either::Left(self.inner.call(request)));
         };
-        match admit(registry, &mut request) {
+        match admit(registry, self.shared.as_ref(), &mut request) {
             Err(refused) => at_once(refused),
-            Ok(None) => Either::Right(Either::Left(self.inner.call(request))),
-            Ok(Some(opening)) => {
+            Ok(Admitted::Pass) => Either::Right(Either::Left(self.inner.call(request))),
+            Ok(Admitted::Opening(opening)) => {
                 let answer = self.inner.call(request);
                 Either::Right(Either::Right(Box::pin(async move {
                     let response = answer.await?;
@@ -457,8 +605,63 @@ where
                     Ok(response)
                 })))
             }
+            #[cfg(feature = "redis")]
+            Ok(Admitted::Elsewhere { id, caller }) => {
+                let (registry, shared) = (Arc::clone(registry), self.shared.clone());
+                // The service that was made ready goes with the request; a clone stays.
+                let mut inner = self.inner.clone();
+                std::mem::swap(&mut inner, &mut self.inner);
+                Either::Right(Either::Right(Box::pin(async move {
+                    let Some(shared) = shared else { return Ok(refusal::session_not_found()) };
+                    match restorable(&registry, &shared, id, &caller, &mut request).await {
+                        Ok(()) => inner.call(request).await,
+                        Err(refused) => Ok(refused),
+                    }
+                })))
+            }
         }
     }
+}
+
+/// Whether a request naming session `id`, which this process does not hold, may have it
+/// restored from the session store: the session is there, `caller` may use it, and this process
+/// has room. The request then carries the session on as its [`IssuedSession`].
+#[cfg(feature = "redis")]
+async fn restorable(
+    registry: &Registry,
+    shared: &SharedStore,
+    id: String,
+    caller: &Owner,
+    request: &mut Request,
+) -> Result<(), Response> {
+    let record = match shared.record(&id).await {
+        Ok(Some(record)) => record,
+        Ok(None) => return Err(refusal::session_not_found()),
+        Err(error) => {
+            tracing::warn!("a session held by another replica cannot be restored: the session store failed ({error})");
+            return Err(refusal::busy(
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                "This session cannot be resumed right now (the session store did not answer); try again shortly.",
+            ));
+        }
+    };
+    if !caller.may_use_stored(&record.owner) {
+        tracing::warn!(?caller, "refused a request naming another caller's session");
+        return Err(refusal::session_not_found());
+    }
+    if !registry.has_room() {
+        let max = registry.limits.max_sessions;
+        tracing::warn!(max, "refused to restore a session: this replica holds as many as it may");
+        return Err(refusal::busy(
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            &format!("The server holds its maximum of {max} sessions; try again later."),
+        ));
+    }
+    if record.experimental_tasks {
+        request.extensions_mut().insert(ExperimentalTasks);
+    }
+    request.extensions_mut().insert(IssuedSession(Arc::from(id)));
+    Ok(())
 }
 
 #[cfg(test)]
