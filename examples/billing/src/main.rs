@@ -477,7 +477,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             let sessions = match (cli.session_store, &options.redis) {
                 (Some(SessionStore::Redis), None) => anyhow::bail!("--session-store redis needs --redis URL"),
                 (Some(SessionStore::Local), _) | (None, None) => None,
-                (_, Some(store)) => Some(store.clone()),
+                (_, Some(store)) => Some((store.clone(), options.rate_limit_failure.unwrap_or_default())),
             };
             runtime.block_on(serve_http(server, cli, address, sessions))
         }
@@ -508,11 +508,12 @@ async fn serve_http(
     server: mcp_fusion::FusionServer,
     cli: &Cli,
     address: &ListenAddress,
-    sessions: Option<RedisStore>,
+    sessions: Option<(RedisStore, (FailurePolicy, Duration))>,
 ) -> anyhow::Result<()> {
     let mut config = cli.oauth(cli.http_config(address.addrs()[0])).await?;
-    if let Some(store) = sessions {
-        config = config.session_store(store);
+    if let Some((store, (policy, timeout))) = sessions {
+        // As for the rate limit: --redis-failure and --redis-timeout-ms.
+        config = config.session_store(store).session_store_failure(policy, timeout);
     }
     if let Some(render) = cli.metrics()? {
         config = config.metrics(render);

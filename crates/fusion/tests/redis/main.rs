@@ -5,4 +5,5 @@
 mod support;
 
 mod redis;
+mod sessions;
 mod tasks;

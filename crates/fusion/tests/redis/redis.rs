@@ -92,7 +92,7 @@ impl Redis {
     }
 
     /// Kills the server (SIGKILL: a crash, not a shutdown).
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();

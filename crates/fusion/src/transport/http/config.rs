@@ -42,6 +42,8 @@ pub struct HttpConfig {
     pub(super) direct_path: bool,
     #[cfg(feature = "redis")]
     pub(super) session_store: Option<crate::guard::RedisStore>,
+    #[cfg(feature = "redis")]
+    pub(super) session_store_failure: (crate::guard::FailurePolicy, Duration),
 }
 
 /// How a call whose token lacks a scope the entry needs is refused.
@@ -102,6 +104,8 @@ impl HttpConfig {
             direct_path: true,
             #[cfg(feature = "redis")]
             session_store: None,
+            #[cfg(feature = "redis")]
+            session_store_failure: (crate::guard::FailurePolicy::Open, Duration::from_millis(250)),
         }
     }
 
@@ -309,11 +313,26 @@ impl HttpConfig {
     /// last use through any replica) or its client ends it; a replica that stops takes none
     /// with it. Stateless configurations have no sessions to keep.
     ///
-    /// Without Redis, a new session is still served, by the replica that opened it only; a
-    /// request naming a session held elsewhere is answered `503` with `Retry-After`.
+    /// The caps hold across replicas: a caller's open sessions are counted in the store
+    /// ([`max_sessions_per_caller`](Self::max_sessions_per_caller)), while
+    /// [`max_sessions`](Self::max_sessions) bounds what each process holds in memory.
+    ///
+    /// When Redis does not answer (see [`session_store_failure`](Self::session_store_failure)),
+    /// a request naming a session held elsewhere is answered `503` with `Retry-After`.
     #[cfg(feature = "redis")]
     pub fn session_store(mut self, store: crate::guard::RedisStore) -> HttpConfig {
         self.session_store = Some(store);
+        self
+    }
+
+    /// How long an `initialize` or a request naming a session held elsewhere waits for the
+    /// session store, and what an `initialize` gets when it does not answer in time:
+    /// [`FailurePolicy::Open`](crate::guard::FailurePolicy::Open) (the default, with 250 ms)
+    /// opens the session all the same, served by this replica only;
+    /// [`Closed`](crate::guard::FailurePolicy::Closed) answers `503` with `Retry-After`.
+    #[cfg(feature = "redis")]
+    pub fn session_store_failure(mut self, policy: crate::guard::FailurePolicy, timeout: Duration) -> HttpConfig {
+        self.session_store_failure = (policy, timeout);
         self
     }
 

@@ -289,15 +289,15 @@ fn admit(registry: &Arc<Registry>, shared: Option<&SharedStore>, request: &mut R
             }
             return Ok(Admitted::Pass);
         };
-        if let Some(owner) = known
+        if let Some(owner) = &known
             && !owner.admits(&caller)
         {
             tracing::warn!(?caller, "refused a request naming another caller's session");
             return Err(refusal::session_not_found());
         }
         #[cfg(feature = "redis")]
-        if let Some(shared) = shared {
-            shared.touch(id);
+        if let (Some(shared), Some(owner)) = (shared, &known) {
+            shared.touch(id, || owner.stored());
         }
         let issued = IssuedSession(Arc::from(id));
         request.extensions_mut().insert(issued);
@@ -321,12 +321,7 @@ fn admit(registry: &Arc<Registry>, shared: Option<&SharedStore>, request: &mut R
         }
         Err(Full::Caller(max)) => {
             tracing::warn!(?caller, max, "refused a new session: the caller holds as many as it may");
-            Err(refusal::busy(
-                http::StatusCode::TOO_MANY_REQUESTS,
-                &format!(
-                    "This caller holds its maximum of {max} open sessions; end one (DELETE) or reuse it, or wait for idle ones to expire."
-                ),
-            ))
+            Err(caller_full(max))
         }
     }
 }
@@ -534,7 +529,7 @@ impl SessionLayer {
             .session_store
             .clone()
             .filter(|_| checks)
-            .map(|store| SharedStore::new(store, config.limits.session_idle_timeout));
+            .map(|store| SharedStore::new(store, config.limits.session_idle_timeout, config.session_store_failure));
         #[cfg(not(feature = "redis"))]
         let shared = None;
         SessionLayer { registry: Registry::new(config.limits), checks, shared }
@@ -597,6 +592,25 @@ where
         match admit(registry, self.shared.as_ref(), &mut request) {
             Err(refused) => at_once(refused),
             Ok(Admitted::Pass) => Either::Right(Either::Left(self.inner.call(request))),
+            #[cfg(feature = "redis")]
+            Ok(Admitted::Opening(opening)) if self.shared.is_some() => {
+                let (shared, max) = (self.shared.clone(), registry.limits.max_sessions_per_caller);
+                let mut inner = self.inner.clone();
+                std::mem::swap(&mut inner, &mut self.inner);
+                Either::Right(Either::Right(Box::pin(async move {
+                    if let Some(shared) = shared
+                        && let Some(owner) = &opening.owner
+                    {
+                        let max = (*owner != Owner::Unknown).then_some(max);
+                        if let Err(not) = shared.may_open(&owner.stored(), max).await {
+                            return Ok(not_opened(not, owner));
+                        }
+                    }
+                    let response = inner.call(request).await?;
+                    opening.settle(&response);
+                    Ok(response)
+                })))
+            }
             Ok(Admitted::Opening(opening)) => {
                 let answer = self.inner.call(request);
                 Either::Right(Either::Right(Box::pin(async move {
@@ -621,6 +635,36 @@ where
             }
         }
     }
+}
+
+/// The answer to an `initialize` the session store refused.
+#[cfg(feature = "redis")]
+fn not_opened(not: super::shared_sessions::NotOpened, caller: &Owner) -> Response {
+    use super::shared_sessions::NotOpened;
+    match not {
+        NotOpened::CallerFull(max) => {
+            tracing::warn!(
+                ?caller,
+                max,
+                "refused a new session: the caller holds as many as it may across the replicas"
+            );
+            caller_full(max)
+        }
+        NotOpened::StoreDown => refusal::busy(
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            "No session can be opened right now (the session store did not answer); try again shortly.",
+        ),
+    }
+}
+
+/// The answer to an `initialize` of a caller holding `max` sessions already.
+fn caller_full(max: usize) -> Response {
+    refusal::busy(
+        http::StatusCode::TOO_MANY_REQUESTS,
+        &format!(
+            "This caller holds its maximum of {max} open sessions; end one (DELETE) or reuse it, or wait for idle ones to expire."
+        ),
+    )
 }
 
 /// Whether a request naming session `id`, which this process does not hold, may have it

@@ -8,7 +8,9 @@
 //! Each session is one hash, `PREFIX session:ID` (`init`, `owner`, `level`), and one set of the
 //! URIs it subscribed to, `PREFIX session:ID:uris`; both expire after the idle timeout and are
 //! kept alive by use. `PREFIX subscribers:URI` holds the sessions subscribed to a URI (those
-//! that expired are dropped the next time it changes). The channel is `PREFIX relay`.
+//! that expired are dropped the next time it changes), `PREFIX sessions-of:OWNER` each owner's
+//! sessions by when they idle out (what caps a caller across replicas). The channel is
+//! `PREFIX relay`.
 
 #![allow(deprecated, reason = "a session's logging level (deprecated by SEP-2577) is kept with the session")]
 
@@ -25,7 +27,7 @@ use rmcp::transport::streamable_http_server::session::store::{SessionState, Sess
 use tokio_util::sync::CancellationToken;
 
 use super::sessions::OwnedSessions;
-use crate::guard::RedisStore;
+use crate::guard::{FailurePolicy, RedisStore};
 use crate::lock::locked;
 use crate::observe::redis_command as observed;
 use crate::server::ListChanged;
@@ -43,11 +45,14 @@ redis.call('SADD', KEYS[2], ARGV[4])
 return 1
 ";
 
-/// Ends a session: its record, its subscriptions, and its place among each URI's subscribers.
+/// Ends a session: its record, its subscriptions, its place among each URI's subscribers and
+/// among its owner's sessions.
 const DELETE_SCRIPT: &str = r"
 for _, uri in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   redis.call('SREM', ARGV[1] .. uri, ARGV[2])
 end
+local owner = redis.call('HGET', KEYS[1], 'owner')
+if owner then redis.call('ZREM', ARGV[3] .. owner, ARGV[2]) end
 redis.call('DEL', KEYS[1], KEYS[2])
 return 1
 ";
@@ -72,10 +77,21 @@ return #live
 pub(super) struct SharedSessions {
     store: RedisStore,
     idle: Duration,
+    /// What an `initialize` gets when Redis does not answer within `timeout`.
+    policy: FailurePolicy,
+    timeout: Duration,
     channel: Arc<str>,
     scripts: Arc<[Script; 3]>,
     /// When this process last told Redis that each session it holds is in use.
     touched: Arc<Mutex<HashMap<Arc<str>, Instant>>>,
+}
+
+/// Why a new session was not opened.
+pub(super) enum NotOpened {
+    /// The caller holds `max` sessions across the replicas.
+    CallerFull(usize),
+    /// Redis did not answer, and the failure policy is closed.
+    StoreDown,
 }
 
 /// What the record of a session says, as far as a request naming it needs.
@@ -93,10 +109,58 @@ impl std::fmt::Debug for SharedSessions {
 }
 
 impl SharedSessions {
-    pub(super) fn new(store: RedisStore, idle: Duration) -> SharedSessions {
+    pub(super) fn new(
+        store: RedisStore,
+        idle: Duration,
+        (policy, timeout): (FailurePolicy, Duration),
+    ) -> SharedSessions {
         let channel = Arc::from(format!("{}relay", store.key_prefix()));
         let scripts = Arc::new([SUBSCRIBE_SCRIPT, DELETE_SCRIPT, UPDATED_SCRIPT].map(Script::new));
-        SharedSessions { store, idle, channel, scripts, touched: Arc::default() }
+        SharedSessions { store, idle, policy, timeout, channel, scripts, touched: Arc::default() }
+    }
+
+    fn owner_key(&self, owner: &str) -> String {
+        format!("{}sessions-of:{owner}", self.store.key_prefix())
+    }
+
+    fn now_ms() -> u64 {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        u64::try_from(now.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether `owner` may open one more session, holding fewer than `max` across the replicas
+    /// (`None` for a caller nobody can tell apart: uncapped). Redis not answering in time
+    /// decides by the failure policy.
+    pub(super) async fn may_open(&self, owner: &str, max: Option<usize>) -> Result<(), NotOpened> {
+        let key = self.owner_key(owner);
+        let mut pipeline = redis::pipe();
+        pipeline.cmd("ZREMRANGEBYSCORE").arg(&key).arg("-inf").arg(Self::now_ms()).ignore();
+        pipeline.cmd("ZCARD").arg(&key);
+        let mut connection = self.store.inner.connection.clone();
+        let started = Instant::now();
+        let counted = tokio::time::timeout(self.timeout, pipeline.query_async::<(usize,)>(&mut connection)).await;
+        observed("session_count", started, matches!(counted, Ok(Ok(_))));
+        match counted {
+            Ok(Ok((held,))) => match max {
+                Some(max) if held >= max => Err(NotOpened::CallerFull(max)),
+                _ => Ok(()),
+            },
+            Ok(Err(error)) => self.down(&error.to_string()),
+            Err(_) => self.down(&format!("no answer within {} ms", self.timeout.as_millis())),
+        }
+    }
+
+    fn down(&self, why: &str) -> Result<(), NotOpened> {
+        match self.policy {
+            FailurePolicy::Closed => {
+                tracing::warn!(redis = %self.store.target(), "refused a new session: the session store failed ({why})");
+                Err(NotOpened::StoreDown)
+            }
+            _ => {
+                tracing::warn!(redis = %self.store.target(), "a new session is served by this replica only: the session store failed ({why})");
+                Ok(())
+            }
+        }
     }
 
     fn record_key(&self, id: &str) -> String {
@@ -154,18 +218,21 @@ impl SharedSessions {
     /// Keeps a session that just answered `initialize`, before its client learns its id.
     pub(super) async fn create(&self, id: &str, init: &InitializeRequestParams, owner: &str) {
         let Ok(init) = serde_json::to_string(init) else { return };
-        let key = self.record_key(id);
+        let (key, owner_key) = (self.record_key(id), self.owner_key(owner));
         let mut pipeline = redis::pipe();
         pipeline.atomic().hset_multiple(&key, &[("init", init.as_str()), ("owner", owner)]).ignore();
         pipeline.cmd("PEXPIRE").arg(&key).arg(self.idle_ms()).ignore();
+        pipeline.cmd("ZADD").arg(&owner_key).arg(Self::now_ms().saturating_add(self.idle_ms())).arg(id).ignore();
+        pipeline.cmd("PEXPIRE").arg(&owner_key).arg(self.idle_ms()).ignore();
         let mut connection = self.store.inner.connection.clone();
         let started = Instant::now();
-        let kept: redis::RedisResult<()> = pipeline.query_async(&mut connection).await;
-        observed("session_create", started, kept.is_ok());
-        if let Err(error) = kept {
+        let kept = tokio::time::timeout(self.timeout, pipeline.query_async::<()>(&mut connection)).await;
+        observed("session_create", started, matches!(kept, Ok(Ok(()))));
+        if !matches!(kept, Ok(Ok(()))) {
             tracing::warn!(
                 redis = %self.store.target(),
-                "a new session is served by this replica only: it could not be kept in Redis ({error})"
+                "a new session is served by this replica only: it could not be kept in Redis in {} ms",
+                self.timeout.as_millis()
             );
         }
         locked(&self.touched).insert(Arc::from(id), Instant::now());
@@ -173,8 +240,13 @@ impl SharedSessions {
 
     /// The record of session `id`; `None` when there is none (it ended, expired, or never was).
     pub(super) async fn record(&self, id: &str) -> Result<Option<Record>, redis::RedisError> {
+        let mut read = redis::cmd("HMGET");
+        read.arg(self.record_key(id)).arg("owner").arg("init");
         let (owner, init): (Option<String>, Option<String>) =
-            self.query("session_owner", redis::cmd("HMGET").arg(self.record_key(id)).arg("owner").arg("init")).await?;
+            tokio::time::timeout(self.timeout, self.query("session_owner", &read)).await.map_err(|_| {
+                let why = format!("no answer within {} ms", self.timeout.as_millis());
+                redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
+            })??;
         let (Some(owner), Some(init)) = (owner, init) else { return Ok(None) };
         let experimental_tasks = serde_json::from_str::<InitializeRequestParams>(&init)
             .is_ok_and(|init| crate::task::experimental::spoken_by(&init));
@@ -183,7 +255,7 @@ impl SharedSessions {
 
     /// Tells Redis that session `id` is in use, at most every quarter of its idle timeout per
     /// process, without waiting: a session's record lives as long as any replica uses it.
-    pub(super) fn touch(&self, id: &str) {
+    pub(super) fn touch(&self, id: &str, owner: impl FnOnce() -> String) {
         let now = Instant::now();
         {
             let mut touched = locked(&self.touched);
@@ -195,12 +267,14 @@ impl SharedSessions {
                 }
             }
         }
-        let (shared, id) = (self.clone(), id.to_owned());
+        let (shared, id, owner) = (self.clone(), id.to_owned(), self.owner_key(&owner()));
         tokio::spawn(async move {
             let idle = shared.idle_ms();
             let mut pipeline = redis::pipe();
             pipeline.cmd("PEXPIRE").arg(shared.record_key(&id)).arg(idle).ignore();
             pipeline.cmd("PEXPIRE").arg(shared.uris_key(&id)).arg(idle).ignore();
+            pipeline.cmd("ZADD").arg(&owner).arg("XX").arg(Self::now_ms().saturating_add(idle)).arg(&id).ignore();
+            pipeline.cmd("PEXPIRE").arg(&owner).arg(idle).ignore();
             let mut connection = shared.store.inner.connection.clone();
             let started = Instant::now();
             let kept: redis::RedisResult<()> = pipeline.query_async(&mut connection).await;
@@ -428,8 +502,8 @@ impl SessionStore for SharedSessions {
     /// The client ended the session (`DELETE`): it ends on every replica.
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         let keys = [self.record_key(session_id), self.uris_key(session_id)];
-        let prefix = self.subscribers_key("");
-        self.run::<i64>("session_delete", &self.scripts[1], &keys, &[&prefix, session_id]).await?;
+        let (subscribers, owners) = (self.subscribers_key(""), self.owner_key(""));
+        self.run::<i64>("session_delete", &self.scripts[1], &keys, &[&subscribers, session_id, &owners]).await?;
         let _: i64 =
             self.query("publish", redis::cmd("PUBLISH").arg(&*self.channel).arg(format!("c\n{session_id}"))).await?;
         Ok(())

@@ -1,0 +1,200 @@
+//! Sessions shared through a real `redis-server` by two HTTP servers in this process, as two
+//! replicas behind a load balancer would share them: a session opened on one is served by the
+//! other, only to the identity that opened it; its end (`DELETE`) through one ends it on both;
+//! and Redis down turns a restore into `503` with `Retry-After`, never into another caller's
+//! session.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_fusion::auth::{Identity, StaticTokens};
+use mcp_fusion::guard::{FailurePolicy, RedisStore};
+use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, FusionServer, Group};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use super::redis::Redis;
+
+#[derive(Deserialize, JsonSchema)]
+struct Nothing {}
+
+async fn session(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    Ok(ctx.call().session_id().unwrap_or("none").to_owned())
+}
+
+/// A replica: its own server and HTTP listener, on the shared `store`.
+struct Replica {
+    addr: SocketAddr,
+    _stop: oneshot::Sender<()>,
+}
+
+impl Replica {
+    async fn start(store: &RedisStore) -> Replica {
+        Replica::with(store, |config| config).await
+    }
+
+    async fn with(store: &RedisStore, configure: impl FnOnce(HttpConfig) -> HttpConfig) -> Replica {
+        let server = FusionServer::builder("replica", "1")
+            .group(Group::new("t", "Test tools.").action(Action::new("session", "The session id.").handler(session)))
+            .build(())
+            .unwrap();
+        let tokens =
+            StaticTokens::new().token("ana-token", Identity::new("ana")).token("bo-token", Identity::new("bo"));
+        let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens).session_store(store.clone());
+        let config = configure(config);
+        let http = HttpServer::bind(server, config).await.unwrap();
+        let addr = http.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(http.serve(async move {
+            let _ = stopped.await;
+        }));
+        Replica { addr, _stop: stop }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    async fn post(&self, token: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+        let mut request = reqwest::Client::new()
+            .post(self.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("authorization", format!("Bearer {token}"));
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.body(body.to_string()).send().await.unwrap()
+    }
+
+    /// Opens a session for `token`'s identity; its id.
+    async fn open(&self, token: &str) -> String {
+        let response = self.initialize(token).await;
+        assert_eq!(response.status(), 200);
+        response.headers()["mcp-session-id"].to_str().unwrap().to_owned()
+    }
+
+    async fn initialize(&self, token: &str) -> reqwest::Response {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        self.post(token, None, &initialize).await
+    }
+
+    /// Calls `t.session` in `session`: the HTTP status, and the id the call counted as.
+    async fn session_of(&self, token: &str, session: &str) -> (u16, String) {
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "t", "arguments": {"action": "session"}}});
+        let response = self.post(token, Some(session), &call).await;
+        let status = response.status().as_u16();
+        let body = response.text().await.unwrap();
+        // An answer on an event stream or as JSON: the text of its first content block.
+        let json = body.lines().find_map(|line| line.strip_prefix("data: ").filter(|data| data.starts_with('{')));
+        let text = serde_json::from_str::<Value>(json.unwrap_or(&body))
+            .ok()
+            .and_then(|answer| Some(answer["result"]["content"][0]["text"].as_str()?.to_owned()))
+            .unwrap_or(body);
+        (status, text)
+    }
+
+    async fn delete(&self, token: &str, session: &str) -> u16 {
+        let response = reqwest::Client::new()
+            .delete(self.url())
+            .header("authorization", format!("Bearer {token}"))
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap();
+        response.status().as_u16()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_session_opened_on_one_replica_is_served_by_another_to_its_owner_only() {
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let ana = one.open("ana-token").await;
+
+    // Another identity naming it, on the replica that does not hold it, finds nothing there
+    // (nor does it restore the session for its owner's later requests to be counted as its).
+    assert_eq!(two.session_of("bo-token", &ana).await.0, 404);
+    // Its owner is served there, in that session.
+    assert_eq!(two.session_of("ana-token", &ana).await, (200, ana.clone()));
+    assert_eq!(one.session_of("ana-token", &ana).await, (200, ana.clone()));
+    // Now held on both: still closed to others on both.
+    assert_eq!(two.session_of("bo-token", &ana).await.0, 404);
+    assert_eq!(one.session_of("bo-token", &ana).await.0, 404);
+    // A session id nobody issued is no session anywhere.
+    assert_eq!(two.session_of("ana-token", "made-up").await.0, 404);
+
+    // Ended through one, it ends on the other too (told over the relay channel).
+    assert_eq!(two.delete("ana-token", &ana).await, 204);
+    let mut status = 0;
+    for _ in 0..200 {
+        status = one.session_of("ana-token", &ana).await.0;
+        if status == 404 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, 404, "the session ended through one replica still answers on the other");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn redis_down_refuses_a_restore_with_retry_after_and_keeps_local_sessions() {
+    let mut redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let ana = one.open("ana-token").await;
+    redis.stop();
+    // The replica holding it serves it; the other cannot learn who owns it, and says to retry.
+    assert_eq!(one.session_of("ana-token", &ana).await, (200, ana.clone()));
+    let refused = two.post("ana-token", Some(&ana), &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_callers_sessions_are_capped_across_replicas_and_an_ended_one_gives_its_slot_back() {
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let capped = |config: HttpConfig| config.max_sessions_per_caller(2);
+    let (one, two) = (Replica::with(&store, capped).await, Replica::with(&store, capped).await);
+    let first = one.open("ana-token").await;
+    two.open("ana-token").await;
+    // Each replica holds one of ana's sessions: the third is refused on either.
+    let refused = one.initialize("ana-token").await;
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    assert_eq!(two.initialize("ana-token").await.status(), 429);
+    // Another caller is not counted with her.
+    two.open("bo-token").await;
+    // One ended through the replica that does not hold it: her slot is back everywhere.
+    assert_eq!(two.delete("ana-token", &first).await, 204);
+    two.open("ana-token").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn with_redis_down_a_closed_policy_opens_no_session_and_an_open_one_serves_it_here() {
+    let mut redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let timeout = Duration::from_millis(200);
+    let closed = Replica::with(&store, |config| config.session_store_failure(FailurePolicy::Closed, timeout)).await;
+    let open = Replica::with(&store, |config| config.session_store_failure(FailurePolicy::Open, timeout)).await;
+    redis.stop();
+    let refused = closed.initialize("ana-token").await;
+    assert_eq!(refused.status(), 503);
+    assert!(refused.headers().contains_key("retry-after"));
+    let here = open.open("ana-token").await;
+    assert_eq!(open.session_of("ana-token", &here).await, (200, here.clone()));
+}
