@@ -26,6 +26,12 @@ async fn session(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
     Ok(ctx.call().session_id().unwrap_or("none").to_owned())
 }
 
+async fn chatty(_ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    tracing::info!(target: mcp_fusion::logging::CLIENT_TARGET, "an info line for the client");
+    tracing::warn!(target: mcp_fusion::logging::CLIENT_TARGET, "a warning for the client");
+    Ok("said".to_owned())
+}
+
 /// A replica: its own server and HTTP listener, on the shared `store`.
 struct Replica {
     addr: SocketAddr,
@@ -39,7 +45,11 @@ impl Replica {
 
     async fn with(store: &RedisStore, configure: impl FnOnce(HttpConfig) -> HttpConfig) -> Replica {
         let server = FusionServer::builder("replica", "1")
-            .group(Group::new("t", "Test tools.").action(Action::new("session", "The session id.").handler(session)))
+            .group(
+                Group::new("t", "Test tools.")
+                    .action(Action::new("session", "The session id.").handler(session))
+                    .action(Action::new("chatty", "Logs for the client.").handler(chatty)),
+            )
             .build(())
             .unwrap();
         let tokens =
@@ -83,6 +93,28 @@ impl Replica {
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
         self.post(token, None, &initialize).await
+    }
+
+    /// The body of a call of `t.chatty` in `session`.
+    async fn chatty(&self, token: &str, session: &str) -> String {
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "t", "arguments": {"action": "chatty"}}});
+        self.post(token, Some(session), &call).await.text().await.unwrap()
+    }
+
+    /// Opens the session's stream of server messages (its `GET`).
+    async fn listen(&self, token: &str, session: &str) -> reqwest::Response {
+        let response = reqwest::Client::new()
+            .get(self.url())
+            .header("accept", "text/event-stream")
+            .header("authorization", format!("Bearer {token}"))
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response
     }
 
     /// Calls `t.session` in `session`: the HTTP status, and the id the call counted as.
@@ -197,4 +229,47 @@ async fn with_redis_down_a_closed_policy_opens_no_session_and_an_open_one_serves
     assert!(refused.headers().contains_key("retry-after"));
     let here = open.open("ana-token").await;
     assert_eq!(open.session_of("ana-token", &here).await, (200, here.clone()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_logging_level_set_through_one_replica_holds_on_another() {
+    // The calls run on the runtime's workers: the layer that hands their events to clients is
+    // the process's.
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(mcp_fusion::logging::layer()));
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let ana = one.open("ana-token").await;
+    // Restored on the second replica before the level is set: it hears of it over the relay.
+    two.chatty("ana-token", &ana).await;
+    let mut stream = two.listen("ana-token", &ana).await;
+    let set_level = json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel", "params": {"level": "warning"}});
+    assert_eq!(one.post("ana-token", Some(&ana), &set_level).await.status(), 200);
+    let heard = loop {
+        two.chatty("ana-token", &ana).await;
+        if let Ok(heard) = tokio::time::timeout(Duration::from_millis(100), read_until(&mut stream, "a warning")).await
+        {
+            break heard;
+        }
+    };
+    assert!(!heard.contains("an info line"), "{heard}");
+    // A third replica, started after the level was set, reads it from Redis as it restores.
+    let three = Replica::start(&store).await;
+    three.chatty("ana-token", &ana).await;
+    let mut stream = three.listen("ana-token", &ana).await;
+    three.chatty("ana-token", &ana).await;
+    let heard = tokio::time::timeout(Duration::from_secs(10), read_until(&mut stream, "a warning")).await.unwrap();
+    assert!(!heard.contains("an info line"), "{heard}");
+}
+
+/// What `stream` sends until it has sent `needle`.
+async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
+    let mut heard = String::new();
+    while !heard.contains(needle) {
+        let chunk = stream.chunk().await.unwrap().expect("the stream ended");
+        heard.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    heard
 }
