@@ -247,13 +247,16 @@ async fn a_logging_level_set_through_one_replica_holds_on_another() {
     let mut stream = two.listen("ana-token", &ana).await;
     let set_level = json!({"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel", "params": {"level": "warning"}});
     assert_eq!(one.post("ana-token", Some(&ana), &set_level).await.status(), 200);
-    let heard = loop {
+    let mut heard = None;
+    for _ in 0..100 {
         two.chatty("ana-token", &ana).await;
-        if let Ok(heard) = tokio::time::timeout(Duration::from_millis(100), read_until(&mut stream, "a warning")).await
-        {
-            break heard;
+        let read = tokio::time::timeout(Duration::from_millis(100), read_until(&mut stream, "a warning")).await;
+        if let Ok(read) = read {
+            heard = Some(read);
+            break;
         }
-    };
+    }
+    let heard = heard.expect("the level set through one replica never held on the other");
     assert!(!heard.contains("an info line"), "{heard}");
     // A third replica, started after the level was set, reads it from Redis as it restores.
     let three = Replica::start(&store).await;
