@@ -318,12 +318,45 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}{at}"
 
 
+async def measure_restore(options: argparse.Namespace) -> str:
+    """What restoring a session costs the request that needs it: sessions opened on replica 1,
+    each then called twice on replica 2 (the first call restores it there), timed per call."""
+    import statistics
+    import time
+
+    first: list[float] = []
+    second: list[float] = []
+    here: list[float] = []
+    async with httpx2.AsyncClient(timeout=30, headers={"authorization": f"Bearer {TOKEN}"}) as http:
+        for _ in range(200):
+            opener = RawSession(http, options.replica[0])
+            await opener.send("initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})
+            await opener.send("notifications/initialized", notify=True)
+            call = {"name": "billing", "arguments": {"action": "get_invoice", "id": "inv_2026_0001"}}
+            started = time.perf_counter()
+            await opener.send("tools/call", call)
+            here.append(time.perf_counter() - started)
+            elsewhere = RawSession(http, options.replica[1])
+            elsewhere.id = opener.id
+            for timings in (first, second):
+                started = time.perf_counter()
+                await elsewhere.send("tools/call", call)
+                timings.append(time.perf_counter() - started)
+    ms = lambda values: f"{statistics.median(values) * 1000:.2f}"  # noqa: E731
+    return (
+        f"| a call on the replica that opened the session | {ms(here)} |\n"
+        f"| the first call on another replica (restores the session from Redis) | {ms(first)} |\n"
+        f"| the next call there | {ms(second)} |"
+    )
+
+
 SCENARIOS = {
     "sessions": scenario_sessions,
     "subscriptions": scenario_subscriptions,
     "idempotency": scenario_idempotency,
     "kill": scenario_kill,
     "rate": scenario_rate,
+    "measure-restore": measure_restore,
 }
 
 
@@ -341,7 +374,8 @@ async def main() -> int:
     for name in options.scenarios:
         try:
             with anyio.fail_after(90):
-                print(f"PASS {name}: {await SCENARIOS[name](options)}", flush=True)
+                outcome = await SCENARIOS[name](options)
+                print(outcome if name.startswith("measure") else f"PASS {name}: {outcome}", flush=True)
         except BaseException as error:  # noqa: BLE001 - every failure is reported the same way
             failed += 1
             print(f"FAIL {name}: {describe(error)}", flush=True)

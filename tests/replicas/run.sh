@@ -13,8 +13,8 @@
 # exactly 10 of 14 calls spread over them are admitted.
 #
 # --measure prints calls/s and latency through haproxy with 1 and 3 replicas, with sessions in
-# Redis and in each process (sticky by client address, as replicas without a session store
-# need), and stateless; the figures of docs/deploying.md come from it.
+# Redis and in each process (haproxy sticking each session to its replica, as replicas without
+# a session store need), and stateless, and what restoring a session costs the request that does; the figures of docs/deploying.md come from it.
 #
 # Installs redis-server and haproxy with apt-get when missing (as root, or through sudo without
 # a password), and the Python SDK pinned in tests/interop/python/requirements.txt into
@@ -66,18 +66,17 @@ release_build --quiet
 BILLING="$ROOT/target/release/billing-server"
 LOAD="$ROOT/target/release/fusion-load"
 
-if [ "$MEASURE" -eq 0 ]; then
-  step "tests/replicas/.venv: the Python SDK"
-  python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || die "$(python3 --version) is too old for mcp: it needs >= 3.10"
+step "tests/replicas/.venv: the Python SDK"
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || die "$(python3 --version) is too old for mcp: it needs >= 3.10"
   VENV="$HERE/.venv"
-  want="$(sha256sum "$ROOT/tests/interop/python/requirements.txt" | cut -d' ' -f1) $(python3 --version)"
-  if [ "$(cat "$VENV/.installed" 2>/dev/null)" != "$want" ]; then
-    rm -rf "$VENV"
-    python3 -m venv "$VENV" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$ROOT/tests/interop/python/requirements.txt"
-    echo "$want" >"$VENV/.installed"
-  fi
+want="$(sha256sum "$ROOT/tests/interop/python/requirements.txt" | cut -d' ' -f1) $(python3 --version)"
+if [ "$(cat "$VENV/.installed" 2>/dev/null)" != "$want" ]; then
+  rm -rf "$VENV"
+  python3 -m venv "$VENV" || die "python3 -m venv failed (on Debian: apt-get install python3-venv)"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input -r "$ROOT/tests/interop/python/requirements.txt"
+  echo "$want" >"$VENV/.installed"
 fi
+PY="$HERE/.venv/bin/python"
 
 WORK="$(mktemp -d)"
 PIDS=()
@@ -130,7 +129,8 @@ done
 REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 
 # Starts $1 replicas with the flags after it, all on one database and the Redis, then haproxy
-# in front ($BALANCE, roundrobin unless set); sets URLS, PIDS and PROXY.
+# in front, round-robin (with STICKY=1, each session's requests to the replica that opened it,
+# learnt from its answer's mcp-session-id); sets URLS, PIDS and PROXY.
 start_cluster() {
   local count="$1" n url
   shift
@@ -144,7 +144,12 @@ start_cluster() {
     url="$(listening_url "${PIDS[n - 1]}" "$WORK/r$n.log" billing-server)"
     URLS+=("$url")
   done
-  local proxy_port servers=""
+  local proxy_port servers="" sticky=""
+  if [ "${STICKY:-0}" = 1 ]; then
+    sticky="  stick-table type string len 64 size 100k expire 1h"$'\n'
+    sticky+="  stick on req.hdr(mcp-session-id)"$'\n'
+    sticky+="  stick store-response res.hdr(mcp-session-id)"$'\n'
+  fi
   proxy_port="$(free_port)"
   for ((n = 1; n <= count; n++)); do
     url="${URLS[n - 1]#http://}"
@@ -166,8 +171,8 @@ frontend mcp
   option forwardfor if-none
   default_backend replicas
 backend replicas
-  balance ${BALANCE:-roundrobin}
-  option httpchk
+  balance roundrobin
+$sticky  option httpchk
   http-check send meth GET uri /healthz ver HTTP/1.1 hdr host 127.0.0.1
   http-check expect status 200
   default-server inter 200ms fall 2 rise 1
@@ -186,9 +191,9 @@ EOF
 
 if [ "$MEASURE" -eq 1 ]; then
   measure() {
-    local label="$1" clients
+    local label="$1" url="${2:-$PROXY}" clients
     for clients in 1 16; do
-      "$LOAD" --url "$PROXY" --clients "$clients" --duration 5 --warmup 1 --json \
+      "$LOAD" --url "$url" --clients "$clients" --duration 5 --warmup 1 --json \
         >"$WORK/load.json" \
         || die "fusion-load failed on $label"
       python3 - "$label" "$clients" "$WORK/load.json" <<'EOF'
@@ -204,17 +209,27 @@ EOF
   step "latency and throughput through haproxy (5 s per row after 1 s of warm-up)"
   echo "| configuration | clients | calls/s | p50 ms | p99 ms | failed |"
   echo "|---|---:|---:|---:|---:|---:|"
+  start_cluster 1 --redis "$REDIS_URL"
+  measure "1 replica, no haproxy (sessions in Redis)" "${URLS[0]}"
+  stop_all
   for count in 1 3; do
     start_cluster "$count" --redis "$REDIS_URL" --session-store redis
     measure "$count × sessions in Redis, round-robin"
     stop_all
-    BALANCE=source start_cluster "$count" --redis "$REDIS_URL" --session-store local
-    measure "$count × sessions in each process, sticky by address"
+    STICKY=1 start_cluster "$count" --redis "$REDIS_URL" --session-store local
+    measure "$count × sessions in each process, sticky by session"
     stop_all
     start_cluster "$count" --stateless
     measure "$count × stateless, round-robin"
     stop_all
   done
+  step "what restoring a session costs the request that needs it (median of 200, directly to the replicas)"
+  export BILLING_TOKEN="replicas-$RANDOM$RANDOM"
+  start_cluster 2 --redis "$REDIS_URL"
+  echo "| request | p50 ms |"
+  echo "|---|---:|"
+  "$PY" "$HERE/replicas.py" --token "$BILLING_TOKEN" --proxy "$PROXY" --replica "${URLS[0]}" --replica "${URLS[1]}" \
+    --pids "$(IFS=,; echo "${PIDS[*]}")" measure-restore
   exit 0
 fi
 
