@@ -283,8 +283,10 @@ fn admit(registry: &Arc<Registry>, shared: Option<&SharedStore>, request: &mut R
     if let Some(id) = request.headers().get(SESSION_HEADER) {
         let Some(id) = id.to_str().ok() else { return Ok(Admitted::Pass) };
         let Some((known, experimental_tasks)) = registry.session(id) else {
+            // Only an id of the form this server issues (a UUID) is looked up in the store: any
+            // other string a client sends never names a key there.
             #[cfg(feature = "redis")]
-            if shared.is_some() {
+            if shared.is_some() && super::shared_sessions::issued_form(id) {
                 return Ok(Admitted::Elsewhere { id: id.to_owned(), caller });
             }
             return Ok(Admitted::Pass);

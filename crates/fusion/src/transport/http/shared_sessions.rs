@@ -312,7 +312,11 @@ impl SharedSessions {
     /// drops (what was sent in the meantime is missed: notifications are hints a client may
     /// miss).
     pub(super) fn listen(self, server: FusionServer, manager: Arc<OwnedSessions>, stop: CancellationToken) {
-        tokio::spawn(async move {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!("the endpoint was built outside a Tokio runtime: it hears nothing from other replicas");
+            return;
+        };
+        runtime.spawn(async move {
             let mut delay = Duration::from_millis(50);
             loop {
                 let listening = async {
@@ -346,6 +350,12 @@ impl SharedSessions {
             }
         });
     }
+}
+
+/// Whether `id` has the form of the session ids rmcp issues (a UUID, in hex and hyphens): no
+/// other string a client sends is looked up, so none names a key of the store.
+pub(super) fn issued_form(id: &str) -> bool {
+    id.len() == 36 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 /// What comes on the relay channel.
@@ -487,6 +497,9 @@ impl Relay for SharedSessions {
 #[async_trait::async_trait]
 impl SessionStore for SharedSessions {
     async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        if !issued_form(session_id) {
+            return Ok(None);
+        }
         let init: Option<String> =
             self.query("session_load", redis::cmd("HGET").arg(self.record_key(session_id)).arg("init")).await?;
         let Some(init) = init else { return Ok(None) };
@@ -501,6 +514,9 @@ impl SessionStore for SharedSessions {
 
     /// The client ended the session (`DELETE`): it ends on every replica.
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        if !issued_form(session_id) {
+            return Ok(());
+        }
         let keys = [self.record_key(session_id), self.uris_key(session_id)];
         let (subscribers, owners) = (self.subscribers_key(""), self.owner_key(""));
         self.run::<i64>("session_delete", &self.scripts[1], &keys, &[&subscribers, session_id, &owners]).await?;
@@ -513,6 +529,20 @@ impl SessionStore for SharedSessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_ids_of_the_issued_form_are_looked_up() {
+        assert!(issued_form("f37f0103-0d13-4c6a-b898-f91cd019e4dc"));
+        for id in [
+            "",
+            "made-up",
+            "f37f0103-0d13-4c6a-b898-f91cd019e4dc:uris",
+            "f37f0103-0d13-4c6a-b898-f91cd019e4d*",
+            "x".repeat(36).as_str(),
+        ] {
+            assert!(!issued_form(id), "{id}");
+        }
+    }
 
     #[test]
     fn relay_messages_read_back_and_garbage_is_ignored() {
