@@ -34,6 +34,7 @@ async fn chatty(_ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
 
 /// A replica: its own server and HTTP listener, on the shared `store`.
 struct Replica {
+    server: FusionServer,
     addr: SocketAddr,
     _stop: oneshot::Sender<()>,
 }
@@ -56,13 +57,13 @@ impl Replica {
             StaticTokens::new().token("ana-token", Identity::new("ana")).token("bo-token", Identity::new("bo"));
         let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens).session_store(store.clone());
         let config = configure(config);
-        let http = HttpServer::bind(server, config).await.unwrap();
+        let http = HttpServer::bind(server.clone(), config).await.unwrap();
         let addr = http.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(http.serve(async move {
             let _ = stopped.await;
         }));
-        Replica { addr, _stop: stop }
+        Replica { server, addr, _stop: stop }
     }
 
     fn url(&self) -> String {
@@ -275,4 +276,26 @@ async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
         heard.push_str(&String::from_utf8_lossy(&chunk));
     }
     heard
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_tools_change_on_one_replica_reaches_a_client_listening_on_another_once() {
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let ana = one.open("ana-token").await;
+    let mut stream = two.listen("ana-token", &ana).await;
+    // Its stream is open once a ping on it answers: the relay has somewhere to deliver.
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    assert_eq!(two.post("ana-token", Some(&ana), &ping).await.status(), 200);
+    for round in 1..=2 {
+        let group = Group::new(format!("g{round}"), "Added.")
+            .action(Action::new("session", "The session id.").handler(session));
+        one.server.insert_group(group, ()).unwrap();
+        let heard =
+            tokio::time::timeout(Duration::from_secs(10), read_until(&mut stream, "list_changed")).await.unwrap();
+        // Once per change: what came with this one holds one notification.
+        assert_eq!(heard.matches("notifications/tools/list_changed").count(), 1, "{heard}");
+    }
 }
