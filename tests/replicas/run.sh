@@ -45,7 +45,9 @@ install_missing() {
   step "installing $package"
   command -v apt-get >/dev/null 2>&1 || die "$binary is not installed and there is no apt-get here: install $package"
   if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null || die "installing $package needs root: apt-get install $package"
+    if ! { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; then
+      die "installing $package needs root: apt-get install $package"
+    fi
     SUDO=(sudo -n)
   fi
   "${SUDO[@]}" apt-get update -qq || die "apt-get update failed: cannot install $package"
@@ -58,8 +60,14 @@ HAPROXY="${HAPROXY:-haproxy}"
 # Debian puts haproxy in /usr/sbin, which a non-root PATH may lack.
 [ "$HAPROXY" = haproxy ] && { command -v haproxy >/dev/null 2>&1 || [ ! -x /usr/sbin/haproxy ] || HAPROXY=/usr/sbin/haproxy; }
 [ "$HAPROXY" = haproxy ] && install_missing haproxy haproxy
+export REDIS_SERVER HAPROXY
+for tool in cargo python3 curl; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not on PATH"
+done
 "$REDIS_SERVER" --version
-"$HAPROXY" -v | head -n 1
+# Read whole: under pipefail, `| head -n 1` can end the run when haproxy gets SIGPIPE.
+haproxy_version="$("$HAPROXY" -v)"
+echo "${haproxy_version%%$'\n'*}"
 
 step "billing-server and fusion-load (release)"
 release_build --quiet
@@ -68,7 +76,7 @@ LOAD="$ROOT/target/release/fusion-load"
 
 step "tests/replicas/.venv: the Python SDK"
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || die "$(python3 --version) is too old for mcp: it needs >= 3.10"
-  VENV="$HERE/.venv"
+VENV="$HERE/.venv"
 want="$(sha256sum "$ROOT/tests/interop/python/requirements.txt" | cut -d' ' -f1) $(python3 --version)"
 if [ "$(cat "$VENV/.installed" 2>/dev/null)" != "$want" ]; then
   rm -rf "$VENV"
@@ -107,11 +115,12 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# Waits until 127.0.0.1:$1 answers GET $2 with 200 (30 s at most).
+# Waits until 127.0.0.1:$1 answers GET $2 with 200 (30 s at most) while pid $3 runs.
 wait_for_http() {
   local i
   for ((i = 0; i < 300; i++)); do
-    curl -fsS -o /dev/null "http://127.0.0.1:$1$2" 2>/dev/null && return 0
+    curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$1$2" 2>/dev/null && return 0
+    kill -0 "$3" 2>/dev/null || die "the process that should answer http://127.0.0.1:$1$2 exited"
     sleep 0.1
   done
   die "nothing answered http://127.0.0.1:$1$2 within 30 s"
@@ -121,11 +130,13 @@ step "redis-server"
 REDIS_PORT="$(free_port)"
 "$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no >"$WORK/redis.log" 2>&1 &
 REDIS_PID=$!
+redis_up=0
 for ((i = 0; i < 300; i++)); do
-  [ "$(printf 'PING\r\n' | timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$REDIS_PORT; cat >&3; head -c 7 <&3" 2>/dev/null)" = $'+PONG\r' ] && break
+  [ "$(printf 'PING\r\n' | timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$REDIS_PORT; cat >&3; head -c 7 <&3" 2>/dev/null)" = $'+PONG\r' ] && { redis_up=1; break; }
   kill -0 "$REDIS_PID" 2>/dev/null || die "redis-server exited: $(cat "$WORK/redis.log")"
   sleep 0.1
 done
+[ "$redis_up" -eq 1 ] || die "redis-server did not answer PING on port $REDIS_PORT within 30 s"
 REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 
 # Starts $1 replicas with the flags after it, all on one database and the Redis, then haproxy
@@ -136,6 +147,8 @@ start_cluster() {
   shift
   URLS=()
   for ((n = 1; n <= count; n++)); do
+    # Made before the process opens it: listening_url may read it first.
+    : >"$WORK/r$n.log"
     "$BILLING" --http 127.0.0.1:0 --db "$WORK/billing.db" --client-address-header x-forwarded-for "$@" \
       >"$WORK/r$n.log" 2>&1 &
     PIDS+=($!)
@@ -185,7 +198,7 @@ $servers
 EOF
   "$HAPROXY" -f "$WORK/haproxy.cfg" -db >"$WORK/haproxy.log" 2>&1 &
   HAPROXY_PID=$!
-  wait_for_http "$proxy_port" /healthz
+  wait_for_http "$proxy_port" /healthz "$HAPROXY_PID"
   PROXY="http://127.0.0.1:$proxy_port/mcp"
 }
 
@@ -233,7 +246,6 @@ EOF
   exit 0
 fi
 
-PY="$HERE/.venv/bin/python"
 # One identity for every client: an idempotency key and a rate limit are the caller's, and
 # sessions are restored for their owner only.
 export BILLING_TOKEN="replicas-$RANDOM$RANDOM"
