@@ -10,6 +10,7 @@ use std::time::Duration;
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::guard::{FailurePolicy, RedisStore};
 use mcp_fusion::http::{HttpConfig, HttpServer};
+use mcp_fusion::task::TaskSupport;
 use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use schemars::JsonSchema;
@@ -49,7 +50,8 @@ impl Replica {
             .group(
                 Group::new("t", "Test tools.")
                     .action(Action::new("session", "The session id.").handler(session))
-                    .action(Action::new("chatty", "Logs for the client.").handler(chatty)),
+                    .action(Action::new("chatty", "Logs for the client.").handler(chatty))
+                    .action(Action::new("quick", "Ends at once.").task(TaskSupport::Optional).handler(session)),
             )
             .build(())
             .unwrap();
@@ -71,11 +73,15 @@ impl Replica {
     }
 
     async fn post(&self, token: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+        self.post_as(token, session, body, "2025-06-18").await
+    }
+
+    async fn post_as(&self, token: &str, session: Option<&str>, body: &Value, version: &str) -> reqwest::Response {
         let mut request = reqwest::Client::new()
             .post(self.url())
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-protocol-version", version)
             .header("authorization", format!("Bearer {token}"));
         if let Some(session) = session {
             request = request.header("mcp-session-id", session);
@@ -91,9 +97,13 @@ impl Replica {
     }
 
     async fn initialize(&self, token: &str) -> reqwest::Response {
+        self.initialize_as(token, "2025-06-18").await
+    }
+
+    async fn initialize_as(&self, token: &str, version: &str) -> reqwest::Response {
         let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
-        self.post(token, None, &initialize).await
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+        self.post_as(token, None, &initialize, version).await
     }
 
     /// The body of a call of `t.chatty` in `session`.
@@ -105,12 +115,16 @@ impl Replica {
 
     /// Opens the session's stream of server messages (its `GET`).
     async fn listen(&self, token: &str, session: &str) -> reqwest::Response {
+        self.listen_as(token, session, "2025-06-18").await
+    }
+
+    async fn listen_as(&self, token: &str, session: &str, version: &str) -> reqwest::Response {
         let response = reqwest::Client::new()
             .get(self.url())
             .header("accept", "text/event-stream")
             .header("authorization", format!("Bearer {token}"))
             .header("mcp-session-id", session)
-            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-protocol-version", version)
             .send()
             .await
             .unwrap();
@@ -298,4 +312,29 @@ async fn a_tools_change_on_one_replica_reaches_a_client_listening_on_another_onc
         // Once per change: what came with this one holds one notification.
         assert_eq!(heard.matches("notifications/tools/list_changed").count(), 1, "{heard}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_tasks_end_reaches_its_session_listening_on_another_replica() {
+    const V: &str = "2025-11-25";
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    // A client of 2025-11-25 that declared no tasks extension: the experimental tasks, which
+    // tell the session when a task ends.
+    let opened = one.initialize_as("ana-token", V).await;
+    assert_eq!(opened.status(), 200);
+    let ana = opened.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let mut stream = two.listen_as("ana-token", &ana, V).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    assert_eq!(two.post_as("ana-token", Some(&ana), &ping, V).await.status(), 200);
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "t", "arguments": {"action": "quick"}, "task": {}}});
+    let created = one.post_as("ana-token", Some(&ana), &call, V).await.text().await.unwrap();
+    assert!(created.contains("taskId"), "{created}");
+    let heard = tokio::time::timeout(Duration::from_secs(10), read_until(&mut stream, "notifications/tasks/status"))
+        .await
+        .expect("the end of a task run on one replica reached its session's stream on the other");
+    assert!(heard.contains("completed"), "{heard}");
 }
