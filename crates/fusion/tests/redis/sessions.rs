@@ -33,6 +33,14 @@ async fn chatty(_ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
     Ok("said".to_owned())
 }
 
+/// A `redis-server`, the store on it, and two replicas sharing it.
+async fn two_replicas() -> (Redis, RedisStore, Replica, Replica) {
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    (redis, store, one, two)
+}
+
 /// A replica: its own server and HTTP listener, on the shared `store`.
 struct Replica {
     server: FusionServer,
@@ -164,9 +172,7 @@ impl Replica {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs redis-server; run by .ci/run"]
 async fn a_session_opened_on_one_replica_is_served_by_another_to_its_owner_only() {
-    let redis = Redis::start();
-    let store = RedisStore::connect(redis.url()).await.unwrap();
-    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let (_redis, _store, one, two) = two_replicas().await;
     let ana = one.open("ana-token").await;
 
     // Another identity naming it, on the replica that does not hold it, finds nothing there
@@ -197,9 +203,7 @@ async fn a_session_opened_on_one_replica_is_served_by_another_to_its_owner_only(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs redis-server; run by .ci/run"]
 async fn redis_down_refuses_a_restore_with_retry_after_and_keeps_local_sessions() {
-    let mut redis = Redis::start();
-    let store = RedisStore::connect(redis.url()).await.unwrap();
-    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let (mut redis, _store, one, two) = two_replicas().await;
     let ana = one.open("ana-token").await;
     redis.stop();
     // The replica holding it serves it; the other cannot learn who owns it, and says to retry.
@@ -253,9 +257,7 @@ async fn a_logging_level_set_through_one_replica_holds_on_another() {
     // the process's.
     use tracing_subscriber::layer::SubscriberExt as _;
     let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(mcp_fusion::logging::layer()));
-    let redis = Redis::start();
-    let store = RedisStore::connect(redis.url()).await.unwrap();
-    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let (_redis, store, one, two) = two_replicas().await;
     let ana = one.open("ana-token").await;
     // Restored on the second replica before the level is set: it hears of it over the relay.
     two.chatty("ana-token", &ana).await;
@@ -295,9 +297,7 @@ async fn read_until(stream: &mut reqwest::Response, needle: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs redis-server; run by .ci/run"]
 async fn a_tools_change_on_one_replica_reaches_a_client_listening_on_another_once() {
-    let redis = Redis::start();
-    let store = RedisStore::connect(redis.url()).await.unwrap();
-    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let (_redis, _store, one, two) = two_replicas().await;
     let ana = one.open("ana-token").await;
     let mut stream = two.listen("ana-token", &ana).await;
     // Its stream is open once a ping on it answers: the relay has somewhere to deliver.
@@ -318,9 +318,7 @@ async fn a_tools_change_on_one_replica_reaches_a_client_listening_on_another_onc
 #[ignore = "needs redis-server; run by .ci/run"]
 async fn a_tasks_end_reaches_its_session_listening_on_another_replica() {
     const V: &str = "2025-11-25";
-    let redis = Redis::start();
-    let store = RedisStore::connect(redis.url()).await.unwrap();
-    let (one, two) = (Replica::start(&store).await, Replica::start(&store).await);
+    let (_redis, _store, one, two) = two_replicas().await;
     // A client of 2025-11-25 that declared no tasks extension: the experimental tasks, which
     // tell the session when a task ends.
     let opened = one.initialize_as("ana-token", V).await;

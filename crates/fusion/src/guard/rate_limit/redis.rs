@@ -275,25 +275,79 @@ impl RedisStore {
         keys: &[String],
         args: Vec<String>,
     ) -> Result<T, StoreError> {
-        let mut connection = self.inner.connection.clone();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.invoke("script", script, keys, &args).await.map_err(|error| self.error(&error))
+    }
+
+    /// Runs `script` on `keys` with `args`, counted as `op` in the Redis metrics; once more
+    /// when the first try met a connection that was just being re-established (it did not run).
+    pub(crate) async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        op: &'static str,
+        script: &Script,
+        keys: &[String],
+        args: &[&str],
+    ) -> redis::RedisResult<T> {
         let mut invocation = script.prepare_invoke();
         for key in keys {
             invocation.key(key);
         }
-        for arg in &args {
-            invocation.arg(arg);
+        for arg in args {
+            invocation.arg(*arg);
         }
+        let mut connection = self.inner.connection.clone();
         let started = std::time::Instant::now();
-        let mut reply = invocation.invoke_async::<T>(&mut connection).await;
+        let mut reply = invocation.invoke_async(&mut connection).await;
         if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
             reply = invocation.invoke_async(&mut connection).await;
         }
-        crate::observe::redis_command("script", started, reply.is_ok());
-        reply.map_err(|error| self.error(&error))
+        crate::observe::redis_command(op, started, reply.is_ok());
+        reply
+    }
+
+    /// Sends `commands` (one command, or a pipeline), counted as `op` in the Redis metrics;
+    /// once more when the first try met a connection being re-established (none of it ran).
+    #[cfg(feature = "http")]
+    pub(crate) async fn query<T: redis::FromRedisValue>(
+        &self,
+        op: &'static str,
+        commands: &impl Queried,
+    ) -> redis::RedisResult<T> {
+        let mut connection = self.inner.connection.clone();
+        let started = std::time::Instant::now();
+        let mut reply = commands.send(&mut connection).await;
+        if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
+            reply = commands.send(&mut connection).await;
+        }
+        crate::observe::redis_command(op, started, reply.is_ok());
+        reply
     }
 
     pub(crate) fn error(&self, error: &redis::RedisError) -> StoreError {
         StoreError(format!("Redis at {}: {error}", self.inner.target))
+    }
+}
+
+/// What [`RedisStore::query`] sends: a command or a pipeline.
+#[cfg(feature = "http")]
+pub(crate) trait Queried: Sync {
+    fn send<T: redis::FromRedisValue>(
+        &self,
+        connection: &mut ConnectionManager,
+    ) -> impl std::future::Future<Output = redis::RedisResult<T>> + Send;
+}
+
+#[cfg(feature = "http")]
+impl Queried for redis::Cmd {
+    async fn send<T: redis::FromRedisValue>(&self, connection: &mut ConnectionManager) -> redis::RedisResult<T> {
+        self.query_async(connection).await
+    }
+}
+
+#[cfg(feature = "http")]
+impl Queried for redis::Pipeline {
+    async fn send<T: redis::FromRedisValue>(&self, connection: &mut ConnectionManager) -> redis::RedisResult<T> {
+        self.query_async(connection).await
     }
 }
 

@@ -29,7 +29,6 @@ use tokio_util::sync::CancellationToken;
 use super::sessions::OwnedSessions;
 use crate::guard::{FailurePolicy, RedisStore};
 use crate::lock::locked;
-use crate::observe::redis_command as observed;
 use crate::server::ListChanged;
 use crate::server::{FusionServer, Relay, Relayed};
 
@@ -136,11 +135,7 @@ impl SharedSessions {
         let mut pipeline = redis::pipe();
         pipeline.cmd("ZREMRANGEBYSCORE").arg(&key).arg("-inf").arg(Self::now_ms()).ignore();
         pipeline.cmd("ZCARD").arg(&key);
-        let mut connection = self.store.inner.connection.clone();
-        let started = Instant::now();
-        let counted = tokio::time::timeout(self.timeout, pipeline.query_async::<(usize,)>(&mut connection)).await;
-        observed("session_count", started, matches!(counted, Ok(Ok(_))));
-        match counted {
+        match tokio::time::timeout(self.timeout, self.store.query::<(usize,)>("session_count", &pipeline)).await {
             Ok(Ok((held,))) => match max {
                 Some(max) if held >= max => Err(NotOpened::CallerFull(max)),
                 _ => Ok(()),
@@ -179,42 +174,6 @@ impl SharedSessions {
         u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// Runs `command`, counted as `op` in the Redis metrics.
-    async fn query<T: redis::FromRedisValue>(&self, op: &'static str, command: &redis::Cmd) -> redis::RedisResult<T> {
-        let mut connection = self.store.inner.connection.clone();
-        let started = Instant::now();
-        let mut reply = command.query_async(&mut connection).await;
-        if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
-            reply = command.query_async(&mut connection).await;
-        }
-        observed(op, started, reply.is_ok());
-        reply
-    }
-
-    async fn run<T: redis::FromRedisValue>(
-        &self,
-        op: &'static str,
-        script: &Script,
-        keys: &[String],
-        args: &[&str],
-    ) -> redis::RedisResult<T> {
-        let mut connection = self.store.inner.connection.clone();
-        let mut invocation = script.prepare_invoke();
-        for key in keys {
-            invocation.key(key);
-        }
-        for arg in args {
-            invocation.arg(*arg);
-        }
-        let started = Instant::now();
-        let mut reply = invocation.invoke_async(&mut connection).await;
-        if reply.as_ref().is_err_and(redis::RedisError::is_connection_refusal) {
-            reply = invocation.invoke_async(&mut connection).await;
-        }
-        observed(op, started, reply.is_ok());
-        reply
-    }
-
     /// Keeps a session that just answered `initialize`, before its client learns its id.
     pub(super) async fn create(&self, id: &str, init: &InitializeRequestParams, owner: &str) {
         let Ok(init) = serde_json::to_string(init) else { return };
@@ -224,10 +183,7 @@ impl SharedSessions {
         pipeline.cmd("PEXPIRE").arg(&key).arg(self.idle_ms()).ignore();
         pipeline.cmd("ZADD").arg(&owner_key).arg(Self::now_ms().saturating_add(self.idle_ms())).arg(id).ignore();
         pipeline.cmd("PEXPIRE").arg(&owner_key).arg(self.idle_ms()).ignore();
-        let mut connection = self.store.inner.connection.clone();
-        let started = Instant::now();
-        let kept = tokio::time::timeout(self.timeout, pipeline.query_async::<()>(&mut connection)).await;
-        observed("session_create", started, matches!(kept, Ok(Ok(()))));
+        let kept = tokio::time::timeout(self.timeout, self.store.query::<()>("session_create", &pipeline)).await;
         if !matches!(kept, Ok(Ok(()))) {
             tracing::warn!(
                 redis = %self.store.target(),
@@ -243,7 +199,7 @@ impl SharedSessions {
         let mut read = redis::cmd("HMGET");
         read.arg(self.record_key(id)).arg("owner").arg("init");
         let (owner, init): (Option<String>, Option<String>) =
-            tokio::time::timeout(self.timeout, self.query("session_owner", &read)).await.map_err(|_| {
+            tokio::time::timeout(self.timeout, self.store.query("session_owner", &read)).await.map_err(|_| {
                 let why = format!("no answer within {} ms", self.timeout.as_millis());
                 redis::RedisError::from(std::io::Error::new(std::io::ErrorKind::TimedOut, why))
             })??;
@@ -275,11 +231,7 @@ impl SharedSessions {
             pipeline.cmd("PEXPIRE").arg(shared.uris_key(&id)).arg(idle).ignore();
             pipeline.cmd("ZADD").arg(&owner).arg("XX").arg(Self::now_ms().saturating_add(idle)).arg(&id).ignore();
             pipeline.cmd("PEXPIRE").arg(&owner).arg(idle).ignore();
-            let mut connection = shared.store.inner.connection.clone();
-            let started = Instant::now();
-            let kept: redis::RedisResult<()> = pipeline.query_async(&mut connection).await;
-            observed("session_touch", started, kept.is_ok());
-            if let Err(error) = kept {
+            if let Err(error) = shared.store.query::<()>("session_touch", &pipeline).await {
                 tracing::debug!(session = %id, "cannot keep a session's record alive: {error}");
             }
         });
@@ -300,7 +252,7 @@ impl SharedSessions {
         let shared = self.clone();
         tokio::spawn(async move {
             let sent: redis::RedisResult<i64> =
-                shared.query("publish", redis::cmd("PUBLISH").arg(&*shared.channel).arg(message)).await;
+                shared.store.query("publish", redis::cmd("PUBLISH").arg(&*shared.channel).arg(message)).await;
             if let Err(error) = sent {
                 tracing::warn!("a notification for other replicas was lost: {error}");
             }
@@ -410,7 +362,7 @@ impl Relay for SharedSessions {
             let keys = [shared.subscribers_key(&uri)];
             let prefix = shared.record_key("");
             let told: redis::RedisResult<i64> =
-                shared.run("publish", &shared.scripts[2], &keys, &[&prefix, &shared.channel, &uri]).await;
+                shared.store.invoke("publish", &shared.scripts[2], &keys, &[&prefix, &shared.channel, &uri]).await;
             if let Err(error) = told {
                 tracing::warn!(uri, "resources/updated did not reach the other replicas: {error}");
             }
@@ -436,7 +388,11 @@ impl Relay for SharedSessions {
         let shared = self.clone();
         Box::pin(async move {
             let limit = limit.to_string();
-            match shared.run::<i64>("subscribe", &shared.scripts[0], &keys, &[&uri, &limit, &idle, &session]).await {
+            match shared
+                .store
+                .invoke::<i64>("subscribe", &shared.scripts[0], &keys, &[&uri, &limit, &idle, &session])
+                .await
+            {
                 Ok(held) if held < 0 => Err(usize::try_from(-held).unwrap_or(usize::MAX)),
                 Ok(_) => Ok(()),
                 Err(error) => {
@@ -455,11 +411,7 @@ impl Relay for SharedSessions {
             let mut pipeline = redis::pipe();
             pipeline.cmd("SREM").arg(&uris).arg(&uri).ignore();
             pipeline.cmd("SREM").arg(&subscribers).arg(&session).ignore();
-            let mut connection = shared.store.inner.connection.clone();
-            let started = Instant::now();
-            let done: redis::RedisResult<()> = pipeline.query_async(&mut connection).await;
-            observed("unsubscribe", started, done.is_ok());
-            if let Err(error) = done {
+            if let Err(error) = shared.store.query::<()>("unsubscribe", &pipeline).await {
                 tracing::warn!(session, uri, "an unsubscription did not reach Redis: {error}");
             }
         })
@@ -474,11 +426,7 @@ impl Relay for SharedSessions {
             let mut pipeline = redis::pipe();
             pipeline.cmd("HSET").arg(&key).arg("level").arg(&name).ignore();
             pipeline.cmd("PUBLISH").arg(&*shared.channel).arg(&message).ignore();
-            let mut connection = shared.store.inner.connection.clone();
-            let started = Instant::now();
-            let done: redis::RedisResult<()> = pipeline.query_async(&mut connection).await;
-            observed("level", started, done.is_ok());
-            if let Err(error) = done {
+            if let Err(error) = shared.store.query::<()>("level", &pipeline).await {
                 tracing::warn!("a logging level is known to this replica only: {error}");
             }
         })
@@ -488,7 +436,8 @@ impl Relay for SharedSessions {
         let key = self.record_key(session);
         let shared = self.clone();
         Box::pin(async move {
-            let level: Option<String> = shared.query("level", redis::cmd("HGET").arg(&key).arg("level")).await.ok()?;
+            let level: Option<String> =
+                shared.store.query("level", redis::cmd("HGET").arg(&key).arg("level")).await.ok()?;
             serde_json::from_value(serde_json::Value::String(level?)).ok()
         })
     }
@@ -501,7 +450,7 @@ impl SessionStore for SharedSessions {
             return Ok(None);
         }
         let init: Option<String> =
-            self.query("session_load", redis::cmd("HGET").arg(self.record_key(session_id)).arg("init")).await?;
+            self.store.query("session_load", redis::cmd("HGET").arg(self.record_key(session_id)).arg("init")).await?;
         let Some(init) = init else { return Ok(None) };
         Ok(Some(SessionState::new(serde_json::from_str(&init)?)))
     }
@@ -519,9 +468,13 @@ impl SessionStore for SharedSessions {
         }
         let keys = [self.record_key(session_id), self.uris_key(session_id)];
         let (subscribers, owners) = (self.subscribers_key(""), self.owner_key(""));
-        self.run::<i64>("session_delete", &self.scripts[1], &keys, &[&subscribers, session_id, &owners]).await?;
-        let _: i64 =
-            self.query("publish", redis::cmd("PUBLISH").arg(&*self.channel).arg(format!("c\n{session_id}"))).await?;
+        self.store
+            .invoke::<i64>("session_delete", &self.scripts[1], &keys, &[&subscribers, session_id, &owners])
+            .await?;
+        let _: i64 = self
+            .store
+            .query("publish", redis::cmd("PUBLISH").arg(&*self.channel).arg(format!("c\n{session_id}")))
+            .await?;
         Ok(())
     }
 }
