@@ -267,7 +267,7 @@ async fn call_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let store = billing_server::Store::open(&dir.path().join("billing.db")).unwrap();
     let server = billing_server::server(store, &billing_server::Options::default()).unwrap();
-    let config = mcp_fusion::http::HttpConfig::new("127.0.0.1:0".parse().unwrap());
+    let config = mcp_fusion::http::HttpConfig::new("127.0.0.1:0");
     let http = mcp_fusion::http::HttpServer::bind(server, config).await.unwrap();
     let url = format!("http://{}/mcp", http.local_addr());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

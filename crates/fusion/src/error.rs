@@ -3,6 +3,32 @@
 /// Any error a handler or a `from_fn` middleware may return besides a [`ToolError`](mcp_fusion_wire::ToolError).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// What a handler returns: `Result<T>` is `Result<T, BoxError>`, so `?` takes any error.
+///
+/// `?` on any `std::error::Error` (a `rusqlite::Error`, an `io::Error`, …) ends the call with
+/// a critical `INTERNAL_ERROR` naming the action; a [`ToolError`](mcp_fusion_wire::ToolError)
+/// returned or `?`-ed through it reaches the model unchanged, whatever wraps it. Whether the
+/// model reads the error's text or only an incident id (the text then goes to the log) is
+/// [`ServerBuilder::mask_internal_errors`](crate::ServerBuilder::mask_internal_errors):
+/// masked by default in release builds, shown in debug builds.
+///
+/// ```
+/// use mcp_fusion::{Ctx, Json, Result, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct ReadNote { id: u32 }
+///
+/// async fn read_note(_ctx: Ctx<()>, input: ReadNote) -> Result<Json<String>> {
+///     if input.id == 0 {
+///         return Err(ToolError::not_found("No note 0; ids start at 1.").into());
+///     }
+///     let text = std::fs::read_to_string(format!("notes/{}.txt", input.id))?; // io::Error: INTERNAL_ERROR
+///     Ok(Json(text))
+/// }
+/// # let _ = read_note;
+/// ```
+pub type Result<T, E = BoxError> = std::result::Result<T, E>;
+
 /// Why a server could not be built. Each message names what was found and what to do.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

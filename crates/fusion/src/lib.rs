@@ -54,6 +54,10 @@
 //!
 //! | you want | look at |
 //! |---|---|
+//! | everything a server needs, in one import | [`prelude`] |
+//! | `?` on any error in a handler | [`Result`], [`BoxError`] |
+//! | a log on stderr in one line | [`logging::init`] |
+//! | a server called in process from tests (feature `testing`) | `testing` |
 //! | a server, its groups and actions | [`FusionServer`], [`ServerBuilder`], [`Group`], [`Action`] |
 //! | an action written as an async fn, its doc comment the description | [`action`](macro@action) |
 //! | a handler's context, input and output | [`Ctx`], [`CallInfo`], [`Validated`], [`IntoOutput`], [`input`] |
@@ -96,6 +100,7 @@ pub mod logging;
 pub mod middleware;
 pub mod observe;
 mod output;
+pub mod prelude;
 pub mod prompt;
 pub mod resource;
 mod rounds;
@@ -104,6 +109,8 @@ mod session;
 mod similarity;
 mod subscriptions;
 pub mod task;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod transport;
 mod validation;
 
@@ -112,7 +119,7 @@ pub use catalog::Exposition;
 pub use commit::CommitGate;
 pub use context::{CallInfo, Ctx, Entry};
 pub use elicitation::Elicited;
-pub use error::BuildError;
+pub use error::{BoxError, BuildError, Result};
 pub use group::Group;
 pub use input::{FieldIssue, NoInput, Validate, Validated};
 pub use middleware::from_fn;
@@ -159,6 +166,9 @@ pub mod __macro {
 
 pub use mcp_fusion_contract as contract;
 pub use mcp_fusion_wire as wire;
+/// The envelope a handler returns to tell the model what went wrong and what to do; the same
+/// type as [`wire::ToolError`].
+pub use mcp_fusion_wire::ToolError;
 /// The rmcp this framework is built on: its types appear in the API (`rmcp::model::Tool`,
 /// `CallToolResult`, `Peer`), and using them through this re-export keeps one version of it.
 pub use rmcp;
@@ -170,8 +180,9 @@ pub use schemars;
 /// `#[serde(crate = "mcp_fusion::serde")]` on the type.
 pub use serde;
 
-/// The README's examples, compiled and run as doctests so they stay true.
-#[cfg(doctest)]
+/// The README's examples, compiled and run as doctests so they stay true (one of them is a test
+/// of its own, on `testing`).
+#[cfg(all(doctest, feature = "testing"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 

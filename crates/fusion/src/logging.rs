@@ -71,6 +71,36 @@ const INCIDENT_FIELDS: &[&str] = &["message", "action", "incident"];
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ClientLogLayer;
 
+/// The filter [`init`] uses when `RUST_LOG` is unset or unreadable: the server's own events
+/// at INFO, rmcp's at WARN.
+pub const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
+/// Installs a log for a server in one line: `tracing` events to stderr (stdout is the stdio
+/// transport's), filtered by `RUST_LOG` (else [`DEFAULT_FILTER`]), every value escaped, plus
+/// [`layer()`] so clients that set a level hear their calls' events. Does nothing when a
+/// global subscriber is already installed; compose your own from [`layer()`] for more.
+///
+/// ```
+/// mcp_fusion::logging::init();
+/// tracing::info!("serving"); // on stderr: `… INFO serving`
+/// ```
+pub fn init() {
+    use std::io::IsTerminal as _;
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
+    let log = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .fmt_fields(crate::observe::EscapedFields::new())
+        .with_filter(filter);
+    // Err only when a subscriber is already set, which is the caller's to keep.
+    let _ = tracing_subscriber::registry().with(log).with(layer()).try_init();
+}
+
 /// The layer, filtered so that it sees nothing until a client sets a level.
 pub fn layer<S>() -> impl tracing_subscriber::Layer<S>
 where

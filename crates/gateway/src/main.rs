@@ -3,7 +3,6 @@
 //! every log line goes to stderr.
 
 use std::io::IsTerminal as _;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -57,7 +56,8 @@ struct Cli {
     /// and per-mount guards.
     #[arg(long, value_name = "PATH")]
     config: PathBuf,
-    /// Send the model an incident id instead of the text of internal errors (the log keeps it).
+    /// Send the model an incident id instead of the text of internal errors (the log keeps it);
+    /// the default of release builds.
     #[arg(long)]
     mask_internal_errors: bool,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
@@ -172,8 +172,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         .gateway(|variable| std::env::var(variable).ok())
         .with_context(|| format!("--config {}", cli.config.display()))?;
     let mut builder = FusionServer::builder::<()>("fusion-gateway", env!("CARGO_PKG_VERSION"))
-        .mask_internal_errors(cli.mask_internal_errors)
         .requires_identity((cli.token.is_some() || cli.oauth_issuer.is_some()) && cli.http.is_some());
+    if cli.mask_internal_errors {
+        builder = builder.mask_internal_errors(true);
+    }
     if let Some(path) = &cli.lockfile {
         let lockfile = Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?;
         builder = builder.contract_lockfile(lockfile);
@@ -206,8 +208,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
 }
 
 impl Cli {
-    fn http_config(&self, addr: SocketAddr) -> HttpConfig {
-        let mut config = HttpConfig::new(addr)
+    fn http_config(&self, address: &ListenAddress) -> HttpConfig {
+        let mut config = HttpConfig::new(address)
             .stateless(self.stateless)
             .max_body_bytes(self.max_body_bytes)
             .max_connections(self.max_connections as usize)
@@ -249,8 +251,8 @@ impl Cli {
 
 /// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
 async fn serve_http(server: FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
-    let config = cli.oauth(cli.http_config(address.addrs()[0])).await?;
-    let http = HttpServer::bind_first(server, config, address).await.with_context(|| format!("--http {address}"))?;
+    let config = cli.oauth(cli.http_config(address)).await?;
+    let http = HttpServer::bind(server, config).await.with_context(|| format!("--http {address}"))?;
     // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
     // whatever RUST_LOG says: `… INFO fusion-gateway: listening on http://ADDR/mcp addr=ADDR`.
     let addr = http.local_addr();

@@ -288,7 +288,7 @@ async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
         )
         .build(Arc::clone(&state))
         .unwrap();
-    let http = HttpServer::bind(upstream, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    let http = HttpServer::bind(upstream, HttpConfig::new("127.0.0.1:0")).await.unwrap();
     let url = format!("http://{}/mcp", http.local_addr());
     let stop = tokio_util::sync::CancellationToken::new();
     tokio::spawn(http.serve(stop.clone().cancelled_owned()));

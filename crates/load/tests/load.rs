@@ -70,7 +70,7 @@ struct Running {
 
 impl Running {
     async fn start(stateless: bool) -> Running {
-        let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).stateless(stateless);
+        let config = HttpConfig::new("127.0.0.1:0").stateless(stateless);
         let http = HttpServer::bind(server(), config).await.unwrap();
         let addr = http.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();

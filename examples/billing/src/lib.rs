@@ -25,8 +25,9 @@ use mcp_fusion::{Action, BuildError, FusionServer, Group};
 /// How the server behaves beyond its data; one field per command-line switch.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    /// Replace the text of internal errors by an incident id (the details go to the log).
-    pub mask_internal_errors: bool,
+    /// Replace the text of internal errors by an incident id (the details go to the log), or
+    /// show it; `None` keeps the framework's default (masked in release builds).
+    pub mask_internal_errors: Option<bool>,
     /// Calls of the `billing` tool running at once, and waiting in line; the rest are shed.
     pub concurrency: Option<Concurrency>,
     /// Calls per window, per session, across all actions.
@@ -135,6 +136,9 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         None => billing,
     };
     let mut builder = FusionServer::builder("billing-server", env!("CARGO_PKG_VERSION"));
+    if let Some(mask) = options.mask_internal_errors {
+        builder = builder.mask_internal_errors(mask);
+    }
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
     }
@@ -173,7 +177,6 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
             "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \
              When a call fails, read the envelope: follow its recovery and available actions.",
         )
-        .mask_internal_errors(options.mask_internal_errors)
         .group(billing)
         .resource(asking(
             Resource::new(SUMMARY_URI, "summary")

@@ -2,7 +2,6 @@
 //! stdout carries MCP messages only; every log line goes to stderr.
 
 use std::io::IsTerminal as _;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -100,7 +99,8 @@ struct Cli {
     /// The SQLite file; created, migrated and seeded on first start.
     #[arg(long, value_name = "PATH", default_value = "./billing.db")]
     db: PathBuf,
-    /// Send the model an incident id instead of the text of internal errors (the log keeps it).
+    /// Send the model an incident id instead of the text of internal errors (the log keeps it);
+    /// the default of release builds.
     #[arg(long)]
     mask_internal_errors: bool,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
@@ -311,7 +311,7 @@ fn parse_rate_limit(text: &str) -> Result<RateLimit, String> {
 impl Cli {
     fn options(&self) -> Options {
         Options {
-            mask_internal_errors: self.mask_internal_errors,
+            mask_internal_errors: self.mask_internal_errors.then_some(true),
             concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),
@@ -338,8 +338,8 @@ impl Cli {
         }
     }
 
-    fn http_config(&self, addr: SocketAddr) -> HttpConfig {
-        let mut config = HttpConfig::new(addr)
+    fn http_config(&self, address: &ListenAddress) -> HttpConfig {
+        let mut config = HttpConfig::new(address)
             .stateless(self.stateless)
             .max_body_bytes(self.max_body_bytes)
             .max_connections(self.max_connections as usize)
@@ -510,7 +510,7 @@ async fn serve_http(
     address: &ListenAddress,
     sessions: Option<(RedisStore, (FailurePolicy, Duration))>,
 ) -> anyhow::Result<()> {
-    let mut config = cli.oauth(cli.http_config(address.addrs()[0])).await?;
+    let mut config = cli.oauth(cli.http_config(address)).await?;
     if let Some((store, (policy, timeout))) = sessions {
         // As for the rate limit: --redis-failure and --redis-timeout-ms.
         config = config.session_store(store).session_store_failure(policy, timeout);
@@ -518,7 +518,7 @@ async fn serve_http(
     if let Some(render) = cli.metrics()? {
         config = config.metrics(render);
     }
-    let http = HttpServer::bind_first(server, config, address).await.with_context(|| format!("--http {address}"))?;
+    let http = HttpServer::bind(server, config).await.with_context(|| format!("--http {address}"))?;
     // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
     // whatever RUST_LOG says: `… INFO billing-server: listening on http://ADDR/mcp addr=ADDR`.
     let addr = http.local_addr();

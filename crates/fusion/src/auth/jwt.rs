@@ -31,7 +31,7 @@ pub(super) const MAX_TOKEN_BYTES: usize = 16 << 10;
 /// let tokens = JwtAuthenticator::builder("https://id.example.com", "https://mcp.example.com/mcp")
 ///     .build() // reads the issuer's metadata, then its keys
 ///     .await?;
-/// let config = HttpConfig::new("0.0.0.0:8080".parse().unwrap()).authenticator(tokens);
+/// let config = HttpConfig::new("0.0.0.0:8080").authenticator(tokens);
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]

@@ -92,7 +92,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             mounts: Vec::new(),
             middleware: Layers::default(),
             exposition: Exposition::default(),
-            mask_internal_errors: false,
+            mask_internal_errors: !cfg!(debug_assertions),
             concurrency: None,
             rate_limits: Vec::new(),
             store: Arc::new(MemoryStore::new()),
@@ -281,6 +281,11 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
 
     /// Replaces the message of wrapped internal errors by an incident id; the full error
     /// chain goes to the log under that id only.
+    ///
+    /// On by default in release builds (without `debug_assertions`), so a database's error, a
+    /// query or a path never reaches a model in production; off by default in debug builds, so
+    /// the model (and the developer reading along) sees what failed while the server is
+    /// written. Set it to choose either way.
     pub fn mask_internal_errors(mut self, mask: bool) -> ServerBuilder<S> {
         self.mask_internal_errors = mask;
         self

@@ -35,7 +35,9 @@ pub(crate) use crate::subscriptions::Subscriptions;
 pub(crate) use access::Addressed;
 pub use builder::ServerBuilder;
 #[cfg(feature = "http")]
-pub(crate) use relay::{Relay, Relayed};
+pub(crate) use relay::Relay;
+#[cfg(feature = "redis")]
+pub(crate) use relay::Relayed;
 
 use crate::catalog::Catalog;
 use crate::catalog::{MountStatus, Mounts};

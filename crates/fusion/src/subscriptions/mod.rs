@@ -269,6 +269,7 @@ impl Subscriptions {
 
     /// The open `subscriptions/listen` requests that accepted `uri`.
     #[cfg(feature = "http")]
+    #[cfg_attr(not(feature = "redis"), allow(dead_code, reason = "read by the relay of the Redis session store"))]
     pub(crate) fn listeners_of(&self, uri: &str) -> Vec<SubscriptionSink> {
         let state = locked(&self.state);
         let Some(hearers) = state.by_uri.get(uri) else { return Vec::new() };
@@ -277,6 +278,7 @@ impl Subscriptions {
 
     /// Sends changes to every replica through `relay` from now on (the first one set stays).
     #[cfg(feature = "http")]
+    #[cfg_attr(not(feature = "redis"), allow(dead_code, reason = "read by the relay of the Redis session store"))]
     pub(crate) fn relay_updates(&self, relay: RelayUpdates) {
         let _ = self.relay.set(relay);
     }

@@ -17,3 +17,13 @@ pub mod stdio;
 mod writer;
 
 pub use crate::context::RequestInfo;
+
+/// Says on stderr, once, where a server is served when nothing would log it: a server started
+/// without a `tracing` subscriber otherwise prints nothing at all and looks dead.
+pub(crate) fn announce_when_unlogged(serving: std::fmt::Arguments<'_>) {
+    if !tracing::dispatcher::has_been_set() {
+        eprintln!(
+            "mcp-fusion: serving MCP {serving}; no log is installed: call mcp_fusion::logging::init() to see the server's events on stderr"
+        );
+    }
+}

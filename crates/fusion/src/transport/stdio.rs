@@ -68,6 +68,7 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt as _;
     use rmcp::service::ServerInitializeError;
+    super::announce_when_unlogged(format_args!("on stdio"));
     let transport = stdio().subscription_limits(server.subscription_limits());
     let running = match server.serve(transport).await {
         Ok(running) => running,

@@ -138,7 +138,7 @@ fn call(id: u64) -> Value {
 }
 
 fn loopback() -> HttpConfig {
-    HttpConfig::new("127.0.0.1:0".parse().unwrap())
+    HttpConfig::new("127.0.0.1:0")
 }
 
 fn two_callers() -> StaticTokens {

@@ -95,7 +95,7 @@ impl Running {
 }
 
 fn loopback() -> HttpConfig {
-    HttpConfig::new("127.0.0.1:0".parse().unwrap())
+    HttpConfig::new("127.0.0.1:0")
 }
 
 fn args(value: Value) -> serde_json::Map<String, Value> {

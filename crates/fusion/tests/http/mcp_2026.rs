@@ -36,7 +36,7 @@ fn server() -> FusionServer {
 
 /// Binds `server` on a loopback port and serves it until the test's runtime ends.
 async fn serve(server: FusionServer) -> SocketAddr {
-    serve_with(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await
+    serve_with(server, HttpConfig::new("127.0.0.1:0")).await
 }
 
 pub(super) async fn serve_with(server: FusionServer, config: HttpConfig) -> SocketAddr {
@@ -248,7 +248,7 @@ async fn cache_hints_as_the_server_each_list_and_each_resource_set_them() {
 #[tokio::test]
 async fn what_may_differ_by_caller_is_private_whatever_its_hint_says() {
     let tokens = StaticTokens::new().token("ana-token", Identity::new("ana"));
-    let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens).allow_anonymous(true);
+    let config = HttpConfig::new("127.0.0.1:0").authenticator(tokens).allow_anonymous(true);
     let addr = serve_with(cached(), config).await;
     // Lists made for their caller, and a resource that needs one.
     let (_, tools) = send(addr, Some("ana-token"), "tools/list", Map::new()).await;

@@ -111,7 +111,7 @@ fn config() -> HttpConfig {
     let resource = ProtectedResource::new("http://127.0.0.1/mcp")
         .and_then(|resource| resource.authorization_server("https://id.example.com"))
         .unwrap();
-    HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens()).protected_resource(resource)
+    HttpConfig::new("127.0.0.1:0").authenticator(tokens()).protected_resource(resource)
 }
 
 fn names(tools: &Value) -> Vec<&str> {

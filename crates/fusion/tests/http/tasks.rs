@@ -89,7 +89,7 @@ pub(super) fn gate() -> Arc<Gate> {
 
 pub(super) async fn serve(gate: Arc<Gate>) -> SocketAddr {
     let tokens = StaticTokens::new().token("ana-token", Identity::new("ana")).token("bo-token", Identity::new("bo"));
-    let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens);
+    let config = HttpConfig::new("127.0.0.1:0").authenticator(tokens);
     serve_with(server(gate), config).await
 }
 
@@ -355,7 +355,7 @@ async fn a_task_cannot_ask_its_client_and_one_past_its_time_to_live_is_stopped_a
         .build(Arc::clone(&gate))
         .unwrap();
     let tokens = StaticTokens::new().token("ana-token", Identity::new("ana"));
-    let addr = serve_with(server, HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens)).await;
+    let addr = serve_with(server, HttpConfig::new("127.0.0.1:0").authenticator(tokens)).await;
 
     let created = call(addr, "ana-token", json!({"action": "asking"}), tasks_meta()).await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();

@@ -131,7 +131,7 @@ impl Http {
 }
 
 fn loopback() -> HttpConfig {
-    HttpConfig::new("127.0.0.1:0".parse().unwrap())
+    HttpConfig::new("127.0.0.1:0")
 }
 
 #[tokio::test]

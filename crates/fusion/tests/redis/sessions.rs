@@ -65,7 +65,7 @@ impl Replica {
             .unwrap();
         let tokens =
             StaticTokens::new().token("ana-token", Identity::new("ana")).token("bo-token", Identity::new("bo"));
-        let config = HttpConfig::new("127.0.0.1:0".parse().unwrap()).authenticator(tokens).session_store(store.clone());
+        let config = HttpConfig::new("127.0.0.1:0").authenticator(tokens).session_store(store.clone());
         let config = configure(config);
         let http = HttpServer::bind(server.clone(), config).await.unwrap();
         let addr = http.local_addr();

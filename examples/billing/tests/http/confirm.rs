@@ -26,7 +26,7 @@ const SMALL: &str = "inv_2026_0006";
 /// The server over HTTP on a loopback port, on a fresh SQLite file in `dir`.
 async fn serve(dir: &Path, options: &Options) -> SocketAddr {
     let server = server(Store::open(&dir.join("billing.db")).unwrap(), options).unwrap();
-    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0")).await.unwrap();
     let addr = http.local_addr();
     tokio::spawn(http.serve(std::future::pending()));
     addr

@@ -15,7 +15,7 @@ use crate::support::tasks::{meta, post, read_task, settled, start_export};
 async fn serve(dir: &Path, export_delay: Duration) -> SocketAddr {
     let options = Options { export_delay: Some(export_delay), ..Options::default() };
     let server = server(Store::open(&dir.join("billing.db")).unwrap(), &options).unwrap();
-    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await.unwrap();
+    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0")).await.unwrap();
     let addr = http.local_addr();
     tokio::spawn(http.serve(std::future::pending()));
     addr

@@ -95,7 +95,7 @@ async fn a_database_failure_is_an_internal_error_not_a_tool_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("billing.db");
     let plain = build(&db, &Options::default());
-    let masked = build(&db, &Options { mask_internal_errors: true, ..Options::default() });
+    let masked = build(&db, &Options { mask_internal_errors: Some(true), ..Options::default() });
     rusqlite::Connection::open(&db).unwrap().execute_batch("DROP TABLE invoices").unwrap();
 
     let result = call(&plain, json!({"action": "get_invoice", "id": "inv_2026_0001"})).await;

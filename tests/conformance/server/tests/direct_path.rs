@@ -62,7 +62,7 @@ fn app(config: HttpConfig) -> axum::Router {
 }
 
 fn config(stateless: bool, direct: bool) -> HttpConfig {
-    HttpConfig::new("127.0.0.1:0".parse().unwrap()).stateless(stateless).direct_path(direct)
+    HttpConfig::new("127.0.0.1:0").stateless(stateless).direct_path(direct)
 }
 
 /// The requests of the scenarios, each as a JSON-RPC request with id 1.

@@ -1,13 +1,13 @@
 //! How the HTTP transport listens and what it accepts.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::StreamableHttpServerConfig;
 use tokio_util::sync::CancellationToken;
 
-use super::ProtectedResource;
+use super::listen::IntoListenAddress;
+use super::{ListenAddress, ListenAddressError, ProtectedResource};
 use crate::auth::Authenticator;
 use crate::auth::uri::LOOPBACK_HOSTS;
 
@@ -24,7 +24,8 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// How the HTTP transport listens and what it accepts.
 #[derive(Clone)]
 pub struct HttpConfig {
-    pub(super) addr: SocketAddr,
+    /// Where to listen, or why the address given is none (told when binding).
+    pub(super) listen: Result<ListenAddress, ListenAddressError>,
     pub(super) path: String,
     stateless: bool,
     allowed_hosts: Option<Vec<String>>,
@@ -78,9 +79,21 @@ impl HttpConfig {
     /// Listens on `addr`, serving `/mcp`: stateful sessions, requests whose `Host` is the
     /// loopback (`localhost`, `127.0.0.1`, `::1`), browser `Origin`s of the loopback only, bodies
     /// up to 4 MiB, 10 seconds for calls in flight at shutdown.
-    pub fn new(addr: SocketAddr) -> HttpConfig {
+    ///
+    /// `addr` is a `SocketAddr` or `HOST:PORT` text, the host an IP address or a name; a name
+    /// may resolve to several addresses, and [`HttpServer::bind`](super::HttpServer::bind)
+    /// binds the first that binds (and says what is wrong with a text that is no address):
+    ///
+    /// ```
+    /// use mcp_fusion::http::HttpConfig;
+    ///
+    /// let config = HttpConfig::new("localhost:8090");
+    /// assert!(config.address().unwrap().addrs().iter().all(|addr| addr.ip().is_loopback()));
+    /// assert!(HttpConfig::new("localhost").address().is_err()); // no port
+    /// ```
+    pub fn new(addr: impl IntoListenAddress) -> HttpConfig {
         HttpConfig {
-            addr,
+            listen: addr.into_listen_address(),
             path: "/mcp".into(),
             stateless: false,
             allowed_hosts: None,
@@ -109,9 +122,9 @@ impl HttpConfig {
         }
     }
 
-    /// The address to listen on.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
+    /// The address to listen on, or why the one given is none.
+    pub fn address(&self) -> Result<&ListenAddress, &ListenAddressError> {
+        self.listen.as_ref()
     }
 
     /// The endpoint path (default `/mcp`).
@@ -238,7 +251,7 @@ impl HttpConfig {
     /// # fn exporter() -> String { String::new() }
     /// use mcp_fusion::http::HttpConfig;
     ///
-    /// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap()).metrics(exporter);
+    /// let config = HttpConfig::new("127.0.0.1:8080").metrics(exporter);
     /// ```
     pub fn metrics(mut self, render: impl Fn() -> String + Send + Sync + 'static) -> HttpConfig {
         self.metrics = Some(Arc::new(render));
@@ -258,7 +271,7 @@ impl HttpConfig {
     /// let resource = ProtectedResource::new("https://mcp.example.com/mcp")?
     ///     .authorization_server("https://auth.example.com")?
     ///     .scopes(["billing:read"])?;
-    /// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap()).protected_resource(resource);
+    /// let config = HttpConfig::new("127.0.0.1:8080").protected_resource(resource);
     /// # Ok(())
     /// # }
     /// ```
@@ -370,7 +383,7 @@ impl HttpConfig {
 impl std::fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpConfig")
-            .field("addr", &self.addr)
+            .field("listen", &self.listen)
             .field("path", &self.path)
             .field("stateless", &self.stateless)
             .field("authenticated", &self.authenticator.is_some())

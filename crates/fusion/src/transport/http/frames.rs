@@ -214,7 +214,7 @@ fn json_error(body: Vec<u8>) -> Response {
 /// use mcp_fusion::http::{FramingLayer, HttpConfig, McpEndpoint};
 /// use tokio_util::sync::CancellationToken;
 /// # fn app(server: mcp_fusion::FusionServer) -> Router {
-/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap()).max_body_bytes(64 << 10);
+/// let config = HttpConfig::new("127.0.0.1:8080").max_body_bytes(64 << 10);
 /// let framing = FramingLayer::new(&server, &config);
 /// let mcp = McpEndpoint::new(server, &config, CancellationToken::new());
 /// Router::new().nest_service("/mcp", tower::Layer::layer(&framing, mcp))

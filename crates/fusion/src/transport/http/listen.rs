@@ -70,6 +70,45 @@ impl ListenAddress {
     }
 }
 
+/// What [`HttpConfig::new`](super::HttpConfig::new) listens on: a [`SocketAddr`], a
+/// [`ListenAddress`], or `HOST:PORT` text (`"localhost:8090"`, `"127.0.0.1:0"`), resolved
+/// when the config is made; a text that is no address is reported by
+/// [`HttpServer::bind`](super::HttpServer::bind).
+pub trait IntoListenAddress {
+    /// The address, or why the text is none.
+    fn into_listen_address(self) -> Result<ListenAddress, ListenAddressError>;
+}
+
+impl IntoListenAddress for SocketAddr {
+    fn into_listen_address(self) -> Result<ListenAddress, ListenAddressError> {
+        Ok(self.into())
+    }
+}
+
+impl IntoListenAddress for ListenAddress {
+    fn into_listen_address(self) -> Result<ListenAddress, ListenAddressError> {
+        Ok(self)
+    }
+}
+
+impl IntoListenAddress for &ListenAddress {
+    fn into_listen_address(self) -> Result<ListenAddress, ListenAddressError> {
+        Ok(self.clone())
+    }
+}
+
+impl IntoListenAddress for &str {
+    fn into_listen_address(self) -> Result<ListenAddress, ListenAddressError> {
+        self.parse()
+    }
+}
+
+impl IntoListenAddress for String {
+    fn into_listen_address(self) -> Result<ListenAddress, ListenAddressError> {
+        self.parse()
+    }
+}
+
 impl From<SocketAddr> for ListenAddress {
     fn from(addr: SocketAddr) -> ListenAddress {
         ListenAddress { text: addr.to_string(), addrs: vec![addr] }

@@ -7,7 +7,7 @@
 //! ```no_run
 //! use mcp_fusion::http::{HttpConfig, HttpServer, shutdown_signal};
 //! # async fn run(server: mcp_fusion::FusionServer) -> std::io::Result<()> {
-//! let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:8080".parse().unwrap())).await?;
+//! let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:8080")).await?;
 //! eprintln!("listening on http://{}/mcp", http.local_addr());
 //! http.serve(shutdown_signal()).await
 //! # }
@@ -56,7 +56,7 @@ pub use bearer::{BearerAuth, BearerAuthLayer};
 pub use config::{HttpConfig, ScopeRefusal};
 pub use endpoint::{CheckedEndpoint, McpEndpoint};
 pub use frames::{Framing, FramingLayer};
-pub use listen::{ListenAddress, ListenAddressError};
+pub use listen::{IntoListenAddress, ListenAddress, ListenAddressError};
 #[cfg(feature = "oauth")]
 pub use oauth::{OAuth, OAuthSetupError};
 pub use protected_resource::{ProtectedResource, ProtectedResourceError};

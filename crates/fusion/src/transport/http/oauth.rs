@@ -12,7 +12,7 @@ use crate::auth::{Introspection, JwtAuthenticator, OAuthError};
 /// use mcp_fusion::http::{HttpConfig, OAuth};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let config = HttpConfig::new("0.0.0.0:8080".parse()?);
+/// let config = HttpConfig::new("0.0.0.0:8080");
 /// let config = OAuth::new("https://id.example.com", "https://mcp.example.com/mcp")
 ///     .scopes(["billing:read", "billing:write"])
 ///     .configure(config)

@@ -233,7 +233,7 @@ mod tests {
     async fn the_router_serves_the_document_at_both_paths_for_any_caller() {
         let server = FusionServer::builder::<()>("s", "1").build(()).unwrap();
         let resource = ProtectedResource::new("http://localhost/mcp").unwrap();
-        let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap())
+        let config = HttpConfig::new("127.0.0.1:8080")
             .authenticator(crate::auth::StaticTokens::new())
             .protected_resource(resource.clone());
         let app = router(server, &config, CancellationToken::new());

@@ -120,7 +120,7 @@ fn effective(scheme: &str, port: Port) -> Option<u16> {
 /// use axum::{Router, routing::get};
 /// use mcp_fusion::http::{HostOriginLayer, HttpConfig};
 ///
-/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap());
+/// let config = HttpConfig::new("127.0.0.1:8080");
 /// let app: Router = Router::new().route("/status", get(|| async { "ok" })).layer(HostOriginLayer::new(&config));
 /// ```
 #[derive(Debug, Clone)]

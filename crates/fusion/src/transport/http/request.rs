@@ -32,7 +32,7 @@ pub(super) fn resolve_client_address(header: Option<&http::HeaderName>, request:
 /// use axum::{Router, routing::get};
 /// use mcp_fusion::http::{ClientAddressLayer, HttpConfig};
 ///
-/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap())
+/// let config = HttpConfig::new("127.0.0.1:8080")
 ///     .client_address_header(http::HeaderName::from_static("x-forwarded-for"));
 /// let app: Router = Router::new().route("/", get(|| async { "ok" })).layer(ClientAddressLayer::new(&config));
 /// ```

@@ -30,28 +30,24 @@ pub struct HttpServer {
     listener: TcpListener,
     server: FusionServer,
     config: HttpConfig,
+    /// The address bound, as asked (port 0 included).
+    bound: SocketAddr,
 }
 
 impl HttpServer {
-    /// Binds the configured address (port 0 picks a free one; see [`HttpServer::local_addr`]).
+    /// Binds the configured address (port 0 picks a free one; see [`HttpServer::local_addr`]):
+    /// the first of its addresses that binds, since a name may resolve to an address the
+    /// machine cannot bind (IPv6 where it has none) before one it can. The error names the
+    /// last address tried, or says why the configured text is no address
+    /// ([`InvalidInput`](std::io::ErrorKind::InvalidInput)).
     pub async fn bind(server: FusionServer, config: HttpConfig) -> std::io::Result<HttpServer> {
-        let listener = TcpListener::bind(config.addr).await?;
-        Ok(HttpServer { listener, server, config })
-    }
-
-    /// Binds the first of `address`'s addresses that binds, with `config` listening there: a
-    /// name may resolve to an address the machine cannot bind (IPv6 where it has none) before
-    /// one it can. The error names the last address tried.
-    pub async fn bind_first(
-        server: FusionServer,
-        mut config: HttpConfig,
-        address: &ListenAddress,
-    ) -> std::io::Result<HttpServer> {
+        let address: &ListenAddress = config
+            .address()
+            .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidInput, error.to_string()))?;
         let mut failure = None;
         for &addr in address.addrs() {
-            config.addr = addr;
             match TcpListener::bind(addr).await {
-                Ok(listener) => return Ok(HttpServer { listener, server, config }),
+                Ok(listener) => return Ok(HttpServer { listener, server, config, bound: addr }),
                 Err(error) => failure = Some(std::io::Error::new(error.kind(), format!("binding {addr}: {error}"))),
             }
         }
@@ -60,13 +56,15 @@ impl HttpServer {
 
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr().unwrap_or(self.config.addr)
+        self.listener.local_addr().unwrap_or(self.bound)
     }
 
     /// Serves until `shutdown` completes, then stops accepting connections, lets the calls in
     /// flight finish (up to the grace period), closes sessions and returns.
     pub async fn serve(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
-        let HttpServer { listener, server, config } = self;
+        let HttpServer { listener, server, config, .. } = self;
+        let addr = listener.local_addr()?;
+        crate::transport::announce_when_unlogged(format_args!("on http://{addr}{}", config.path));
         let sessions = CancellationToken::new();
         let stopping = CancellationToken::new();
         let responding = ResponsesInFlight::default();

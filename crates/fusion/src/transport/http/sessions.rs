@@ -279,6 +279,8 @@ enum Admitted {
 /// only session a call counts as (a header naming no live session is no session).
 #[expect(clippy::result_large_err, reason = "a refusal is the rare path, and answered at once")]
 fn admit(registry: &Arc<Registry>, shared: Option<&SharedStore>, request: &mut Request) -> Result<Admitted, Response> {
+    #[cfg(not(feature = "redis"))]
+    let _ = shared;
     let caller = Owner::of(request);
     if let Some(id) = request.headers().get(SESSION_HEADER) {
         let Some(id) = id.to_str().ok() else { return Ok(Admitted::Pass) };
@@ -506,7 +508,7 @@ impl SessionManager for OwnedSessions {
 /// use mcp_fusion::http::{ClientAddressLayer, HttpConfig, SessionLayer};
 /// use tokio_util::sync::CancellationToken;
 /// # fn app(server: mcp_fusion::FusionServer) -> Router {
-/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap());
+/// let config = HttpConfig::new("127.0.0.1:8080");
 /// let sessions = SessionLayer::new(&config);
 /// let mcp = sessions.endpoint(server, &config, CancellationToken::new());
 /// let checked = tower::ServiceBuilder::new().layer(ClientAddressLayer::new(&config)).layer(sessions).service(mcp);
@@ -544,6 +546,7 @@ impl SessionLayer {
         let direct = config
             .direct_path
             .then(|| Arc::new(Direct::new(server.clone(), config, sessions.clone(), Arc::clone(&manager))));
+        #[cfg_attr(not(feature = "redis"), expect(unused_mut, reason = "only a session store changes it"))]
         let mut rmcp = config.rmcp_config(sessions.clone());
         #[cfg(feature = "redis")]
         if let Some(shared) = &self.shared {
@@ -570,7 +573,6 @@ impl<S> Layer<S> for SessionLayer {
 pub struct SessionCheck<S> {
     inner: S,
     registry: Option<Arc<Registry>>,
-    #[cfg_attr(not(feature = "redis"), expect(dead_code, reason = "no store can be configured"))]
     shared: Option<SharedStore>,
 }
 

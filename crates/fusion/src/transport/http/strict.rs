@@ -181,7 +181,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for HeadScanner<IO> {
 /// use axum::{Router, routing::post};
 /// use mcp_fusion::http::{HttpConfig, StrictRequestLayer};
 ///
-/// let config = HttpConfig::new("127.0.0.1:8080".parse().unwrap());
+/// let config = HttpConfig::new("127.0.0.1:8080");
 /// let app: Router = Router::new().route("/hook", post(|| async { "ok" })).layer(StrictRequestLayer::new(&config));
 /// ```
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use crate::auth::Caller;
 use crate::context::ClientAddress;
 
 pub(super) fn config() -> HttpConfig {
-    HttpConfig::new("127.0.0.1:8080".parse().unwrap())
+    HttpConfig::new("127.0.0.1:8080")
 }
 
 pub(super) fn get(uri: &str) -> http::request::Builder {
