@@ -10,7 +10,7 @@ use support::in_process::{build, call, text};
 #[tokio::test]
 async fn partial_payments_add_up_until_the_invoice_is_paid() {
     let dir = tempfile::tempdir().unwrap();
-    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let server = build(&dir.path().join("billing.db"), &Options::default()).await;
     // inv_2026_0002: 45000 EUR cents, nothing paid.
     let first = call(&server, json!({"action": "pay_invoice", "id": "inv_2026_0002", "amount_cents": 20000})).await;
     let first = first.structured_content.expect("structured content");
@@ -26,7 +26,7 @@ async fn partial_payments_add_up_until_the_invoice_is_paid() {
 #[tokio::test]
 async fn pages_chain_through_cursors_and_a_forged_cursor_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let server = build(&dir.path().join("billing.db"), &Options::default()).await;
     let mut ids = Vec::new();
     let mut cursor = Value::Null;
     let mut pages = 0;
@@ -68,7 +68,7 @@ async fn pages_chain_through_cursors_and_a_forged_cursor_is_refused() {
 #[tokio::test]
 async fn voiding_keeps_the_reason_and_a_blank_reason_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let server = build(&dir.path().join("billing.db"), &Options::default()).await;
     let blank = call(&server, json!({"action": "void_invoice", "id": "inv_2026_0006", "reason": "   "})).await;
     assert_eq!(
         text(&blank),
@@ -94,8 +94,8 @@ async fn voiding_keeps_the_reason_and_a_blank_reason_is_refused() {
 async fn a_database_failure_is_an_internal_error_not_a_tool_error() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("billing.db");
-    let plain = build(&db, &Options::default());
-    let masked = build(&db, &Options { mask_internal_errors: Some(true), ..Options::default() });
+    let plain = build(&db, &Options::default()).await;
+    let masked = build(&db, &Options { mask_internal_errors: Some(true), ..Options::default() }).await;
     rusqlite::Connection::open(&db).unwrap().execute_batch("DROP TABLE invoices").unwrap();
 
     let result = call(&plain, json!({"action": "get_invoice", "id": "inv_2026_0001"})).await;
@@ -117,7 +117,7 @@ async fn a_database_failure_is_an_internal_error_not_a_tool_error() {
 #[tokio::test]
 async fn a_void_invoice_is_returned_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let server = build(&dir.path().join("billing.db"), &Options::default()).await;
     let result = call(&server, json!({"action": "get_invoice", "id": "inv_2026_0004"})).await;
     assert_eq!(result.is_error, Some(false));
     assert_eq!(result.structured_content.as_ref().map(|s| s["status"].clone()), Some(json!("void")));
@@ -140,7 +140,7 @@ async fn the_rate_limit_flag_limits_each_session() {
         rate_limit: Some(mcp_fusion::guard::RateLimit::new(2, std::time::Duration::from_secs(60))),
         ..Options::default()
     };
-    let server = build(&dir.path().join("billing.db"), &options);
+    let server = build(&dir.path().join("billing.db"), &options).await;
     let get = json!({"action": "get_invoice", "id": "inv_2026_0001"});
     assert_eq!(call(&server, get.clone()).await.is_error, Some(false));
     assert_eq!(call(&server, get.clone()).await.is_error, Some(false));
@@ -154,7 +154,7 @@ async fn the_rate_limit_flag_limits_each_session() {
 #[tokio::test]
 async fn a_long_id_is_never_echoed_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let server = build(&dir.path().join("billing.db"), &Options::default()).await;
     let id = format!("inv_{}", "a".repeat(60));
     let calls = [
         json!({"action": "get_invoice", "id": id}),
@@ -173,7 +173,7 @@ async fn a_long_id_is_never_echoed_whole() {
 #[tokio::test]
 async fn a_long_cursor_is_never_echoed_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let server = build(&dir.path().join("billing.db"), &Options::default());
+    let server = build(&dir.path().join("billing.db"), &Options::default()).await;
     let cursor = "page-".repeat(20);
     let result = call(&server, json!({"action": "list_invoices", "cursor": cursor})).await;
     assert_eq!(result.is_error, Some(true));

@@ -12,7 +12,7 @@ use mcp_fusion::FusionServer;
 use mcp_fusion::wire::{ErrorCode, parse};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use support::in_process::{build, call, text};
+use support::in_process::{build_server, call_server, text};
 
 fn code(result: &CallToolResult) -> Option<ErrorCode> {
     (result.is_error == Some(true)).then(|| parse(text(result)).error.code.clone())
@@ -33,7 +33,7 @@ fn hold_write_lock(db: &Path) -> rusqlite::Connection {
 /// A server whose calls time out after 2 s: a write waiting on another process's lock does
 /// (SQLite waits 5 s for it), and a write that can run finishes in time on a busy machine too.
 fn timing_out(db: &Path) -> FusionServer {
-    build(db, &Options { timeout: Some(Duration::from_secs(2)), ..Options::default() })
+    build_server(db, &Options { timeout: Some(Duration::from_secs(2)), ..Options::default() })
 }
 
 fn create(key: Option<&str>) -> Value {
@@ -56,7 +56,7 @@ async fn fifty_timed_out_creates_retried_with_their_keys_create_fifty_invoices()
     let holder = hold_write_lock(&db);
     let calls = (0..50).map(|i| {
         let server = Arc::clone(&server);
-        tokio::spawn(async move { call(&server, create(Some(&format!("create-{i}")))).await })
+        tokio::spawn(async move { call_server(&server, create(Some(&format!("create-{i}")))).await })
     });
     let timed_out = futures_util::future::join_all(calls).await;
     for result in &timed_out {
@@ -76,7 +76,7 @@ async fn fifty_timed_out_creates_retried_with_their_keys_create_fifty_invoices()
     let mut ids = Vec::new();
     for round in 0..2 {
         for i in 0..50 {
-            let result = call(&server, create(Some(&format!("create-{i}")))).await;
+            let result = call_server(&server, create(Some(&format!("create-{i}")))).await;
             assert_eq!(code(&result), None, "{}", text(&result));
             let id = result.structured_content.expect("the invoice")["id"].clone();
             if round == 0 {
@@ -98,22 +98,22 @@ async fn a_payment_retried_after_a_timeout_pays_once() {
     let pay = json!({"action": "pay_invoice", "id": "inv_2026_0002", "amount_cents": 1000, "idempotency_key": "pay-7"});
 
     let holder = hold_write_lock(&db);
-    let timed_out = call(&server, pay.clone()).await;
+    let timed_out = call_server(&server, pay.clone()).await;
     assert_eq!(code(&timed_out), Some(ErrorCode::Timeout), "{}", text(&timed_out));
     drop(holder);
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     for _ in 0..3 {
-        let paid = call(&server, pay.clone()).await;
+        let paid = call_server(&server, pay.clone()).await;
         assert_eq!(code(&paid), None, "{}", text(&paid));
         assert_eq!(paid.structured_content.unwrap()["paid_cents"], 1000);
     }
-    let read = call(&server, json!({"action": "get_invoice", "id": "inv_2026_0002"})).await;
+    let read = call_server(&server, json!({"action": "get_invoice", "id": "inv_2026_0002"})).await;
     assert_eq!(read.structured_content.unwrap()["paid_cents"], 1000, "paid once");
 
     let other =
         json!({"action": "pay_invoice", "id": "inv_2026_0002", "amount_cents": 2000, "idempotency_key": "pay-7"});
-    let conflict = call(&server, other).await;
+    let conflict = call_server(&server, other).await;
     assert_eq!(code(&conflict), Some(ErrorCode::Conflict), "{}", text(&conflict));
     assert!(text(&conflict).contains("send a new idempotency_key"), "{}", text(&conflict));
 }
@@ -128,9 +128,9 @@ async fn a_write_answered_with_timeout_never_commits_later() {
     let before = rows(&db);
 
     let holder = hold_write_lock(&db);
-    let create = call(&server, create(None)).await;
+    let create = call_server(&server, create(None)).await;
     let void = json!({"action": "void_invoice", "id": "inv_2026_0006", "reason": "Duplicate"});
-    let void = call(&server, void).await;
+    let void = call_server(&server, void).await;
     drop(holder);
     tokio::time::sleep(Duration::from_millis(500)).await;
 
@@ -140,10 +140,10 @@ async fn a_write_answered_with_timeout_never_commits_later() {
     assert!(text(&void).contains("call billing.get_invoice to see whether it took effect"), "{}", text(&void));
     assert!(text(&void).contains("<action>billing.get_invoice</action>"), "{}", text(&void));
     assert_eq!(rows(&db), before);
-    let read = call(&server, json!({"action": "get_invoice", "id": "inv_2026_0006"})).await;
+    let read = call_server(&server, json!({"action": "get_invoice", "id": "inv_2026_0006"})).await;
     assert_eq!(read.structured_content.unwrap()["status"], "open");
 
-    let list = call(&server, json!({"action": "get_invoice", "id": "inv_2026_0001"})).await;
+    let list = call_server(&server, json!({"action": "get_invoice", "id": "inv_2026_0001"})).await;
     assert_eq!(code(&list), None);
 }
 
@@ -151,11 +151,11 @@ async fn a_write_answered_with_timeout_never_commits_later() {
 async fn twenty_concurrent_calls_with_one_key_create_one_invoice() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("billing.db");
-    let server = Arc::new(build(&db, &Options::default()));
+    let server = Arc::new(build_server(&db, &Options::default()));
     let before = rows(&db);
     let calls = (0..20).map(|_| {
         let server = Arc::clone(&server);
-        tokio::spawn(async move { call(&server, create(Some("one-key"))).await })
+        tokio::spawn(async move { call_server(&server, create(Some("one-key"))).await })
     });
     let results = futures_util::future::join_all(calls).await;
     let first = results[0].as_ref().unwrap().structured_content.clone().expect("the invoice");
@@ -171,11 +171,11 @@ async fn twenty_concurrent_calls_with_one_key_create_one_invoice() {
 async fn two_servers_on_one_file_never_fail_on_its_lock() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("billing.db");
-    let replicas = Arc::new([build(&db, &Options::default()), build(&db, &Options::default())]);
+    let replicas = Arc::new([build_server(&db, &Options::default()), build_server(&db, &Options::default())]);
     let before = rows(&db);
     let calls = (0..120).map(|i| {
         let replicas = Arc::clone(&replicas);
-        tokio::spawn(async move { call(&replicas[i % 2], create(None)).await })
+        tokio::spawn(async move { call_server(&replicas[i % 2], create(None)).await })
     });
     let results = futures_util::future::join_all(calls).await;
     let failed: Vec<String> = results
