@@ -486,6 +486,14 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
                 tracing::info!("--token / BILLING_TOKEN applies to HTTP only; stdio is local and needs none");
             }
             tracing::info!(db = %cli.db.display(), "billing-server serving MCP on stdio");
+            if std::io::stdin().is_terminal() {
+                // Started by hand rather than by a client: say how to reach it.
+                tracing::info!(
+                    "waiting for an MCP client on stdin: add this binary to a client's configuration as its command, \
+                     try one call with `fusion call --stdio \"billing-server --db PATH\" billing.list_invoices '{{}}'`, \
+                     or serve HTTP with --http 127.0.0.1:8080; Ctrl-D stops it"
+                );
+            }
             runtime.block_on(mcp_fusion::serve_stdio(server)).context("serving MCP on stdio")?;
             tracing::info!("the client closed the connection; shutting down");
             Ok(())
