@@ -3,7 +3,7 @@
 //!
 //! Tools are [`Group`]s of [`Action`]s with typed inputs. Arguments are validated against the
 //! JSON Schema generated from the input type, and every problem is written as a sentence that
-//! heals the call. Handlers return `Result<Output, E>`: a [`ToolError`](wire::ToolError)
+//! heals the call. Handlers return `Result<Output, E>`: a [`ToolError`]
 //! reaches the model unchanged, anything else (a panic included) becomes a critical
 //! `INTERNAL_ERROR` naming the action.
 //!

@@ -6,8 +6,8 @@
 //! each call as its [`Caller`], and the auth guard ([`Stage::Auth`](crate::guard::Stage::Auth))
 //! refuses what the action does not allow.
 //!
-//! With the `oauth` feature, [`JwtAuthenticator`] checks OAuth 2.1 access tokens that are JWTs
-//! against the issuer's published keys, and [`Introspection`] asks the issuer about opaque
+//! With the `oauth` feature, `JwtAuthenticator` checks OAuth 2.1 access tokens that are JWTs
+//! against the issuer's published keys, and `Introspection` asks the issuer about opaque
 //! ones (RFC 7662); both accept only tokens issued for this server (its resource URI in `aud`).
 
 use std::collections::BTreeSet;

@@ -4,7 +4,7 @@
 //! An action marked [`Action::task`](crate::Action::task) runs as a task for a client that
 //! declared the extension, and as a plain call for one that did not (or is refused `-32021`
 //! when the action requires a task). Where tasks are kept is [`Tasks::store`]: in memory by
-//! default, or in Redis ([`RedisStore`](crate::guard::RedisStore), cargo feature `redis`) so
+//! default, or in Redis (`guard::RedisStore`, cargo feature `redis`) so
 //! that replicas share them.
 #![doc = include_str!("../../docs/tasks.md")]
 

@@ -524,7 +524,7 @@ pub struct SessionLayer {
 
 impl SessionLayer {
     /// Sessions capped as configured; none checked when the configuration is stateless. With a
-    /// session store ([`HttpConfig::session_store`]), sessions are kept there too, and a request
+    /// session store (`HttpConfig::session_store`, cargo feature `redis`), sessions are kept there too, and a request
     /// naming one this process does not hold is checked against what the store keeps.
     pub fn new(config: &HttpConfig) -> SessionLayer {
         let checks = !config.is_stateless();
