@@ -42,7 +42,8 @@ enum Command {
     /// read back (exit 1).
     Call(call::CallArgs),
     /// Parse an envelope (or an MCP CallToolResult JSON) and print it as `fusion call` reports
-    /// one (`--json`: as one JSON object).
+    /// one (`--json`: as one JSON object); exit 1 when it is an error, 0 for a warning or a
+    /// success, as `fusion call`.
     Parse(parse::ParseArgs),
     /// Write the contracts of the server's tools, prompts and resource templates to the
     /// lockfile (`fusion.lock`).

@@ -21,7 +21,9 @@ pub struct ParseArgs {
 }
 
 /// Reads, parses, prints the envelope: as `fusion call` reports an error, or with `--json` as
-/// the JSON object `fusion call --json` prints for one.
+/// the JSON object `fusion call --json` prints for one. Exits as `fusion call` does: 1 when it
+/// is an error (a result's `isError`, else the envelope's severity), 0 for a warning or a
+/// success; input that cannot be read is the caller's error (2).
 pub fn run(args: ParseArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     let text = if args.input.as_os_str() == "-" {
         input::read_capped(std::io::stdin().lock(), "stdin", max_input_bytes)?
@@ -41,5 +43,6 @@ pub fn run(args: ParseArgs, max_input_bytes: u64) -> anyhow::Result<ExitCode> {
     } else {
         out::print(&report::labelled(&envelope))?;
     }
-    Ok(ExitCode::SUCCESS)
+    let failed = is_error.unwrap_or_else(|| envelope.is_error());
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -11,11 +11,18 @@ pub fn labelled(envelope: &Envelope) -> String {
     format!("{label}: {}", self::envelope(envelope))
 }
 
-/// The error as readable text: code and message, then recovery, actions, details, fields
-/// and contract changes, each on its own lines.
+/// The error as readable text, in the envelope's own order: code and message, the fields
+/// (what is wrong), then recovery (what to do), actions, details, retry delay and contract
+/// changes, each on its own lines.
 pub fn envelope(envelope: &Envelope) -> String {
     let error = &envelope.error;
     let mut out = format!("{} ({}): {}\n", error.code, error.severity, error.message.trim());
+    if !envelope.fields.is_empty() {
+        out.push_str("  fields:\n");
+        for field in &envelope.fields {
+            let _ = writeln!(out, "    {}: {}", field.name, field.text);
+        }
+    }
     if let Some(recovery) = &error.recovery {
         let _ = writeln!(out, "  recovery: {}", recovery.trim());
     }
@@ -27,12 +34,6 @@ pub fn envelope(envelope: &Envelope) -> String {
     }
     if let Some(seconds) = error.retry_after {
         let _ = writeln!(out, "  retry after: {seconds} s");
-    }
-    if !envelope.fields.is_empty() {
-        out.push_str("  fields:\n");
-        for field in &envelope.fields {
-            let _ = writeln!(out, "    {}: {}", field.name, field.text);
-        }
     }
     if let Some(awareness) = &envelope.contract_awareness {
         let _ = writeln!(out, "  contract changes of {}:", awareness.action);

@@ -43,7 +43,7 @@ const NOT_FOUND: &str = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<me
 #[test]
 fn parse_prints_the_envelope_as_call_reports_it() {
     let output = fusion(&["parse"], Some(NOT_FOUND));
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "an error envelope exits 1, as `fusion call` does: {}", stderr(&output));
     assert_eq!(
         stdout(&output),
         "error: NOT_FOUND (error): No invoice.\n  recovery: List first.\n  available actions: billing.list_invoices\n  \
@@ -54,7 +54,7 @@ fn parse_prints_the_envelope_as_call_reports_it() {
     assert_eq!(
         stdout(&fusion(&["parse"], Some(validation))),
         "error: VALIDATION_ERROR (error): Invalid arguments for billing.create_invoice.\n  \
-         recovery: Fix the fields above and call the tool again. Do not explain the error.\n  fields:\n    currency: Missing required field.\n"
+         fields:\n    currency: Missing required field.\n  recovery: Fix the fields above and call the tool again. Do not explain the error.\n"
     );
     let critical =
         "<tool_error code=\"INTERNAL_ERROR\" severity=\"critical\">\n<message>Disk full.</message>\n</tool_error>";
@@ -67,7 +67,7 @@ fn parse_prints_the_envelope_as_call_reports_it() {
 fn parse_json_prints_the_envelope_as_json() {
     let text = NOT_FOUND;
     let output = fusion(&["parse", "--json"], Some(text));
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let printed: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(
         printed,
@@ -98,7 +98,7 @@ fn tool_error_json(is_error: bool, code: &str, severity: &str, message: &str) ->
 
 fn parse_json(text: &str) -> Value {
     let output = fusion(&["parse", "--json"], Some(text));
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{}", stderr(&output));
     serde_json::from_str(&stdout(&output)).unwrap()
 }
 

@@ -63,9 +63,10 @@ fn a_reader_that_goes_away_ends_parse_quietly() {
         let mut first = [0u8; 10];
         stdout.read_exact(&mut first).unwrap();
         drop(stdout);
-        // `fusion parse big.txt | head -c 10`: exit 0 (the outcome of parse), not a panic's 101.
+        // `fusion parse big.txt | head -c 10`: exit 1 (the outcome of parse: an error
+        // envelope), not a panic's 101.
         let output = child.wait_with_output().unwrap();
-        assert_quiet(&output, 0, &format!("{args:?}"));
+        assert_quiet(&output, 1, &format!("{args:?}"));
     }
 }
 
@@ -80,11 +81,14 @@ fn every_command_that_prints_keeps_its_exit_code_when_its_reader_is_gone() {
     let stdin_tools = ["--tools", "/dev/stdin", "--lockfile", lockfile];
 
     assert_quiet(
-        &with_stdout_closed(&["parse"], "<tool_error code=\"X\"><message>m</message></tool_error>"),
+        &with_stdout_closed(
+            &["parse"],
+            "<tool_error code=\"X\" severity=\"warning\"><message>m</message></tool_error>",
+        ),
         0,
-        "parse",
+        "parse, a warning",
     );
-    assert_quiet(&with_stdout_closed(&["parse", "--json"], "plain text"), 0, "parse --json");
+    assert_quiet(&with_stdout_closed(&["parse", "--json"], "plain text"), 1, "parse --json, text read as an error");
     assert_quiet(&with_stdout_closed(&[&["lock"][..], &stdin_tools].concat(), v1), 0, "lock");
     assert!(std::fs::read_to_string(lockfile).unwrap().contains("\"get\""), "lock still wrote the lockfile");
     assert_quiet(&with_stdout_closed(&[&["check"][..], &stdin_tools].concat(), v1), 0, "check, up to date");

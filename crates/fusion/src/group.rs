@@ -20,6 +20,27 @@ use crate::middleware::Middleware;
 /// the read-only and the destructive actions for the model (`Read-only: list_invoices,
 /// get_invoice.` / `Destructive: void_invoice.`). For per-action hints in `tools/list`, use
 /// flat exposition ([`Exposition::flat()`](crate::Exposition::flat)).
+///
+/// ```
+/// use mcp_fusion::prelude::*;
+///
+/// async fn read(_ctx: Ctx<()>, _input: NoInput) -> Result<String> { Ok("a note".into()) }
+/// async fn wipe(_ctx: Ctx<()>, _input: NoInput) -> Result<String> { Ok("wiped".into()) }
+///
+/// let notes = || Group::new("notes", "Notes.")
+///     .action(Action::new("read", "Read the note.").read_only().handler(read))
+///     .action(Action::new("wipe", "Delete every note.").destructive().handler(wipe));
+///
+/// // Grouped: one tool, whose hints fit its least safe action.
+/// let grouped = FusionServer::builder("notes", "1.0.0").group(notes()).build(()).unwrap();
+/// let hints = grouped.tools()[0].annotations.clone().unwrap();
+/// assert_eq!((hints.read_only_hint, hints.destructive_hint), (Some(false), Some(true)));
+///
+/// // Flat: a tool per action, each with its own hints.
+/// let flat = FusionServer::builder("notes", "1.0.0").exposition(Exposition::flat()).group(notes()).build(()).unwrap();
+/// let read = flat.tools().into_iter().find(|tool| tool.name == "notes_read").unwrap();
+/// assert_eq!(read.annotations.unwrap().read_only_hint, Some(true));
+/// ```
 pub struct Group<S = ()> {
     pub(crate) name: String,
     pub(crate) description: String,
@@ -28,6 +49,8 @@ pub struct Group<S = ()> {
     pub(crate) middleware: Layers,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) rate_limits: Vec<RateLimit>,
+    /// Whether the author accepted a grouped tool without an output schema.
+    pub(crate) without_output_schema: bool,
 }
 
 impl<S: Send + Sync + 'static> Group<S> {
@@ -41,7 +64,42 @@ impl<S: Send + Sync + 'static> Group<S> {
             middleware: Layers::default(),
             concurrency: None,
             rate_limits: Vec::new(),
+            without_output_schema: false,
         }
+    }
+
+    /// Accepts that the group's tool declares no `outputSchema` although some of its actions
+    /// return objects, because others return something else (`Json` of a list, a text).
+    ///
+    /// A grouped tool declares an output schema only when every action returns a JSON object:
+    /// a client that reads the schema expects `structuredContent` from every call. Without
+    /// this, a group where one action returns `Json` of a list, a string or a number stops
+    /// the build ([`BuildError::OutputSchemaDropped`]) instead of losing the schema silently,
+    /// and one with text beside objects logs a warning. The other ways out: return a struct (a list as one of its
+    /// fields), or expose the actions flat (`ServerBuilder::exposition(Exposition::flat())`),
+    /// each with its own schema.
+    ///
+    /// ```
+    /// use mcp_fusion::prelude::*;
+    ///
+    /// #[derive(serde::Serialize, schemars::JsonSchema)]
+    /// struct Note { id: u64 }
+    ///
+    /// async fn get(_ctx: Ctx<()>, _input: NoInput) -> Result<Json<Note>> { Ok(Json(Note { id: 1 })) }
+    /// async fn ids(_ctx: Ctx<()>, _input: NoInput) -> Result<Json<Vec<u64>>> { Ok(Json(vec![1])) }
+    ///
+    /// let group = || Group::new("notes", "Notes.")
+    ///     .action(Action::new("get", "Read the note.").handler(get))
+    ///     .action(Action::new("ids", "List the ids.").handler(ids));
+    /// let refused = FusionServer::builder("notes", "1.0.0").group(group()).build(());
+    /// assert!(matches!(refused, Err(BuildError::OutputSchemaDropped { .. })));
+    ///
+    /// let accepted = FusionServer::builder("notes", "1.0.0").group(group().without_output_schema()).build(());
+    /// assert!(accepted.unwrap().tools()[0].output_schema.is_none());
+    /// ```
+    pub fn without_output_schema(mut self) -> Group<S> {
+        self.without_output_schema = true;
+        self
     }
 
     /// Adds an action.

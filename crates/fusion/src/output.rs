@@ -147,6 +147,11 @@ struct Record {
 /// - [`serde_json::Value`]: its JSON text;
 /// - [`ContentBlock`] / `Vec<ContentBlock>`: as given (images, audio, embedded resources);
 /// - [`Output`]: as given.
+#[diagnostic::on_unimplemented(
+    message = "an action cannot return `{Self}`: wrap it in `Json(..)` to return it as structured content",
+    label = "`{Self}` is not an action's output",
+    note = "an action returns `Json<T>` (T: Serialize + JsonSchema; an object keeps the tool's outputSchema, so put a list in a struct field), `String`, `&'static str`, `serde_json::Value`, `ContentBlock`, `Vec<ContentBlock>` or `Output`"
+)]
 pub trait IntoOutput: Send + 'static {
     /// The output schema this type declares, if any.
     fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
@@ -192,6 +197,8 @@ impl IntoOutput for ContentBlock {
     }
 }
 
+// Not offered as the fix for another `Vec<T>`: that one wants `Json(..)`.
+#[diagnostic::do_not_recommend]
 impl IntoOutput for Vec<ContentBlock> {
     fn into_output(self) -> Result<Output, BoxError> {
         Ok(Output::blocks(self))

@@ -25,11 +25,28 @@ pub fn action(attribute: TokenStream, item: TokenStream) -> TokenStream {
         .and_then(|options| expand::action(options, syn::parse2(item.clone())?));
     match expanded {
         Ok(tokens) => tokens.into(),
-        // The fn as written stays, so one mistake in the attribute is one error, not one more
-        // at every place that names the fn.
         Err(error) => {
             let error = error.into_compile_error();
-            quote::quote!(#error #item).into()
+            let stub = syn::parse2::<syn::ItemFn>(item.clone()).map_or(item, |function| stub(&function));
+            quote::quote!(#error #stub).into()
+        }
+    }
+}
+
+/// What stands for the fn when its attribute or signature is wrong: a `fn name() -> Action<S>`
+/// for any state, as a correct expansion would be, so the attribute's own error is the only
+/// one — `.action(name())` neither misses arguments nor finds a future where it wants an
+/// action. It is never run: the crate does not compile.
+fn stub(function: &syn::ItemFn) -> proc_macro2::TokenStream {
+    let (attributes, visibility, ident) = (&function.attrs, &function.vis, &function.sig.ident);
+    let attributes = attributes
+        .iter()
+        .filter(|attribute| ["doc", "cfg", "deprecated"].iter().any(|name| attribute.path().is_ident(name)));
+    quote::quote! {
+        #(#attributes)*
+        #[allow(dead_code, unreachable_code)]
+        #visibility fn #ident<__FusionState: ::core::marker::Send + ::core::marker::Sync + 'static>() -> ::mcp_fusion::Action<__FusionState> {
+            ::core::unreachable!("`#[action]` reported an error for this fn; the crate does not build")
         }
     }
 }

@@ -84,6 +84,9 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
          Amounts are integer cents of the invoice's currency.",
     )
     .title("Billing")
+    // `export_invoices` returns CSV text, so the tool declares no output schema; the other
+    // actions' structured content still describes itself in each result.
+    .without_output_schema()
     .action(read(
         Action::new("list_invoices", "List invoices, oldest first, a page at a time; filter by status.")
             .read_only()

@@ -27,7 +27,7 @@ const MAX_ACTION_CHARS: usize = 128;
 const UNKNOWN: &str = "(unknown)";
 
 /// The outcome of a call that succeeded.
-const OK: &str = "ok";
+pub(super) const OK: &str = "ok";
 
 /// One call being watched, from its start.
 pub(crate) struct CallRecord {

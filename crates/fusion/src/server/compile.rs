@@ -87,7 +87,8 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     group: Group<S>,
     state: &Arc<S>,
 ) -> Result<CompiledGroup, BuildError> {
-    let Group { name, description, title, actions, middleware, concurrency, rate_limits } = group;
+    let Group { name, description, title, actions, middleware, concurrency, rate_limits, without_output_schema } =
+        group;
     check_name("group", &name)?;
     if actions.is_empty() {
         return Err(BuildError::EmptyGroup { group: name });
@@ -108,6 +109,9 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         specs.push(spec);
     }
     let members: Vec<&ActionSpec> = specs.iter().collect();
+    if settings.exposition.discriminator().is_some() && !without_output_schema {
+        check_grouped_output(&name, &members)?;
+    }
     let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
     let tools = group_tools(&settings.exposition, &spec);
     for (index, action) in compiled.iter_mut().enumerate() {
@@ -130,6 +134,52 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         group_tools(&exposition, &spec)
     }));
     Ok(group)
+}
+
+/// A grouped tool declares an output schema only when every action returns an object. When
+/// some do and another returns `Json` of a list, a string or a number, the schema the author
+/// asked for would vanish: refused, with the ways out, unless the group accepts it. An action
+/// without a schema of one type (a text, content blocks, `Json<Value>`) is a choice of
+/// unstructured output, and only logged.
+fn check_grouped_output(group: &str, members: &[&ActionSpec]) -> Result<(), BuildError> {
+    let kind = |spec: &ActionSpec| match spec.output.as_ref().and_then(|output| output.get("type")) {
+        Some(Value::String(kind)) => Some(kind.clone()),
+        _ => None,
+    };
+    let with: Vec<&ActionSpec> =
+        members.iter().copied().filter(|spec| spec.output.as_ref().is_some_and(is_object_schema)).collect();
+    if with.is_empty() {
+        return Ok(());
+    }
+    let names =
+        |specs: &[&ActionSpec]| specs.iter().map(|spec| format!("{:?}", spec.name)).collect::<Vec<_>>().join(", ");
+    let typed: Vec<&ActionSpec> =
+        members.iter().copied().filter(|spec| kind(spec).is_some_and(|kind| kind != "object")).collect();
+    if typed.is_empty() {
+        let untyped: Vec<&ActionSpec> = members.iter().copied().filter(|spec| kind(spec).is_none()).collect();
+        if !untyped.is_empty() {
+            tracing::warn!(
+                group,
+                without_schema = names(&untyped),
+                "the group's tool declares no outputSchema: some of its actions return objects, these return text or content without one; expose the actions flat for a schema each, or call `Group::without_output_schema()` to say it is meant"
+            );
+        }
+        return Ok(());
+    }
+    let found = typed
+        .iter()
+        .map(|spec| format!("{:?} returns {}", spec.name, kind(spec).unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let one = typed.len() == 1;
+    Err(BuildError::OutputSchemaDropped {
+        group: group.to_owned(),
+        with_schema: names(&with),
+        without: names(&typed),
+        verb: if one { "does" } else { "do" },
+        found,
+        them: if one { "it" } else { "them" },
+    })
 }
 
 /// Each `check_with` names a read-only action of the same group.

@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
+use mcp_fusion_wire::ErrorCode;
 use rmcp::model::{Implementation, Prompt, Resource as ListedResource, ResourceTemplate as ListedTemplate, Tool};
 
 use crate::subscriptions::Connection;
@@ -342,13 +343,23 @@ impl FusionServer {
 
     /// Sets the gauges a scrape reads, through the `metrics` facade: the calls and tasks running, and
     /// each concurrency guard's calls holding a slot and waiting (the server's as `server`, a
-    /// group's by its name). Cheap, and meant to run just before each scrape rather than on
-    /// every call.
+    /// group's by its name). Every known action's call counter exists from the first scrape,
+    /// at 0 for `ok` and each canonical error code until it counts, so a rate or an alert on
+    /// an outcome works before that outcome first happens (actions added later get theirs at
+    /// the next scrape). Cheap, and meant to run just before each scrape rather than on every
+    /// call.
     pub fn record_gauges(&self) {
-        use crate::observe::{CALLS_IN_FLIGHT, CONCURRENCY_ACTIVE, CONCURRENCY_QUEUED, TASKS_RUNNING};
+        use crate::observe::{CALLS_IN_FLIGHT, CALLS_TOTAL, CONCURRENCY_ACTIVE, CONCURRENCY_QUEUED, TASKS_RUNNING};
         metrics::gauge!(CALLS_IN_FLIGHT).set(self.in_flight() as f64);
         metrics::gauge!(TASKS_RUNNING).set(self.inner.tasks.running_count() as f64);
         let catalog = self.inner.catalog.load();
+        let outcomes = || std::iter::once(call_record::OK).chain(ErrorCode::CANONICAL.iter().map(ErrorCode::as_str));
+        for action in catalog.groups().iter().flat_map(|group| group.actions.iter()) {
+            let label = metrics::SharedString::from(Arc::clone(&action.qualified));
+            for outcome in outcomes() {
+                metrics::counter!(CALLS_TOTAL, "action" => label.clone(), "outcome" => outcome).increment(0);
+            }
+        }
         let groups = catalog.groups().iter().filter_map(|g| Some((g.name.clone(), g.concurrency.as_ref()?)));
         let server = self.inner.settings.guards.concurrency.as_ref().map(|guard| ("server".to_owned(), guard));
         for (name, guard) in server.into_iter().chain(groups) {

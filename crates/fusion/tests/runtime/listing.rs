@@ -395,3 +395,57 @@ async fn a_limit_that_cannot_be_checked_says_its_scope_too() {
         )
     );
 }
+
+#[derive(serde::Serialize, JsonSchema)]
+struct Invoice {
+    id: String,
+}
+
+async fn one_invoice(_ctx: Ctx<()>, _input: mcp_fusion::NoInput) -> mcp_fusion::Result<mcp_fusion::Json<Invoice>> {
+    Ok(mcp_fusion::Json(Invoice { id: "inv_1".into() }))
+}
+
+async fn invoice_ids(_ctx: Ctx<()>, _input: mcp_fusion::NoInput) -> mcp_fusion::Result<mcp_fusion::Json<Vec<String>>> {
+    Ok(mcp_fusion::Json(vec!["inv_1".into()]))
+}
+
+async fn summary(_ctx: Ctx<()>, _input: mcp_fusion::NoInput) -> mcp_fusion::Result<String> {
+    Ok("1 invoice".into())
+}
+
+fn mixed_outputs() -> Group<()> {
+    Group::new("billing", "Invoices.")
+        .action(Action::new("get_invoice", "Read the invoice.").handler(one_invoice))
+        .action(Action::new("list_ids", "List the ids.").handler(invoice_ids))
+        .action(Action::new("summary", "Say how many.").handler(summary))
+}
+
+#[test]
+fn a_group_that_would_lose_its_output_schema_is_refused_with_the_ways_out() {
+    let refused = FusionServer::builder("billing", "1.0.0").group(mixed_outputs()).build(()).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "group \"billing\" would lose its outputSchema: \"get_invoice\" return JSON objects, but \"list_ids\" does not (\"list_ids\" returns array); a grouped tool declares an output schema only when every action returns an object. Return a struct from it (a list as one of its fields: `Json<Notes>` with `notes: Vec<Note>`), expose the actions flat (`.exposition(Exposition::flat())` on the server builder: each action its own tool and schema), or accept a tool without one: `Group::without_output_schema()`"
+    );
+
+    // Acknowledged: built, without the schema.
+    let accepted =
+        FusionServer::builder("billing", "1.0.0").group(mixed_outputs().without_output_schema()).build(()).unwrap();
+    assert!(accepted.tools()[0].output_schema.is_none());
+    // Flat: each action keeps what it declares.
+    let flat = FusionServer::builder("billing", "1.0.0")
+        .exposition(Exposition::flat())
+        .group(mixed_outputs())
+        .build(())
+        .unwrap();
+    let get = flat.tools().into_iter().find(|tool| tool.name == "billing_get_invoice").unwrap();
+    assert!(get.output_schema.is_some());
+    // Text beside objects is a choice of unstructured output: built (and logged), as is a group
+    // of texts alone.
+    let text_beside = Group::new("billing", "Invoices.")
+        .action(Action::new("get_invoice", "Read the invoice.").handler(one_invoice))
+        .action(Action::new("summary", "Say how many.").handler(summary));
+    assert!(FusionServer::builder("billing", "1.0.0").group(text_beside).build(()).is_ok());
+    let texts = Group::new("billing", "Invoices.").action(Action::new("summary", "Say how many.").handler(summary));
+    assert!(FusionServer::builder("billing", "1.0.0").group(texts).build(()).is_ok());
+}

@@ -187,6 +187,17 @@ fn http_request(url: &str, method: &str, path: &str, headers: &str) -> (u16, Str
 async fn metrics_count_each_outcome_and_time_each_call() {
     let dir = tempfile::tempdir().unwrap();
     let mut server = support::spawn_http(&dir.path().join("billing.db"), &["--metrics", "--max-active", "4"], &[]);
+    // Before any call, every action's outcomes are there at 0: rates and alerts work from the start.
+    let (status, before) = http_get(&server.url, "GET", "/metrics");
+    assert_eq!(status, 200, "{before}");
+    for line in [
+        r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="ok"} 0"#,
+        r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="NOT_FOUND"} 0"#,
+        r#"mcp_fusion_calls_total{action="billing.void_invoice",outcome="INTERNAL_ERROR"} 0"#,
+        r#"mcp_fusion_calls_total{action="billing.export_invoices",outcome="TIMEOUT"} 0"#,
+    ] {
+        assert!(before.lines().any(|l| l == line), "no line {line:?} in:\n{before}");
+    }
     let client = mcp_fusion_client::FusionClient::connect_http(&server.url, None).await.unwrap();
     let call = |id: &str| client.call("billing.get_invoice", json!({"id": id}));
     assert!(call("inv_2026_0001").await.is_ok());
@@ -210,6 +221,8 @@ async fn metrics_count_each_outcome_and_time_each_call() {
         r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="ok"} 2"#,
         r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="VALIDATION_ERROR"} 1"#,
         r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="NOT_FOUND"} 1"#,
+        r#"mcp_fusion_calls_total{action="billing.get_invoice",outcome="TIMEOUT"} 0"#,
+        r#"mcp_fusion_calls_total{action="billing.void_invoice",outcome="ok"} 0"#,
         r#"mcp_fusion_calls_total{action="(unknown)",outcome="UNKNOWN_ACTION"} 1"#,
         "# TYPE mcp_fusion_call_duration_seconds histogram",
         r#"mcp_fusion_call_duration_seconds_bucket{action="billing.get_invoice",le="+Inf"} 4"#,
