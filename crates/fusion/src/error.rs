@@ -69,21 +69,15 @@ pub enum BuildError {
     /// Some actions of a grouped tool return objects and another returns `Json` of a list, a
     /// string or a number, so the tool would declare no output schema at all.
     #[error(
-        "group {group:?} would lose its outputSchema: {with_schema} return JSON objects, but {without} {verb} not ({found}); a grouped tool declares an output schema only when every action returns an object. Return a struct from {them} (a list as one of its fields: `Json<Notes>` with `notes: Vec<Note>`), expose the actions flat (`.exposition(Exposition::flat())` on the server builder: each action its own tool and schema), or accept a tool without one: `Group::without_output_schema()`"
+        "group {group:?} would lose its outputSchema: {with_schema} return JSON objects, but {found}; a grouped tool declares an output schema only when every action returns an object. Return a struct instead (a list as one of its fields: `Json<Notes>` with `notes: Vec<Note>`), expose the actions flat (`.exposition(Exposition::flat())` on the server builder: each action its own tool and schema), or accept a tool without one: `Group::without_output_schema()`"
     )]
     OutputSchemaDropped {
         /// The group.
         group: String,
         /// The actions that return objects, quoted and joined (`"get", "add"`).
         with_schema: String,
-        /// The actions that do not, quoted and joined.
-        without: String,
-        /// `does` or `do`, as `without` counts.
-        verb: &'static str,
-        /// What those return instead (`"ids" returns array`).
+        /// The others and what they return (`"ids" returns array`).
         found: String,
-        /// `it` or `them`, as `without` counts.
-        them: &'static str,
     },
     /// An action's input does not describe a JSON object.
     #[error("the input of {action:?} must be a struct (a JSON object schema), but its schema is {schema}")]

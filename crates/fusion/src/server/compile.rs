@@ -170,16 +170,8 @@ fn check_grouped_output(group: &str, members: &[&ActionSpec]) -> Result<(), Buil
         .iter()
         .map(|spec| format!("{:?} returns {}", spec.name, kind(spec).unwrap_or_default()))
         .collect::<Vec<_>>()
-        .join("; ");
-    let one = typed.len() == 1;
-    Err(BuildError::OutputSchemaDropped {
-        group: group.to_owned(),
-        with_schema: names(&with),
-        without: names(&typed),
-        verb: if one { "does" } else { "do" },
-        found,
-        them: if one { "it" } else { "them" },
-    })
+        .join(", ");
+    Err(BuildError::OutputSchemaDropped { group: group.to_owned(), with_schema: names(&with), found })
 }
 
 /// Each `check_with` names a read-only action of the same group.

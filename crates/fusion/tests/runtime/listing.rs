@@ -425,7 +425,7 @@ fn a_group_that_would_lose_its_output_schema_is_refused_with_the_ways_out() {
     let refused = FusionServer::builder("billing", "1.0.0").group(mixed_outputs()).build(()).unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "group \"billing\" would lose its outputSchema: \"get_invoice\" return JSON objects, but \"list_ids\" does not (\"list_ids\" returns array); a grouped tool declares an output schema only when every action returns an object. Return a struct from it (a list as one of its fields: `Json<Notes>` with `notes: Vec<Note>`), expose the actions flat (`.exposition(Exposition::flat())` on the server builder: each action its own tool and schema), or accept a tool without one: `Group::without_output_schema()`"
+        "group \"billing\" would lose its outputSchema: \"get_invoice\" return JSON objects, but \"list_ids\" returns array; a grouped tool declares an output schema only when every action returns an object. Return a struct instead (a list as one of its fields: `Json<Notes>` with `notes: Vec<Note>`), expose the actions flat (`.exposition(Exposition::flat())` on the server builder: each action its own tool and schema), or accept a tool without one: `Group::without_output_schema()`"
     );
 
     // Acknowledged: built, without the schema.
