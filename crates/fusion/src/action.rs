@@ -4,6 +4,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::Icon;
+
 use crate::context::Ctx;
 use crate::guard::{Layers, Placement};
 use crate::guard::{RateLimit, Stage};
@@ -61,6 +63,7 @@ pub struct Action<S = ()> {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) title: Option<String>,
+    pub(crate) icons: Vec<Icon>,
     pub(crate) annotations: Annotations,
     pub(crate) handler: Option<Arc<dyn ErasedHandler<S>>>,
     pub(crate) middleware: Layers,
@@ -84,6 +87,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             name: name.into(),
             description: description.into(),
             title: None,
+            icons: Vec::new(),
             annotations: Annotations::default(),
             handler: None,
             middleware: Layers::default(),
@@ -122,6 +126,14 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// A human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Action<S> {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Adds an icon a client may show beside it (MCP 2025-11-25): `src` an `https:` URL or a
+    /// `data:` URI (anything else fails the build), with an optional MIME type, sizes and theme.
+    /// Shown on the action's own tool in flat exposition; a grouped tool shows its group's.
+    pub fn icon(mut self, icon: Icon) -> Action<S> {
+        self.icons.push(icon);
         self
     }
 

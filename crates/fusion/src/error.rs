@@ -79,6 +79,16 @@ pub enum BuildError {
         /// The others and what they return (`"ids" returns array`).
         found: String,
     },
+    /// An icon's `src` is neither an `https:` URL nor a `data:` URI.
+    #[error(
+        "the icon of {of} has the src {src:?}: an icon's src must be an https: URL (https://example.com/icon.png) or a data: URI (data:image/png;base64,...), which clients accept; serve it over https or embed it"
+    )]
+    Icon {
+        /// What the icon is on (`the action "billing.get_invoice"`).
+        of: String,
+        /// The src given, cut to 80 characters.
+        src: String,
+    },
     /// An action's input does not describe a JSON object.
     #[error("the input of {action:?} must be a struct (a JSON object schema), but its schema is {schema}")]
     InputNotObject {

@@ -45,6 +45,7 @@ pub struct Group<S = ()> {
     pub(crate) name: String,
     pub(crate) description: String,
     pub(crate) title: Option<String>,
+    pub(crate) icons: Vec<rmcp::model::Icon>,
     pub(crate) actions: Vec<Action<S>>,
     pub(crate) middleware: Layers,
     pub(crate) concurrency: Option<Concurrency>,
@@ -60,6 +61,7 @@ impl<S: Send + Sync + 'static> Group<S> {
             name: name.into(),
             description: description.into(),
             title: None,
+            icons: Vec::new(),
             actions: Vec::new(),
             middleware: Layers::default(),
             concurrency: None,
@@ -111,6 +113,15 @@ impl<S: Send + Sync + 'static> Group<S> {
     /// A human-readable title for the tool.
     pub fn title(mut self, title: impl Into<String>) -> Group<S> {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Adds an icon a client may show beside it (MCP 2025-11-25): `src` an `https:` URL or a
+    /// `data:` URI (anything else fails the build), with an optional MIME type, sizes and theme.
+    /// Shown on the group's tool, and in flat exposition on each action's tool that has none
+    /// of its own.
+    pub fn icon(mut self, icon: rmcp::model::Icon) -> Group<S> {
+        self.icons.push(icon);
         self
     }
 

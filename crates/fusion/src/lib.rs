@@ -173,6 +173,8 @@ pub use mcp_fusion_wire::ToolError;
 /// `CallToolResult`, `Peer`), and using them through this re-export keeps one version of it.
 pub use rmcp;
 pub use rmcp::Json;
+/// An icon a client may show beside a tool, a resource, a template, a prompt or the server.
+pub use rmcp::model::{Icon, IconTheme};
 /// The `schemars` the framework derives input and output schemas with. Deriving through it
 /// needs `#[schemars(crate = "mcp_fusion::schemars")]` on the type.
 pub use schemars;

@@ -42,6 +42,6 @@ pub use crate::prompt::Prompt;
 pub use crate::resource::{Resource, ResourceTemplate};
 pub use crate::wire::ErrorCode;
 pub use crate::{
-    Action, BoxError, BuildError, CallInfo, Ctx, Exposition, FieldIssue, FusionServer, Group, Json, NoInput, Result,
-    ToolError, Validate, Validated, serve_stdio,
+    Action, BoxError, BuildError, CallInfo, Ctx, Exposition, FieldIssue, FusionServer, Group, Icon, Json, NoInput,
+    Result, ToolError, Validate, Validated, serve_stdio,
 };

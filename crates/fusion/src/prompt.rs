@@ -49,6 +49,7 @@ use crate::output::Output;
 pub struct Prompt<S = ()> {
     pub(crate) name: String,
     pub(crate) title: Option<String>,
+    pub(crate) icons: Vec<rmcp::model::Icon>,
     pub(crate) description: String,
     pub(crate) timeout: Option<Duration>,
     pub(crate) require_identity: bool,
@@ -65,6 +66,7 @@ impl<S: Send + Sync + 'static> Prompt<S> {
         Prompt {
             name: name.into(),
             title: None,
+            icons: Vec::new(),
             description: description.into(),
             timeout: None,
             require_identity: false,
@@ -106,6 +108,13 @@ impl<S: Send + Sync + 'static> Prompt<S> {
     /// A human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Prompt<S> {
         self.title = Some(title.into());
+        self
+    }
+
+    /// Adds an icon a client may show beside it (MCP 2025-11-25): `src` an `https:` URL or a
+    /// `data:` URI (anything else fails the build), with an optional MIME type, sizes and theme.
+    pub fn icon(mut self, icon: rmcp::model::Icon) -> Prompt<S> {
+        self.icons.push(icon);
         self
     }
 

@@ -32,6 +32,7 @@ const ARGUMENTS: &[(&str, Takes, &str)] = &[
     ("name", Takes::Value, "name = \"get_invoice\""),
     ("description", Takes::Value, "description = \"Read one invoice by id.\""),
     ("title", Takes::Value, "title = \"Get invoice\""),
+    ("icon", Takes::Value, "icon = Icon::new(\"https://example.com/invoice.png\")"),
     ("read_only", Takes::Nothing, "read_only"),
     ("destructive", Takes::Nothing, "destructive"),
     ("idempotent", Takes::Nothing, "idempotent"),

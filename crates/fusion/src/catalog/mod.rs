@@ -18,7 +18,7 @@ pub use mcp_fusion_contract::Exposition;
 pub(crate) use mounted::{
     MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
 };
-pub(crate) use tools::{ActionSpec, GroupSpec, group_tools};
+pub(crate) use tools::{ActionSpec, GroupSpec, group_tools, listed_icons};
 
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;

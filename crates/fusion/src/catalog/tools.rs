@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rmcp::model::{MetaObject, Tool, ToolAnnotations};
+use rmcp::model::{Icon, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::action::Annotations;
@@ -16,6 +16,7 @@ pub(crate) struct ActionSpec {
     pub qualified: Arc<str>,
     pub description: String,
     pub title: Option<String>,
+    pub icons: Vec<Icon>,
     pub annotations: Annotations,
     /// The input schema as published (optional fields without `null`).
     pub input: Map<String, Value>,
@@ -27,6 +28,7 @@ pub(crate) struct GroupSpec<'a> {
     pub name: &'a str,
     pub description: &'a str,
     pub title: Option<&'a str>,
+    pub icons: &'a [Icon],
     pub actions: &'a [&'a ActionSpec],
 }
 
@@ -37,7 +39,12 @@ pub(crate) fn group_tools(exposition: &Exposition, group: &GroupSpec<'_>) -> Vec
         None => group
             .actions
             .iter()
-            .map(|action| flat_tool(exposition.tool_name(group.name, &action.name), action))
+            .map(|action| {
+                let mut tool = flat_tool(exposition.tool_name(group.name, &action.name), action);
+                let icons = if action.icons.is_empty() { group.icons } else { &action.icons };
+                tool.icons = listed_icons(icons);
+                tool
+            })
             .collect(),
     }
 }
@@ -77,6 +84,7 @@ fn grouped_tool(group: &GroupSpec<'_>, discriminator: &str) -> Tool {
         Arc::new(grouped_input(members, discriminator)),
     );
     tool.title = group.title.map(str::to_owned);
+    tool.icons = listed_icons(group.icons);
     tool.output_schema = grouped_output(members).map(Arc::new);
     let merged = merge_annotations(members);
     if merged != Annotations::default() {
@@ -280,6 +288,11 @@ fn without_description(schema: &Value) -> Value {
         object.remove("description");
     }
     schema
+}
+
+/// Icons as a listing carries them: none is no `icons` key.
+pub(crate) fn listed_icons(icons: &[Icon]) -> Option<Vec<Icon>> {
+    (!icons.is_empty()).then(|| icons.to_vec())
 }
 
 /// A grouped tool declares an output schema only when every action declares an object one

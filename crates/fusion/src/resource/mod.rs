@@ -94,6 +94,7 @@ pub(crate) struct About {
     pub uri: String,
     pub name: String,
     pub title: Option<String>,
+    pub icons: Vec<rmcp::model::Icon>,
     pub description: Option<String>,
     pub mime_type: Option<String>,
     pub require_identity: bool,
@@ -109,6 +110,13 @@ macro_rules! about_methods {
         /// A human-readable title.
         pub fn title(mut self, title: impl Into<String>) -> Self {
             self.about.title = Some(title.into());
+            self
+        }
+
+        /// Adds an icon a client may show beside it (MCP 2025-11-25): `src` an `https:` URL or a
+        /// `data:` URI (anything else fails the build), with an optional MIME type, sizes and theme.
+        pub fn icon(mut self, icon: rmcp::model::Icon) -> Self {
+            self.about.icons.push(icon);
             self
         }
 

@@ -197,6 +197,13 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Adds an icon of the server, sent to the client at `initialize` (MCP 2025-11-25): `src`
+    /// an `https:` URL or a `data:` URI (anything else fails the build).
+    pub fn icon(mut self, icon: rmcp::model::Icon) -> ServerBuilder<S> {
+        self.info.icons.get_or_insert_with(Vec::new).push(icon);
+        self
+    }
+
     /// Instructions sent to the client at `initialize`.
     pub fn instructions(mut self, instructions: impl Into<String>) -> ServerBuilder<S> {
         self.instructions = Some(instructions.into());
@@ -350,6 +357,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             return Err(BuildError::LockfileTooLarge { tools: lockfile.contracts.len(), max: MAX_LOCKFILE_TOOLS });
         }
         let cache = self.cache.checked()?;
+        super::compile::check_icons(|| "the server".to_owned(), self.info.icons.as_deref().unwrap_or_default())?;
         let extensions = extensions(std::mem::take(&mut self.extensions))?;
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);

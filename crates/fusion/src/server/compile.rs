@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::Icon;
 use serde_json::{Map, Value};
 
 use super::awareness::Awareness;
@@ -87,9 +88,10 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     group: Group<S>,
     state: &Arc<S>,
 ) -> Result<CompiledGroup, BuildError> {
-    let Group { name, description, title, actions, middleware, concurrency, rate_limits, without_output_schema } =
+    let Group { name, description, title, icons, actions, middleware, concurrency, rate_limits, without_output_schema } =
         group;
     check_name("group", &name)?;
+    check_icons(|| format!("the group {name:?}"), &icons)?;
     if actions.is_empty() {
         return Err(BuildError::EmptyGroup { group: name });
     }
@@ -112,7 +114,8 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     if settings.exposition.discriminator().is_some() && !without_output_schema {
         check_grouped_output(&name, &members)?;
     }
-    let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
+    let spec =
+        GroupSpec { name: &name, description: &description, title: title.as_deref(), icons: &icons, actions: &members };
     let tools = group_tools(&settings.exposition, &spec);
     for (index, action) in compiled.iter_mut().enumerate() {
         let tool = match settings.exposition.discriminator() {
@@ -130,10 +133,29 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     let exposition = settings.exposition.clone();
     group.relist = Some(Arc::new(move |admitted: &dyn Fn(&str) -> bool| {
         let members: Vec<&ActionSpec> = specs.iter().filter(|spec| admitted(&spec.name)).collect();
-        let spec = GroupSpec { name: &name, description: &description, title: title.as_deref(), actions: &members };
+        let spec = GroupSpec {
+            name: &name,
+            description: &description,
+            title: title.as_deref(),
+            icons: &icons,
+            actions: &members,
+        };
         group_tools(&exposition, &spec)
     }));
     Ok(group)
+}
+
+/// Each icon's `src` is an `https:` URL or a `data:` URI: the ones MCP asks clients to accept
+/// (a `javascript:` or plain `http:` source is refused by careful clients, or worse, fetched).
+pub(super) fn check_icons(of: impl Fn() -> String, icons: &[Icon]) -> Result<(), BuildError> {
+    for icon in icons {
+        let lower = icon.src.get(..8).unwrap_or(&icon.src).to_ascii_lowercase();
+        let allowed = (lower.starts_with("https://") && icon.src.len() > 8) || lower.starts_with("data:");
+        if !allowed {
+            return Err(BuildError::Icon { of: of(), src: icon.src.chars().take(80).collect() });
+        }
+    }
+    Ok(())
 }
 
 /// A grouped tool declares an output schema only when every action returns an object. When
@@ -200,6 +222,7 @@ fn compile_action<S: Send + Sync + 'static>(
     state: &Arc<S>,
 ) -> Result<(CompiledAction, ActionSpec), BuildError> {
     let qualified: Arc<str> = format!("{}.{}", group.name, action.name).into();
+    check_icons(|| format!("the action {qualified:?}"), &action.icons)?;
     let handler = action
         .handler
         .as_ref()
@@ -227,6 +250,7 @@ fn compile_action<S: Send + Sync + 'static>(
         qualified,
         description: action.description,
         title: action.title,
+        icons: action.icons,
         annotations: action.annotations,
         input: portable_input(&input),
         output,

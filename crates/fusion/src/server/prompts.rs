@@ -14,10 +14,11 @@ use serde_json::{Map, Value, json};
 
 use super::FusionServer;
 use super::call::Refusal;
-use super::compile::{ReadOnly, Settings, check_name, compile_read_only};
+use super::compile::{ReadOnly, Settings, check_icons, check_name, compile_read_only};
 use super::completion::Completions;
 use super::resources::{echoed, failed, input_schema_meta, invalid_params, typed};
 use crate::auth::{Caller, Identity};
+use crate::catalog::listed_icons;
 use crate::compiled::CompiledAction;
 use crate::context::{EntryKind, RequestInfo};
 use crate::error::BuildError;
@@ -141,6 +142,8 @@ fn compile<S: Send + Sync + 'static>(
     let mut listed =
         ListedPrompt::new(&prompt.name, Some(&prompt.description), Some(arguments).filter(|a| !a.is_empty()));
     listed.title = prompt.title;
+    check_icons(|| format!("the prompt {:?}", prompt.name), &prompt.icons)?;
+    listed.icons = listed_icons(&prompt.icons);
     listed.meta = Some(input_schema_meta(&schema));
     let completions = Completions::new(prompt.completers, &schema, state);
     if let Some(argument) = completions.unknown_arguments().first() {

@@ -16,10 +16,11 @@ use serde_json::{Map, Value, json};
 
 use super::FusionServer;
 use super::call::Refusal;
-use super::compile::{ReadOnly, Settings, compile_read_only};
+use super::compile::{ReadOnly, Settings, check_icons, compile_read_only};
 use super::completion::{Completions, StateCompleter};
 use crate::auth::{Caller, Identity};
 use crate::cache::{CacheHint, with_hint};
+use crate::catalog::listed_icons;
 use crate::compiled::CompiledAction;
 use crate::context::{Ctx, EntryKind, RequestInfo};
 use crate::error::BuildError;
@@ -110,6 +111,7 @@ pub(crate) fn compile_resource<S: Send + Sync + 'static>(
     state: &Arc<S>,
 ) -> Result<Entry<ListedResource>, BuildError> {
     let Resource { about, handler } = resource;
+    check_icons(|| format!("the resource {:?}", about.uri), &about.icons)?;
     if about.uri.contains(['{', '}']) {
         return Err(uri_error(&about.uri, "a fixed URI has no {parameter}: declare it as a ResourceTemplate"));
     }
@@ -124,6 +126,7 @@ pub(crate) fn compile_template<S: Send + Sync + 'static>(
     state: &Arc<S>,
 ) -> Result<Entry<ListedTemplate>, BuildError> {
     let ResourceTemplate { about, handler, completers } = template;
+    check_icons(|| format!("the resource template {:?}", about.uri), &about.icons)?;
     let template = UriTemplate::parse(&about.uri).map_err(|error| uri_error(&about.uri, &error.to_string()))?;
     let compiled = compile(settings, &about, handler, Some(template), completers, state)?;
     Ok(Entry { listed: listed_template(&about, &compiled.params), compiled: Arc::new(compiled) })
@@ -388,6 +391,7 @@ fn uri_error(uri: &str, reason: &str) -> BuildError {
 fn listed_resource(about: &About) -> ListedResource {
     let mut listed = ListedResource::new(about.uri.clone(), about.name.clone());
     listed.title.clone_from(&about.title);
+    listed.icons = listed_icons(&about.icons);
     listed.description.clone_from(&about.description);
     listed.mime_type.clone_from(&about.mime_type);
     listed
@@ -398,6 +402,7 @@ fn listed_template(about: &About, params: &Map<String, Value>) -> ListedTemplate
     let mut listed = ListedTemplate::new(about.uri.clone(), about.name.clone());
     listed.meta = Some(input_schema_meta(params));
     listed.title.clone_from(&about.title);
+    listed.icons = listed_icons(&about.icons);
     listed.description.clone_from(&about.description);
     listed.mime_type.clone_from(&about.mime_type);
     listed

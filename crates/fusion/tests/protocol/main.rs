@@ -6,6 +6,7 @@
 mod support;
 
 mod e2e;
+mod icons;
 mod logging;
 mod peer;
 mod prompts;
