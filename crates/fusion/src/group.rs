@@ -76,7 +76,7 @@ impl<S: Send + Sync + 'static> Group<S> {
     /// A grouped tool declares an output schema only when every action returns a JSON object:
     /// a client that reads the schema expects `structuredContent` from every call. Without
     /// this, a group where one action returns `Json` of a list, a string or a number stops
-    /// the build ([`BuildError::OutputSchemaDropped`]) instead of losing the schema silently,
+    /// the build ([`BuildError::OutputSchemaDropped`](crate::BuildError::OutputSchemaDropped)) instead of losing the schema silently,
     /// and one with text beside objects logs a warning. The other ways out: return a struct (a list as one of its
     /// fields), or expose the actions flat (`ServerBuilder::exposition(Exposition::flat())`),
     /// each with its own schema.

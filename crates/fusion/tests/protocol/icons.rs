@@ -38,15 +38,21 @@ fn server(exposition: Exposition) -> FusionServer {
         .icon(icon("server"))
         .exposition(exposition)
         .group(notes())
-        .resource(Resource::new("notes://all", "all").icon(icon("all")).handler(|_ctx: Ctx<()>| async {
-            Ok::<_, mcp_fusion::ToolError>("every note")
-        }))
-        .resource_template(ResourceTemplate::new("notes://{id}", "note").icon(icon("note")).handler(
-            |_ctx: Ctx<()>, uri: NoteUri| async move { Ok::<_, mcp_fusion::ToolError>(uri.id) },
-        ))
-        .prompt(Prompt::new("summarize", "Summarize the notes.").icon(icon("summarize")).handler(
-            |_ctx: Ctx<()>, _: NoInput| async { Ok::<_, mcp_fusion::ToolError>("Summarize the notes.") },
-        ))
+        .resource(
+            Resource::new("notes://all", "all")
+                .icon(icon("all"))
+                .handler(|_ctx: Ctx<()>| async { Ok::<_, mcp_fusion::ToolError>("every note") }),
+        )
+        .resource_template(
+            ResourceTemplate::new("notes://{id}", "note")
+                .icon(icon("note"))
+                .handler(|_ctx: Ctx<()>, uri: NoteUri| async move { Ok::<_, mcp_fusion::ToolError>(uri.id) }),
+        )
+        .prompt(
+            Prompt::new("summarize", "Summarize the notes.")
+                .icon(icon("summarize"))
+                .handler(|_ctx: Ctx<()>, _: NoInput| async { Ok::<_, mcp_fusion::ToolError>("Summarize the notes.") }),
+        )
         .build(())
         .unwrap()
 }
@@ -71,7 +77,7 @@ async fn a_client_lists_every_icon_where_it_was_given() {
     let icons_of = |name: &str| tools.iter().find(|tool| tool.name == name).unwrap().icons.clone().unwrap();
     assert_eq!(icons_of("notes_read"), [icon("notes")]);
     let wiped = &icons_of("notes_wipe")[0];
-    assert_eq!((wiped.src.as_str(), wiped.theme.clone()), ("data:image/svg+xml;base64,PHN2Zy8+", Some(IconTheme::Dark)));
+    assert_eq!((wiped.src.as_str(), wiped.theme), ("data:image/svg+xml;base64,PHN2Zy8+", Some(IconTheme::Dark)));
 }
 
 #[test]
@@ -92,9 +98,11 @@ fn an_icon_a_client_should_not_fetch_fails_the_build() {
     let server = FusionServer::builder::<()>("notes", "1.0.0").icon(Icon::new("file:///etc/passwd")).build(());
     assert!(matches!(server, Err(BuildError::Icon { of, .. }) if of == "the server"));
     let prompt = FusionServer::builder::<()>("notes", "1.0.0")
-        .prompt(Prompt::new("p", "P.").icon(Icon::new("ftp://x")).handler(|_ctx: Ctx<()>, _: NoInput| async {
-            Ok::<_, mcp_fusion::ToolError>("p")
-        }))
+        .prompt(
+            Prompt::new("p", "P.")
+                .icon(Icon::new("ftp://x"))
+                .handler(|_ctx: Ctx<()>, _: NoInput| async { Ok::<_, mcp_fusion::ToolError>("p") }),
+        )
         .build(());
     assert!(matches!(prompt, Err(BuildError::Icon { of, .. }) if of == "the prompt \"p\""));
 }
