@@ -17,7 +17,7 @@ runs=${1:-10000000}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(wire_parse stdio_lines billing_call contract_diff auth_input)
+  targets=(wire_parse stdio_lines billing_call contract_diff auth_input openapi_import)
 fi
 mkdir -p logs
 

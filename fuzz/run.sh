@@ -13,7 +13,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(wire_parse stdio_lines billing_call contract_diff auth_input)
+  targets=(wire_parse stdio_lines billing_call contract_diff auth_input openapi_import)
 fi
 
 if ! cargo +nightly --version >/dev/null 2>&1; then

@@ -55,6 +55,7 @@ mod config;
 mod credentials;
 mod forward;
 mod handler;
+pub mod openapi;
 mod oversized;
 mod progress;
 mod supervisor;
