@@ -250,7 +250,7 @@ mod tests {
             misspelt.starts_with("`#[action]` has no argument `reda_only`\n  = help: did you mean `read_only`?"),
             "{misspelt}"
         );
-        assert!(misspelt.contains("expected one of name, description, title, read_only"), "{misspelt}");
+        assert!(misspelt.contains("expected one of name, description, title, icon, read_only"), "{misspelt}");
         let unrelated = message(quote!(frobnicate));
         assert!(!unrelated.contains("did you mean"), "{unrelated}");
     }
