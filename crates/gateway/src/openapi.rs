@@ -24,8 +24,7 @@
 //! assert_eq!(operations[0].input_schema["required"], json!(["id"]));
 //! ```
 
-use std::collections::BTreeSet;
-
+use mcp_fusion_wire::value_kind as kind;
 use serde_json::{Map, Value};
 
 /// How deep `$ref`s may point through each other.
@@ -358,7 +357,14 @@ impl<'a> Reader<'a> {
         match schema {
             Value::Object(object) if object.contains_key("$ref") => {
                 let target = self.resolve(schema, at, 0)?;
-                self.schema_without_cycle(target, at, depth)
+                if depth > MAX_REF_DEPTH {
+                    return Err(ImportError::Reference {
+                        at: at.into(),
+                        reference: object.get("$ref").and_then(Value::as_str).map(cut).unwrap_or_default(),
+                        reason: "nests references deeper than the bound (a recursive schema cannot be inlined)",
+                    });
+                }
+                self.schema(target, at, depth + 1)
             }
             Value::Object(object) => {
                 let mut inlined = Map::new();
@@ -379,19 +385,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The schema a `$ref` named, inlined; a reference that comes back to itself through
-    /// nesting is a cycle, which no inlined schema can hold.
-    fn schema_without_cycle(&mut self, target: &'a Value, at: &str, depth: usize) -> Result<Value, ImportError> {
-        if depth > MAX_REF_DEPTH {
-            return Err(ImportError::Reference {
-                at: at.into(),
-                reference: String::new(),
-                reason: "nests references deeper than the bound (a recursive schema cannot be inlined)",
-            });
-        }
-        self.schema(target, at, depth + 1)
-    }
-
     /// `value`, or what its `$ref` points to (following references to references).
     fn resolve(&self, value: &'a Value, at: &str, hops: usize) -> Result<&'a Value, ImportError> {
         let Some(reference) = value.get("$ref") else { return Ok(value) };
@@ -410,9 +403,7 @@ impl<'a> Reader<'a> {
             return Err(refused("points outside the document; only local references (#/components/...) are followed"));
         };
         let target = self.document.pointer(pointer).ok_or_else(|| refused("names nothing in the document"))?;
-        let mut seen = BTreeSet::new();
-        seen.insert(reference.as_str());
-        if target.get("$ref").and_then(Value::as_str).is_some_and(|next| seen.contains(next)) {
+        if target.get("$ref").and_then(Value::as_str) == Some(reference.as_str()) {
             return Err(refused("points to itself"));
         }
         self.resolve(target, at, hops + 1)
@@ -465,18 +456,6 @@ fn cut(text: &str) -> String {
         cut.push('…');
     }
     cut
-}
-
-/// What a JSON value is, in a message.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

@@ -87,31 +87,28 @@ async fn list(ctx: Ctx<Notes>) -> Result<Json<NoteList>> {
 #[action(read_only, timeout = Duration::from_secs(2))]
 async fn get(ctx: Ctx<Notes>, input: NoteId) -> Result<Json<Note>> {
     let db = ctx.state().db();
-    let text: Option<String> =
-        db.query_row("SELECT text FROM notes WHERE id = ?1", [input.id], |row| row.get(0)).optional()?;
-    match text {
-        Some(text) => Ok(Json(Note { id: input.id, text })),
-        None => Err(missing(input.id).into()),
-    }
+    let text = db.query_row("SELECT text FROM notes WHERE id = ?1", [input.id], |row| row.get(0)).optional()?;
+    found(input.id, text)
 }
 
 /// The builder's form of an action: the same as `#[action]` writes.
 async fn delete(ctx: Ctx<Notes>, input: NoteId) -> Result<Json<Note>> {
     let db = ctx.state().db();
-    let text: Option<String> =
+    let text =
         db.query_row("DELETE FROM notes WHERE id = ?1 RETURNING text", [input.id], |row| row.get(0)).optional()?;
-    match text {
-        Some(text) => Ok(Json(Note { id: input.id, text })),
-        None => Err(missing(input.id).into()),
-    }
+    found(input.id, text)
 }
 
-/// The envelope of an id no note has.
-fn missing(id: i64) -> ToolError {
-    ToolError::not_found(format!("No note has the id {id}."))
-        .suggest("Call notes.list for the ids that exist, then retry with one of them.")
-        .actions(["notes.list"])
-        .detail("requestedId", id.to_string())
+/// The note `id` with the text a query found, or the envelope of an id no note has.
+fn found(id: i64, text: Option<String>) -> Result<Json<Note>> {
+    match text {
+        Some(text) => Ok(Json(Note { id, text })),
+        None => Err(ToolError::not_found(format!("No note has the id {id}."))
+            .suggest("Call notes.list for the ids that exist, then retry with one of them.")
+            .actions(["notes.list"])
+            .detail("requestedId", id)
+            .into()),
+    }
 }
 
 /// The `notes` group: four actions, the model's one tool.

@@ -183,6 +183,11 @@ fn http_request(url: &str, method: &str, path: &str, headers: &str) -> (u16, Str
     (status, body)
 }
 
+/// `line` is one of the lines of a scrape.
+fn assert_line(scrape: &str, line: &str) {
+    assert!(scrape.lines().any(|l| l == line), "no line {line:?} in:\n{scrape}");
+}
+
 #[tokio::test]
 async fn metrics_count_each_outcome_and_time_each_call() {
     let dir = tempfile::tempdir().unwrap();
@@ -196,7 +201,7 @@ async fn metrics_count_each_outcome_and_time_each_call() {
         r#"mcp_fusion_calls_total{action="billing.void_invoice",outcome="INTERNAL_ERROR"} 0"#,
         r#"mcp_fusion_calls_total{action="billing.export_invoices",outcome="TIMEOUT"} 0"#,
     ] {
-        assert!(before.lines().any(|l| l == line), "no line {line:?} in:\n{before}");
+        assert_line(&before, line);
     }
     let client = mcp_fusion_client::FusionClient::connect_http(&server.url, None).await.unwrap();
     let call = |id: &str| client.call("billing.get_invoice", json!({"id": id}));
@@ -231,7 +236,7 @@ async fn metrics_count_each_outcome_and_time_each_call() {
         r#"mcp_fusion_concurrency_active{guard="billing"} 0"#,
         r#"mcp_fusion_concurrency_queued{guard="billing"} 0"#,
     ] {
-        assert!(metrics.lines().any(|l| l == line), "no line {line:?} in:\n{metrics}");
+        assert_line(&metrics, line);
     }
     // Names and codes only: no argument's value.
     assert!(!["inv_2099", "INV-1", "made_up_tool_7"].iter().any(|sent| metrics.contains(sent)), "{metrics}");
