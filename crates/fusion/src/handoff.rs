@@ -37,6 +37,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+use mcp_fusion_wire::ErrorCode;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use crate::context::CallInfo;
@@ -216,6 +217,18 @@ pub enum ForwardError {
         code: i32,
         /// The upstream's words.
         message: String,
+    },
+    /// The upstream answered with a failure whose kind it made plain, as an HTTP API's status
+    /// does (404, 409, 429…): `code` is the envelope's, `message` the upstream's words (quoted
+    /// and cut there), `retry_after` what it asked for (`Retry-After`).
+    #[error("{code}: {message}")]
+    Coded {
+        /// The envelope's code (`NOT_FOUND`, `CONFLICT`, `RATE_LIMITED`, `TIMEOUT`…).
+        code: ErrorCode,
+        /// The upstream's words.
+        message: String,
+        /// When the upstream said to try again.
+        retry_after: Option<Duration>,
     },
     /// The upstream could not be asked: a closed connection, a crash, an answer that is no
     /// result.

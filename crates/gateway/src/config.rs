@@ -50,7 +50,25 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 /// client_id_env = "ERP_CLIENT_ID"     # variable holding the client id
 /// client_secret_env = "ERP_CLIENT_SECRET" # variable holding the client secret
 /// scope = "erp:read erp:write"        # optional, space-separated
+///
+/// [[mount]]
+/// namespace = "shop"
+/// openapi = "https://shop.example.com/openapi.json" # an HTTP API: a file's path, or a URL
+/// base_url = "https://shop.example.com/v2" # optional: else the document's first server, else
+///                                     # the origin it came from
+/// token_env = "SHOP_TOKEN"            # optional: `Authorization: Bearer` from this variable
+/// headers_env = { "X-API-Key" = "SHOP_KEY" } # optional: headers, each from a variable
 /// ```
+///
+/// An `openapi` mount makes each operation of the document (OpenAPI 3, JSON) a tool, named by
+/// its `operationId` (else method and path), its path, query and header parameters and its
+/// JSON body (`body`) the tool's arguments. A call is one request; the API's answer is the
+/// result, or an envelope its status names: 400 and 422 `VALIDATION_ERROR` with the API's
+/// words, 401 `AUTH_REQUIRED`, 403 `FORBIDDEN`, 404 `NOT_FOUND`, 409 `CONFLICT`, 429
+/// `RATE_LIMITED` and 503 `SERVER_BUSY` with its `Retry-After`, 504 `TIMEOUT`, another 5xx or
+/// an API that cannot be reached `HANDOFF_UPSTREAM_UNAVAILABLE`. Redirects are not followed. The
+/// headers go with the document's request too; a fetched document that sends its calls to
+/// another origin than its own needs `base_url` set to it, so credentials go nowhere unsaid.
 ///
 /// `token_url` is https, or http to the loopback only (`localhost`, `127.0.0.1`, `[::1]`).
 ///
@@ -98,7 +116,15 @@ pub struct MountConfig {
     pub env: BTreeMap<String, String>,
     /// A Streamable HTTP upstream: its endpoint.
     pub url: Option<String>,
-    /// The environment variable holding the bearer token sent to `url`.
+    /// An HTTP API: its OpenAPI document, a file's path or an `http(s)://` URL.
+    pub openapi: Option<String>,
+    /// Where the API of `openapi` is served, if not where its document says.
+    pub base_url: Option<String>,
+    /// Headers sent to the API of `openapi`: each header's name, and the environment variable
+    /// holding its value.
+    #[serde(default)]
+    pub headers_env: BTreeMap<String, String>,
+    /// The environment variable holding the bearer token sent to `url` or the `openapi` API.
     pub token_env: Option<String>,
     /// The authorization server's token endpoint, where the gateway gets its own bearer token
     /// for `url` with the client-credentials grant (instead of `token_env`).
@@ -169,7 +195,7 @@ impl Config {
     /// let config = Config::parse("[[mount]]\nnamespace = \"crm\"\nurl = \"http://localhost:9000/mcp\"\n").unwrap();
     /// assert_eq!(config.mounts[0].namespace, "crm");
     /// let error = Config::parse("[[mount]]\nnamespace = \"crm\"\n").unwrap_err();
-    /// assert_eq!(error.to_string(), "mount \"crm\": neither `command` nor `url` is set; expected one of them");
+    /// assert_eq!(error.to_string(), "mount \"crm\": none of `command`, `url` and `openapi` is set; expected one of them");
     /// ```
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let config: Config = toml::from_str(text).map_err(ConfigError::Syntax)?;
@@ -264,10 +290,28 @@ impl MountConfig {
                 "the namespace is not 1 to 64 of A-Z a-z 0-9 _ - (a dot would make its tool names ambiguous)",
             ));
         }
+        let kinds = [
+            ("`command`", self.command.is_some()),
+            ("`url`", self.url.is_some()),
+            ("`openapi`", self.openapi.is_some()),
+        ];
+        let set: Vec<&str> = kinds.iter().filter(|(_, set)| *set).map(|(key, _)| *key).collect();
+        if set.len() > 1 {
+            return Err(invalid(self.at(), format!("{} are set; expected one", listed(&set))));
+        }
+        if self.openapi.is_none()
+            && let Some(key) = self.openapi_only_key()
+        {
+            return Err(invalid(self.at(), format!("`{key}` is set without `openapi`; it applies to `openapi` only")));
+        }
+        if let Some(document) = &self.openapi {
+            return self.check_openapi(document).and_then(|()| self.check_guards());
+        }
         match (&self.command, &self.url) {
-            (Some(_), Some(_)) => return Err(invalid(self.at(), "both `command` and `url` are set; expected one")),
-            (None, None) => return Err(invalid(self.at(), "neither `command` nor `url` is set; expected one of them")),
-            (Some(command), None) => {
+            (None, None) => {
+                return Err(invalid(self.at(), "none of `command`, `url` and `openapi` is set; expected one of them"));
+            }
+            (Some(command), _) => {
                 if command.trim().is_empty() {
                     return Err(invalid(self.at(), "`command` is empty; expected a program"));
                 }
@@ -291,6 +335,62 @@ impl MountConfig {
                 self.check_client_credentials()?;
             }
         }
+        self.check_guards()
+    }
+
+    /// The keys only an `openapi` mount takes, the first one set.
+    fn openapi_only_key(&self) -> Option<&'static str> {
+        [("base_url", self.base_url.is_some()), ("headers_env", !self.headers_env.is_empty())]
+            .into_iter()
+            .find_map(|(key, set)| set.then_some(key))
+    }
+
+    /// An `openapi` mount: a document, an http(s) `base_url`, header names HTTP takes, and no
+    /// key of the other kinds of upstream.
+    fn check_openapi(&self, document: &str) -> Result<(), ConfigError> {
+        if document.trim().is_empty() {
+            return Err(invalid(self.at(), "`openapi` is empty; expected a file's path or an http(s):// URL"));
+        }
+        if !self.args.is_empty() || !self.env.is_empty() {
+            return Err(invalid(
+                self.at(),
+                "`args` or `env` is set on an `openapi` mount; they apply to `command` only",
+            ));
+        }
+        if let Some(key) = self.http_only_key().filter(|key| *key != "token_env") {
+            return Err(invalid(
+                self.at(),
+                format!(
+                    "`{key}` is set on an `openapi` mount; it applies to `url` only (use `token_env` or `headers_env`)"
+                ),
+            ));
+        }
+        if let Some(url) = &self.base_url {
+            let parsed = reqwest::Url::parse(url)
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some());
+            if parsed.is_none() {
+                return Err(invalid(
+                    format!("{} base_url", self.at()),
+                    format!("{url:?}; expected an http:// or https:// URL, like \"https://api.example.com/v2\""),
+                ));
+            }
+        }
+        for name in self.headers_env.keys() {
+            let token =
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            if !token {
+                return Err(invalid(
+                    format!("{} headers_env", self.at()),
+                    format!("{name:?} is no header name; expected letters, digits and - like \"X-API-Key\""),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The guards' keys, whatever the upstream.
+    fn check_guards(&self) -> Result<(), ConfigError> {
         if let Some(limit) = &self.rate_limit {
             parse_rate_limit(limit).map_err(|problem| invalid(format!("{} rate_limit", self.at()), problem))?;
         }
@@ -417,6 +517,20 @@ impl MountConfig {
     }
 
     fn upstream(&self, env: &impl Fn(&str) -> Option<String>) -> Result<Upstream, ConfigError> {
+        if let Some(document) = &self.openapi {
+            let mut upstream = Upstream::openapi(document);
+            if let Some(url) = &self.base_url {
+                upstream = upstream.base_url(url);
+            }
+            if let Some(variable) = &self.token_env {
+                upstream = upstream.token(self.variable("token_env", variable, "the API's token", env)?);
+            }
+            for (name, variable) in &self.headers_env {
+                let value = self.variable("headers_env", variable, &format!("the value of {name}"), env)?;
+                upstream = upstream.header(name, value);
+            }
+            return Ok(upstream);
+        }
         if let Some(command) = &self.command {
             let upstream = Upstream::stdio(command, &self.args);
             return Ok(self.env.iter().fold(upstream, |upstream, (key, value)| upstream.env(key, value)));
@@ -687,6 +801,66 @@ mod tests {
         assert!(error(&format!("{CRM}{GRANT}client_id = \"inline\"\n")).contains("unknown field `client_id`"));
     }
 
+    const SHOP: &str = "[[mount]]\nnamespace = \"shop\"\nopenapi = \"http://127.0.0.1:8000/openapi.json\"\n";
+
+    #[test]
+    fn an_openapi_mount_gets_its_headers_from_its_variables() {
+        let text = format!(
+            "{SHOP}base_url = \"http://127.0.0.1:8000/v2\"\ntoken_env = \"SHOP_TOKEN\"\nheaders_env = {{ \"X-API-Key\" = \"SHOP_KEY\" }}\nrate_limit = \"5/1\"\n"
+        );
+        let config = Config::parse(&text).unwrap();
+        let env = |name: &str| match name {
+            "SHOP_TOKEN" => Some("t0ken".to_owned()),
+            "SHOP_KEY" => Some("k3y".to_owned()),
+            _ => None,
+        };
+        let gateway = config.gateway(env).unwrap();
+        let (_, upstream) = gateway.mounts().next().unwrap();
+        let expected = Upstream::openapi("http://127.0.0.1:8000/openapi.json")
+            .base_url("http://127.0.0.1:8000/v2")
+            .token("t0ken")
+            .header("X-API-Key", "k3y");
+        assert_eq!(upstream, &expected);
+        let shown = format!("{upstream:?}");
+        assert!(!shown.contains("t0ken") && !shown.contains("k3y"), "Debug shows a secret: {shown}");
+        let error = config.gateway(|name| (name == "SHOP_TOKEN").then(|| "t".to_owned())).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "mount \"shop\": `headers_env` names SHOP_KEY, which is not set; expected the value of X-API-Key in it"
+        );
+        assert!(Config::parse(SHOP).is_ok());
+        assert!(Config::parse("[[mount]]\nnamespace = \"s\"\nopenapi = \"specs/shop.json\"\n").is_ok());
+    }
+
+    #[test]
+    fn garbage_openapi_mounts_are_refused_with_where_and_what() {
+        assert_eq!(
+            error(&format!("{SHOP}command = \"x\"\n")),
+            "mount \"shop\": `command` and `openapi` are set; expected one"
+        );
+        assert!(error(&format!("{SHOP}url = \"http://h/mcp\"\n")).contains("`url` and `openapi` are set"));
+        assert!(error("[[mount]]\nnamespace = \"s\"\nopenapi = \" \"\n").contains("`openapi` is empty"));
+        assert!(error(&format!("{SHOP}args = [\"x\"]\n")).contains("`command` only"));
+        assert!(error(&format!("{SHOP}{GRANT}")).contains("`token_url` is set on an `openapi` mount"));
+        assert!(
+            error(&format!("{SHOP}base_url = \"ftp://h\"\n")).contains("base_url: \"ftp://h\"; expected an http://")
+        );
+        assert!(error(&format!("{SHOP}base_url = \"/v2\"\n")).contains("expected an http://"));
+        assert!(
+            error(&format!("{SHOP}headers_env = {{ \"X Key\" = \"K\" }}\n")).contains("\"X Key\" is no header name")
+        );
+        assert!(error(&format!("{SHOP}headers_env = {{ \"\" = \"K\" }}\n")).contains("is no header name"));
+        assert!(error(&format!("{SHOP}headers_env = 3\n")).contains("headers_env"));
+        assert!(error(&format!("{SHOP}max_active = 0\n")).contains("at least 1"));
+        assert_eq!(
+            error(&format!("{STDIO}base_url = \"http://h\"\n")),
+            "mount \"billing\": `base_url` is set without `openapi`; it applies to `openapi` only"
+        );
+        assert!(
+            error(&format!("{CRM}headers_env = {{ A = \"B\" }}\n")).contains("`headers_env` is set without `openapi`")
+        );
+    }
+
     #[test]
     fn scope_tokens_are_those_of_rfc_6749() {
         assert_eq!(bad_scope_character("crm:read crm:write openid https://x.example/a"), None);
@@ -706,7 +880,10 @@ mod tests {
         assert!(error("verbose = true\n").contains("unknown field `verbose`"));
         assert!(error("[[mount]]\nnamespace = \"a.b\"\ncommand = \"x\"\n").contains("a dot"));
         assert!(error("[[mount]]\nnamespace = \"\"\ncommand = \"x\"\n").contains("not 1 to 64"));
-        assert!(error("[[mount]]\nnamespace = \"a\"\ncommand = \"x\"\nurl = \"http://h\"\n").contains("both"));
+        assert!(
+            error("[[mount]]\nnamespace = \"a\"\ncommand = \"x\"\nurl = \"http://h\"\n")
+                .contains("`command` and `url` are set; expected one")
+        );
         assert!(error("[[mount]]\nnamespace = \"a\"\ncommand = \" \"\n").contains("`command` is empty"));
         assert!(error("[[mount]]\nnamespace = \"a\"\nurl = \"ftp://h\"\n").contains("http:// or https://"));
         assert!(error("[[mount]]\nnamespace = \"a\"\nurl = \"http://h\"\nargs = [\"x\"]\n").contains("`command` only"));

@@ -39,6 +39,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! An HTTP API described by an OpenAPI document mounts the same way
+//! ([`Upstream::openapi`]): each operation a tool checked with the same sentences, each call
+//! one request, and the API's status the envelope (404 `NOT_FOUND`, 429 `RATE_LIMITED` with
+//! its `Retry-After`, …; the whole table is in [`Config`]'s documentation).
+//!
 //! An HTTP upstream is sent a fixed bearer token ([`Upstream::token`]), or one the gateway
 //! gets itself with the OAuth 2.0 client-credentials grant ([`Upstream::client_credentials`]
 //! with [`ClientCredentials`]): asked of the authorization server's token endpoint with HTTP
@@ -58,6 +63,7 @@ mod handler;
 pub mod openapi;
 mod oversized;
 mod progress;
+mod rest;
 mod supervisor;
 mod upstream;
 

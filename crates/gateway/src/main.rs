@@ -53,7 +53,8 @@ answer is larger gets HANDOFF_UPSTREAM_UNAVAILABLE saying so.";
 struct Cli {
     /// The gateway file: `[[mount]]` tables with `namespace`, `command`+`args`+`env` or
     /// `url` with `token_env` or `token_url`+`client_id_env`+`client_secret_env`(+`scope`),
-    /// and per-mount guards.
+    /// or `openapi` (an HTTP API's document) with `base_url`, `token_env`, `headers_env`; and
+    /// per-mount guards.
     #[arg(long, value_name = "PATH")]
     config: PathBuf,
     /// Send the model an incident id instead of the text of internal errors (the log keeps it);

@@ -326,6 +326,18 @@ impl<'a> Reader<'a> {
                     });
                 }
             };
+            if location == Location::Header {
+                // OpenAPI: these "SHALL be ignored"; the request sets them itself.
+                if ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str()) {
+                    continue;
+                }
+                if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
+                    return Err(ImportError::Unsupported {
+                        at: format!("{at}/name"),
+                        what: format!("the header name {:?}, which HTTP does not allow", cut(&name)),
+                    });
+                }
+            }
             let required =
                 location == Location::Path || entry.get("required").and_then(Value::as_bool).unwrap_or(false);
             let mut schema = match entry.get("schema") {
@@ -528,6 +540,21 @@ mod tests {
             said(document(json!({"/a": {"get": {"parameters": [{"name": "s", "in": "cookie"}]}}})))
                 .contains("a cookie parameter is not supported")
         );
+        assert!(
+            said(document(json!({"/a": {"get": {"parameters": [{"name": "X Y", "in": "header"}]}}})))
+                .contains("/paths/~1a/get/parameters/0/name: the header name \"X Y\", which HTTP does not allow")
+        );
+        let ignored = json!({"/a": {"get": {"parameters": [
+            {"name": "Authorization", "in": "header", "required": true},
+            {"name": "accept", "in": "header"},
+            {"name": "X-Trace", "in": "header"}]}}});
+        let operations = import(&document(ignored)).unwrap();
+        assert_eq!(operations[0].parameters.len(), 1);
+        assert_eq!(
+            operations[0].input_schema["properties"].as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["X-Trace"]
+        );
+        assert!(operations[0].input_schema.get("required").is_none());
         assert!(
             said(document(json!({"/a": {"post": {"requestBody": {"content": {"text/csv": {}}}}}})))
                 .contains("a request body other than JSON (text/csv)")

@@ -17,6 +17,7 @@ use crate::forward::{Broken, Forwarder, described};
 use crate::handler::UpstreamHandler;
 use crate::oversized::Dropped;
 use crate::progress::ProgressRoutes;
+use crate::rest::ApiSource;
 use crate::upstream::Upstream;
 
 /// Keeps one mount connected.
@@ -65,6 +66,9 @@ enum Ended {
 impl Supervisor {
     /// Runs until the gateway stops.
     pub(crate) async fn run(self) {
+        if let Some(api) = self.upstream.api() {
+            return self.serve_api(api).await;
+        }
         let mut failures = 0u32;
         loop {
             self.set(MountState::Connecting);
@@ -92,16 +96,58 @@ impl Supervisor {
                     self.connect_timeout.as_millis()
                 ),
             };
-            let wait = self.backoff.delay(failures, jitter_unit());
-            failures = failures.saturating_add(1);
-            tracing::warn!(mount = self.mount.namespace(), upstream = %self.upstream.describe(), "upstream unavailable: {reason}; next attempt in {} ms", wait.as_millis());
-            self.set(MountState::Unavailable { retry_at: Instant::now() + wait, reason });
-            self.settled.settle();
-            tokio::select! {
+            if !self.wait_after(reason, &mut failures).await {
+                return;
+            }
+        }
+    }
+
+    /// Serves the mount of an HTTP API: reads its document (again after a backoff while it
+    /// cannot be read), then serves its operations until the gateway stops. Each call is a
+    /// request of its own, so there is no connection to keep.
+    async fn serve_api(&self, api: ApiSource<'_>) {
+        let mut failures = 0u32;
+        loop {
+            self.set(MountState::Connecting);
+            let load = tokio::time::timeout(self.connect_timeout, api.load(self.mount.tool_limit()));
+            let loaded = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return,
-                () = tokio::time::sleep(wait) => {}
+                loaded = load => loaded,
+            };
+            let reason = match loaded {
+                Ok(Ok((tools, forward))) => {
+                    tracing::info!(mount = self.mount.namespace(), tools = tools.len(), "API ready");
+                    self.set(MountState::Ready { tools, forward: Arc::new(forward) });
+                    self.settled.settle();
+                    self.stop.cancelled().await;
+                    return;
+                }
+                Ok(Err(reason)) => reason,
+                Err(_) => format!(
+                    "the OpenAPI document {} was not read within {} ms",
+                    api.document,
+                    self.connect_timeout.as_millis()
+                ),
+            };
+            if !self.wait_after(reason, &mut failures).await {
+                return;
             }
+        }
+    }
+
+    /// Marks the mount unavailable for `reason` and waits out the backoff of the attempt that
+    /// failed; `false` when the gateway stopped meanwhile.
+    async fn wait_after(&self, reason: String, failures: &mut u32) -> bool {
+        let wait = self.backoff.delay(*failures, jitter_unit());
+        *failures = failures.saturating_add(1);
+        tracing::warn!(mount = self.mount.namespace(), upstream = %self.upstream.describe(), "upstream unavailable: {reason}; next attempt in {} ms", wait.as_millis());
+        self.set(MountState::Unavailable { retry_at: Instant::now() + wait, reason });
+        self.settled.settle();
+        tokio::select! {
+            biased;
+            () = self.stop.cancelled() => false,
+            () = tokio::time::sleep(wait) => true,
         }
     }
 

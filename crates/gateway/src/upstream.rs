@@ -14,6 +14,7 @@ use crate::credentials::ClientCredentials;
 use crate::handler::UpstreamHandler;
 use crate::oversized::Dropped;
 use crate::progress::{InOrder, ProgressRoutes};
+use crate::rest::ApiSource;
 
 /// An upstream MCP server: a command spoken to over stdio, or a Streamable HTTP endpoint.
 ///
@@ -39,6 +40,16 @@ pub enum Upstream {
         /// (the OAuth 2.0 client-credentials grant), instead of a fixed `token`.
         credentials: Option<ClientCredentials>,
     },
+    /// An HTTP API an OpenAPI document describes: each operation a tool, each call one request.
+    OpenApi {
+        /// Where the document is: a file's path, or an `http(s)://` URL.
+        document: String,
+        /// Where the operations' paths are joined; by default the document's first server
+        /// (relative to the document's URL), else the origin the document came from.
+        base_url: Option<String>,
+        /// Headers sent with every request, and with the document's (its credentials).
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl std::fmt::Debug for Upstream {
@@ -52,6 +63,12 @@ impl std::fmt::Debug for Upstream {
                 .field("url", url)
                 .field("token", &token.as_ref().map(|_| "<redacted>"))
                 .field("credentials", credentials)
+                .finish(),
+            Upstream::OpenApi { document, base_url, headers } => f
+                .debug_struct("OpenApi")
+                .field("document", document)
+                .field("base_url", base_url)
+                .field("headers", &headers.iter().map(|(name, _)| (name, "<redacted>")).collect::<Vec<_>>())
                 .finish(),
         }
     }
@@ -72,6 +89,30 @@ impl Upstream {
         Upstream::Http { url: url.into(), token: None, credentials: None }
     }
 
+    /// The HTTP API the OpenAPI document at `document` (a file's path, or an `http(s)://` URL)
+    /// describes: each operation a tool, each call one request.
+    pub fn openapi(document: impl Into<String>) -> Upstream {
+        Upstream::OpenApi { document: document.into(), base_url: None, headers: Vec::new() }
+    }
+
+    /// Where an OpenAPI upstream's operations are served (ignored for the others), instead of
+    /// the document's first server.
+    pub fn base_url(mut self, url: impl Into<String>) -> Upstream {
+        if let Upstream::OpenApi { base_url, .. } = &mut self {
+            *base_url = Some(url.into());
+        }
+        self
+    }
+
+    /// Sends the header `name: value` with every request to an OpenAPI upstream (ignored for
+    /// the others): an API key, say. A call's own header parameters never replace it.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Upstream {
+        if let Upstream::OpenApi { headers, .. } = &mut self {
+            headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
     /// Adds an environment variable to a stdio upstream (ignored for HTTP).
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Upstream {
         if let Upstream::Stdio { env, .. } = &mut self {
@@ -80,12 +121,16 @@ impl Upstream {
         self
     }
 
-    /// Sends `Authorization: Bearer {token}` to an HTTP upstream (ignored for stdio), in place
-    /// of any [`client_credentials`](Upstream::client_credentials).
+    /// Sends `Authorization: Bearer {token}` to an HTTP or OpenAPI upstream (ignored for
+    /// stdio), in place of any [`client_credentials`](Upstream::client_credentials).
     pub fn token(mut self, token: impl Into<String>) -> Upstream {
-        if let Upstream::Http { token: slot, credentials, .. } = &mut self {
-            *slot = Some(token.into());
-            *credentials = None;
+        match &mut self {
+            Upstream::Http { token: slot, credentials, .. } => {
+                *slot = Some(token.into());
+                *credentials = None;
+            }
+            Upstream::OpenApi { .. } => return self.header("Authorization", format!("Bearer {}", token.into())),
+            Upstream::Stdio { .. } => {}
         }
         self
     }
@@ -112,11 +157,23 @@ impl Upstream {
         }
     }
 
-    /// What the upstream is, for logs and envelopes: the command, or the URL.
+    /// Where an OpenAPI upstream's document is and what its requests carry; `None` for an MCP
+    /// server.
+    pub(crate) fn api(&self) -> Option<ApiSource<'_>> {
+        match self {
+            Upstream::OpenApi { document, base_url, headers } => {
+                Some(ApiSource { document, base_url: base_url.as_deref(), headers })
+            }
+            _ => None,
+        }
+    }
+
+    /// What the upstream is, for logs and envelopes: the command, the URL, or the document.
     pub fn describe(&self) -> String {
         match self {
             Upstream::Stdio { command, .. } => command.clone(),
             Upstream::Http { url, .. } => url.clone(),
+            Upstream::OpenApi { document, .. } => document.clone(),
         }
     }
 
@@ -176,6 +233,8 @@ impl Upstream {
                 let service = service.map_err(|error| refused(url, &error, &check))?;
                 Ok((service, ChildGroup(None)))
             }
+            // The supervisor serves an API without a connection.
+            Upstream::OpenApi { document, .. } => Err(format!("{document} describes an HTTP API, not an MCP server")),
         }
     }
 }

@@ -65,7 +65,10 @@ fn garbage_files_and_flags_are_refused_in_one_line_that_says_what_and_where() {
             file("unknown.toml", b"[[mount]]\nnamespace = \"a\"\ncommand = \"x\"\nretries = 3\n"),
             "unknown field `retries`",
         ),
-        (file("neither.toml", b"[[mount]]\nnamespace = \"a\"\n"), "mount \"a\": neither `command` nor `url`"),
+        (
+            file("neither.toml", b"[[mount]]\nnamespace = \"a\"\n"),
+            "mount \"a\": none of `command`, `url` and `openapi` is set",
+        ),
         (
             file(
                 "token.toml",

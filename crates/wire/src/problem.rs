@@ -247,8 +247,9 @@ pub enum ProblemKind {
         /// The keyword's value in the schema.
         rule: Value,
     },
-    /// A mounted upstream refused the arguments (JSON-RPC `-32602`); its message is quoted as
-    /// any echo is, cut and escaped.
+    /// A mounted upstream refused the arguments (JSON-RPC `-32602`, an API's 400 or 422); its
+    /// message is quoted and escaped as any echo is, and kept to 300 characters, since its
+    /// words are what the caller fixes the call by.
     UpstreamRefused {
         /// The upstream's namespace.
         upstream: String,
@@ -389,7 +390,7 @@ impl ProblemKind {
                 format!("a value that satisfies {}: {}", Sent::text(keyword), Sent::value(rule)),
             ),
             ProblemKind::UpstreamRefused { upstream, message } => (
-                format!("Upstream \"{upstream}\" refused the arguments: {}", Sent::text(message)),
+                format!("Upstream \"{upstream}\" refused the arguments: {}", Sent::words(message)),
                 "arguments its input schema accepts (the tool in tools/list shows it)".into(),
             ),
             ProblemKind::Custom { problem, expected } => (problem.clone(), expected.clone()),

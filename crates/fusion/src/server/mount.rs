@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
-use super::upstream_failure::{enveloped, failure, finds};
+use super::upstream_failure::{coded, enveloped, failure, finds};
 use super::upstream_names::{published_actions, renamed};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
 use crate::catalog::{MountStatus, Mounted};
@@ -282,6 +282,9 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                 )
                 .suggest("Read tools/list again: the upstream's tools have changed.")),
                 Err(ForwardError::TooLarge { limit_bytes }) => Err(too_large(&target, limit_bytes)),
+                Err(ForwardError::Coded { code, message, retry_after }) => {
+                    Err(coded(&target.namespace, &target.qualified, &target.said.finders, code, &message, retry_after))
+                }
                 Err(ForwardError::Unavailable { message, retry_after }) => {
                     Err(call_failed(&target, &message, retry_after))
                 }

@@ -5,9 +5,12 @@
 //! what to do about it, naming the mount's tools that only read, which can find the right
 //! value.
 
+use std::time::Duration;
+
 use mcp_fusion_wire::{EnvelopeKind, ErrorCode, Sent, ToolError, parse};
 use rmcp::model::{CallToolResult, Tool};
 
+use crate::catalog::in_seconds;
 use crate::similarity::one_of;
 use crate::similarity::words::{effect, name_words};
 
@@ -126,7 +129,98 @@ pub(super) fn enveloped(
 
 /// The envelope of an upstream's failure of `qualified`, which said `said`.
 pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said: &str) -> ToolError {
-    let sorted = Sorted::of(said);
+    sorted_failure(namespace, qualified, finders, said, Sorted::of(said))
+}
+
+/// The envelope of an upstream's failure whose code the upstream made plain (an HTTP API's
+/// status): the code as given, the recovery for it, and the wait it asked for.
+pub(super) fn coded(
+    namespace: &str,
+    qualified: &str,
+    finders: &[String],
+    code: ErrorCode,
+    said: &str,
+    retry_after: Option<Duration>,
+) -> ToolError {
+    let sorted = match code {
+        ErrorCode::Forbidden => Some(Sorted::Forbidden),
+        ErrorCode::Conflict => Some(Sorted::Conflict),
+        ErrorCode::NotFound => Some(Sorted::NotFound),
+        ErrorCode::ValidationError => Some(Sorted::Invalid),
+        _ => None,
+    };
+    if let Some(sorted) = sorted {
+        let error = sorted_failure(namespace, qualified, finders, said, sorted);
+        return match retry_after {
+            Some(wait) => error.retry_after(asked_seconds(wait)),
+            None => error,
+        };
+    }
+    let asked = retry_after.map(asked_seconds);
+    let (recovery, wait) = match code {
+        ErrorCode::AuthRequired => (
+            format!(
+                "Upstream \"{namespace}\" did not accept the gateway's credentials, so calling again will not help: tell the user that the mount's credentials need setting."
+            ),
+            None,
+        ),
+        ErrorCode::RateLimited => {
+            let seconds = asked.unwrap_or(1);
+            (
+                format!(
+                    "Upstream \"{namespace}\" limits how often it is called: wait {}, then call {qualified} again; do not call it in a loop.",
+                    in_seconds(seconds)
+                ),
+                Some(seconds),
+            )
+        }
+        ErrorCode::ServerBusy => {
+            let seconds = asked.unwrap_or(2);
+            (
+                format!("Upstream \"{namespace}\" is busy: wait {}, then call {qualified} again.", in_seconds(seconds)),
+                Some(seconds),
+            )
+        }
+        ErrorCode::Timeout => (
+            format!(
+                "Upstream \"{namespace}\" did not finish in time. If {qualified} changes anything, check first whether it already did; then call it again, asking for less if you can."
+            ),
+            asked,
+        ),
+        ErrorCode::HandoffUpstreamUnavailable => {
+            let seconds = asked.unwrap_or(1);
+            (
+                format!(
+                    "Call {qualified} again in {}; if it changes anything, check first whether it already did.",
+                    in_seconds(seconds)
+                ),
+                Some(seconds),
+            )
+        }
+        _ => return sorted_failure(namespace, qualified, finders, said, Sorted::Other),
+    };
+    let error = ToolError::new(
+        code,
+        format!("Upstream \"{namespace}\" answered {qualified} with an error: {}.", Sent::words(said)),
+    )
+    .suggest(recovery);
+    match wait {
+        Some(seconds) => error.retry_after(seconds),
+        None => error,
+    }
+}
+
+/// The most seconds an upstream may ask a caller to wait: beyond an hour a wait is no retry,
+/// and a hostile upstream's number stays sane.
+const MOST_ASKED_WAIT: u64 = 3600;
+
+/// Whole seconds, rounded up, from 1 to [`MOST_ASKED_WAIT`].
+fn asked_seconds(wait: Duration) -> u64 {
+    (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).clamp(1, MOST_ASKED_WAIT)
+}
+
+/// The envelope of an upstream's failure, sorted.
+fn sorted_failure(namespace: &str, qualified: &str, finders: &[String], said: &str, sorted: Sorted) -> ToolError {
     let mut others: Vec<&str> = finders.iter().map(String::as_str).filter(|finder| *finder != qualified).collect();
     let helps = |finder: &str| helps_find(qualified, finder);
     // The likeliest help first; the order of the upstream's list among equals.
@@ -205,6 +299,32 @@ mod tests {
         for (said, code) in cases {
             assert_eq!(Sorted::of(said).code().as_str(), code, "{said}");
         }
+    }
+
+    #[test]
+    fn a_code_the_upstream_made_plain_is_kept_with_its_recovery_and_wait() {
+        let finders = ["shop.list_invoices".to_owned()];
+        let coded = |code: ErrorCode, wait: Option<u64>| {
+            coded("shop", "shop.get_invoice", &finders, code, "HTTP 4xx: said", wait.map(Duration::from_secs))
+        };
+        let not_found = coded(ErrorCode::NotFound, None);
+        assert_eq!(not_found.code, ErrorCode::NotFound);
+        assert_eq!(not_found.available_actions, ["shop.list_invoices"]);
+        assert!(not_found.recovery.as_deref().unwrap().contains("Find the right value with shop.list_invoices"));
+        let limited = coded(ErrorCode::RateLimited, Some(7));
+        assert_eq!((limited.code.as_str(), limited.retry_after), ("RATE_LIMITED", Some(7)));
+        assert!(limited.recovery.as_deref().unwrap().contains("wait 7 seconds"), "{:?}", limited.recovery);
+        assert_eq!(coded(ErrorCode::RateLimited, None).retry_after, Some(1));
+        assert_eq!(coded(ErrorCode::RateLimited, Some(10_000_000)).retry_after, Some(3600));
+        assert_eq!(coded(ErrorCode::ServerBusy, None).retry_after, Some(2));
+        assert_eq!(coded(ErrorCode::Timeout, None).retry_after, None);
+        let auth = coded(ErrorCode::AuthRequired, Some(5));
+        assert_eq!((auth.code.as_str(), auth.retry_after), ("AUTH_REQUIRED", None));
+        let down = coded(ErrorCode::HandoffUpstreamUnavailable, Some(4));
+        assert_eq!((down.code.as_str(), down.retry_after), ("HANDOFF_UPSTREAM_UNAVAILABLE", Some(4)));
+        assert_eq!(coded(ErrorCode::Deprecated, None).code, ErrorCode::upstream_error());
+        let said = coded(ErrorCode::Conflict, None);
+        assert_eq!(said.message, "Upstream \"shop\" answered shop.get_invoice with an error: 'HTTP 4xx: said'.");
     }
 
     #[test]

@@ -1,0 +1,599 @@
+//! An HTTP API described by an OpenAPI document, as a mount's upstream: the document read from
+//! a file or a URL, each operation one tool, each call one request, and the API's answer a
+//! result, or the envelope its status names.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use mcp_fusion::CallInfo;
+use mcp_fusion::handoff::{Forward, ForwardError};
+use mcp_fusion::wire::{ErrorCode, echo};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{StatusCode, Url};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+
+use crate::openapi::{Location, Operation, import};
+use crate::oversized::MAX_MESSAGE_BYTES;
+
+/// The largest OpenAPI document read, in bytes.
+pub(crate) const MAX_DOCUMENT_BYTES: usize = 16 << 20;
+
+/// What a path parameter's value keeps unencoded: the URL's unreserved characters.
+const PATH_VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// An API's operations, where they are served, and the headers every request carries.
+pub(crate) struct Api {
+    client: reqwest::Client,
+    base: Url,
+    headers: HeaderMap,
+    operations: HashMap<String, Arc<Operation>>,
+}
+
+/// Where an API's document is, where its calls go, and what they carry.
+pub(crate) struct ApiSource<'a> {
+    /// A file's path, or an `http(s)://` URL.
+    pub document: &'a str,
+    /// Where the operations' paths are joined, if the mount says.
+    pub base_url: Option<&'a str>,
+    /// Sent with every request (the API's credentials), and with the document's.
+    pub headers: &'a [(String, String)],
+}
+
+impl ApiSource<'_> {
+    /// Reads the document and makes its operations tools (at most `max_tools` of them: one
+    /// that has more is refused, as an MCP upstream listing more is). The error says what to
+    /// fix, in words for the mount's state.
+    pub(crate) async fn load(&self, max_tools: usize) -> Result<(Vec<Tool>, Api), String> {
+        let headers = configured_headers(self.headers)?;
+        let client = reqwest::Client::builder()
+            // A redirect could carry the API's credentials elsewhere: the answer is the API's.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("fusion-gateway/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|error| format!("no HTTP client: {error}"))?;
+        let (document, fetched_from) = self.read(&client, &headers).await?;
+        let operations =
+            import(&document).map_err(|error| format!("the OpenAPI document {}: {error}", self.document))?;
+        if operations.len() > max_tools {
+            return Err(format!(
+                "the OpenAPI document {} has {} operations, more than the {max_tools} tools its mount takes (max_tools), so none are served",
+                self.document,
+                operations.len()
+            ));
+        }
+        let base = self.base(&document, fetched_from.as_ref(), !headers.is_empty())?;
+        let tools = operations.iter().map(tool).collect();
+        let operations =
+            operations.into_iter().map(|operation| (operation.name.clone(), Arc::new(operation))).collect();
+        Ok((tools, Api { client, base, headers, operations }))
+    }
+
+    /// The document as JSON, and its URL when it was fetched.
+    async fn read(&self, client: &reqwest::Client, headers: &HeaderMap) -> Result<(Value, Option<Url>), String> {
+        let source = self.document;
+        let (bytes, url) = if source.starts_with("http://") || source.starts_with("https://") {
+            let url =
+                Url::parse(source).map_err(|error| format!("the document's URL {source:?} is no URL: {error}"))?;
+            let response = client
+                .get(url.clone())
+                .headers(headers.clone())
+                .header(reqwest::header::ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|error| format!("the OpenAPI document {source} could not be fetched: {}", reached(&error)))?;
+            let status = response.status();
+            if !status.is_success() {
+                return Err(format!("the OpenAPI document {source} answered HTTP {}", said_status(status)));
+            }
+            let bytes = read_capped(response, MAX_DOCUMENT_BYTES)
+                .await
+                .map_err(|problem| format!("the OpenAPI document {source}: {problem}"))?;
+            (bytes, Some(url))
+        } else {
+            let size = tokio::fs::metadata(source)
+                .await
+                .map_err(|error| format!("the OpenAPI document {source} cannot be read: {error}"))?
+                .len();
+            if size > MAX_DOCUMENT_BYTES as u64 {
+                return Err(format!(
+                    "the OpenAPI document {source} is {size} bytes, more than {MAX_DOCUMENT_BYTES} bytes"
+                ));
+            }
+            let bytes = tokio::fs::read(source)
+                .await
+                .map_err(|error| format!("the OpenAPI document {source} cannot be read: {error}"))?;
+            (bytes, None)
+        };
+        let document = serde_json::from_slice(&bytes).map_err(|error| {
+            format!(
+                "the OpenAPI document {source} is not JSON ({error}); a YAML document needs converting to JSON first"
+            )
+        })?;
+        Ok((document, url))
+    }
+
+    /// Where the operations' paths are joined: `base_url`, else the document's first server
+    /// (relative to where the document came from), else the origin it came from.
+    fn base(&self, document: &Value, fetched_from: Option<&Url>, credentials: bool) -> Result<Url, String> {
+        if let Some(base) = self.base_url {
+            return base_url(base).map_err(|problem| format!("base_url {problem}"));
+        }
+        let server = document.pointer("/servers/0/url").and_then(Value::as_str);
+        let base = match (server, fetched_from) {
+            (Some(server), Some(from)) => from.join(server).map_err(|error| {
+                format!("the document's first server {} is no URL: {error}; set the mount's base_url", echo(server))
+            })?,
+            (Some(server), None) => Url::parse(server).map_err(|_| {
+                format!("the document's first server {} is not an absolute URL; set the mount's base_url", echo(server))
+            })?,
+            (None, Some(from)) => from.join("/").map_err(|error| format!("{from} has no origin: {error}"))?,
+            (None, None) => {
+                return Err(format!(
+                    "the OpenAPI document {} names no server; set the mount's base_url to where the API is served",
+                    self.document
+                ));
+            }
+        };
+        // The document chose this place: the API's credentials go there only if it is where the
+        // document itself came from, or the mount says so with base_url.
+        if credentials && fetched_from.is_some_and(|from| from.origin() != base.origin()) {
+            return Err(format!(
+                "the document sends calls to {}, another origin than its own, and the mount's headers would go there; set base_url to it to accept that",
+                echo(base.as_str())
+            ));
+        }
+        base_url(base.as_str()).map_err(|problem| format!("the document's first server {problem}"))
+    }
+}
+
+/// A base URL: http(s), no credentials, no fragment.
+fn base_url(text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|error| format!("{} is not an absolute URL ({error})", echo(text)))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(format!("{} is not an http:// or https:// URL", echo(text)));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!("{} has credentials in it; send them as a header instead", echo(text)));
+    }
+    if url.fragment().is_some() {
+        return Err(format!("{} has a fragment", echo(text)));
+    }
+    Ok(url)
+}
+
+/// The mount's headers, each checked.
+fn configured_headers(headers: &[(String, String)]) -> Result<HeaderMap, String> {
+    let mut map = HeaderMap::new();
+    for (name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("{} is no header name", echo(name)))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header {name} holds a character no header may"))?;
+        value.set_sensitive(true);
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// An operation as a tool: its method says whether it only reads.
+fn tool(operation: &Operation) -> Tool {
+    let annotations = match operation.method.as_str() {
+        "GET" | "HEAD" | "OPTIONS" => ToolAnnotations::new().read_only(true).idempotent(true),
+        "PUT" => ToolAnnotations::new().read_only(false).destructive(false).idempotent(true),
+        "DELETE" => ToolAnnotations::new().read_only(false).destructive(true).idempotent(true),
+        _ => ToolAnnotations::new().read_only(false).destructive(false).idempotent(false),
+    };
+    Tool::new(operation.name.clone(), operation.description.clone(), Arc::new(operation.input_schema.clone()))
+        .with_annotations(annotations.open_world(true))
+}
+
+impl Forward for Api {
+    fn call(
+        &self,
+        tool: &str,
+        arguments: JsonObject,
+        _call: Arc<CallInfo>,
+    ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>> {
+        let request = self.operations.get(tool).ok_or_else(|| ForwardError::NoSuchTool(format!("no operation {tool}")));
+        let request = request.and_then(|operation| self.request(operation, &arguments));
+        Box::pin(async move {
+            let (operation, request) = request?;
+            let response = request.send().await.map_err(|error| sent_failure(&operation, &error))?;
+            answered(response).await
+        })
+    }
+}
+
+impl Api {
+    /// The request `arguments` make of `operation`, or why they make none.
+    fn request(
+        &self,
+        operation: &Arc<Operation>,
+        arguments: &JsonObject,
+    ) -> Result<(Arc<Operation>, reqwest::RequestBuilder), ForwardError> {
+        let mut url = self.url(operation, arguments)?;
+        let mut headers = HeaderMap::new();
+        {
+            let mut query = url.query_pairs_mut();
+            for parameter in &operation.parameters {
+                let Some(value) = arguments.get(&parameter.name).filter(|value| !value.is_null()) else { continue };
+                match parameter.location {
+                    Location::Path => {}
+                    Location::Query => match value {
+                        Value::Array(items) => {
+                            for item in items {
+                                query.append_pair(&parameter.name, &plain(item));
+                            }
+                        }
+                        other => {
+                            query.append_pair(&parameter.name, &plain(other));
+                        }
+                    },
+                    Location::Header => {
+                        let refused = || {
+                            ForwardError::InvalidParams(format!(
+                                "the header parameter {} cannot carry {}",
+                                parameter.name,
+                                echo(&plain(value))
+                            ))
+                        };
+                        let name = HeaderName::from_bytes(parameter.name.as_bytes()).map_err(|_| refused())?;
+                        headers.insert(name, HeaderValue::from_str(&plain(value)).map_err(|_| refused())?);
+                    }
+                }
+            }
+        }
+        if url.query() == Some("") {
+            url.set_query(None);
+        }
+        // The mount's own headers last: no argument replaces its credentials.
+        headers.extend(self.headers.clone());
+        let method = reqwest::Method::from_bytes(operation.method.as_bytes())
+            .map_err(|_| ForwardError::NoSuchTool(format!("no method {}", operation.method)))?;
+        let mut request =
+            self.client.request(method, url).headers(headers).header(reqwest::header::ACCEPT, "application/json");
+        if let Some(body) = arguments.get("body").filter(|_| operation.body.is_some()) {
+            request = request.json(body);
+        }
+        Ok((Arc::clone(operation), request))
+    }
+
+    /// The operation's path under the base, its `{parameters}` filled in, each value one
+    /// path segment whatever it holds.
+    fn url(&self, operation: &Operation, arguments: &JsonObject) -> Result<Url, ForwardError> {
+        let mut path = String::new();
+        for segment in operation.path.split('/').filter(|segment| !segment.is_empty()) {
+            let mut filled = segment.to_owned();
+            for parameter in operation.parameters.iter().filter(|parameter| parameter.location == Location::Path) {
+                let slot = format!("{{{}}}", parameter.name);
+                if !filled.contains(&slot) {
+                    continue;
+                }
+                let value = match arguments.get(&parameter.name) {
+                    Some(value) if !value.is_null() => plain(value),
+                    _ => {
+                        return Err(ForwardError::InvalidParams(format!(
+                            "the path parameter {} is required",
+                            parameter.name
+                        )));
+                    }
+                };
+                filled = filled.replace(&slot, &utf8_percent_encode(&value, PATH_VALUE).to_string());
+            }
+            // `.` and `..` would climb out of the operation's path once the URL is read.
+            if filled.is_empty() || filled == "." || filled == ".." {
+                return Err(ForwardError::InvalidParams(format!(
+                    "{} would make the path segment {}, which names no resource",
+                    operation.path,
+                    echo(&filled)
+                )));
+            }
+            path.push('/');
+            path.push_str(&filled);
+        }
+        let base = self.base.as_str();
+        let (base, query) = base.split_once('?').unwrap_or((base, ""));
+        let joined = format!("{}{path}", base.trim_end_matches('/'));
+        let mut url = Url::parse(&joined)
+            .map_err(|error| ForwardError::InvalidParams(format!("the path {} makes no URL: {error}", echo(&path))))?;
+        if !query.is_empty() {
+            url.set_query(Some(query));
+        }
+        let inside =
+            url.origin() == self.base.origin() && url.path().starts_with(self.base.path().trim_end_matches('/'));
+        if !inside {
+            return Err(ForwardError::InvalidParams(format!("the path {} leaves the API", echo(&path))));
+        }
+        Ok(url)
+    }
+}
+
+/// A parameter's value as text: a string as it is, a number or boolean as JSON writes it, an
+/// array as its items joined by commas, an object as JSON.
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+/// Why a request got no answer.
+fn sent_failure(operation: &Operation, error: &reqwest::Error) -> ForwardError {
+    tracing::warn!("{} {} failed: {}", operation.method, operation.path, echo(&error.to_string()));
+    if error.is_timeout() {
+        return ForwardError::Coded {
+            code: ErrorCode::Timeout,
+            message: format!("{} {} did not answer in time", operation.method, operation.path),
+            retry_after: None,
+        };
+    }
+    ForwardError::Unavailable { message: format!("the API {}", reached(error)), retry_after: None }
+}
+
+/// What went wrong reaching a URL, in words.
+fn reached(error: &reqwest::Error) -> &'static str {
+    if error.is_connect() {
+        "could not be reached"
+    } else if error.is_timeout() {
+        "did not answer in time"
+    } else if error.is_body() || error.is_decode() {
+        "broke off its answer"
+    } else {
+        "failed the request"
+    }
+}
+
+/// `404 Not Found`.
+fn said_status(status: StatusCode) -> String {
+    match status.canonical_reason() {
+        Some(reason) => format!("{} {reason}", status.as_u16()),
+        None => status.as_u16().to_string(),
+    }
+}
+
+/// The API's answer: a result, or the failure its status names.
+async fn answered(response: reqwest::Response) -> Result<CallToolResult, ForwardError> {
+    let status = response.status();
+    let retry_after = retry_after(response.headers());
+    let location =
+        response.headers().get(reqwest::header::LOCATION).and_then(|value| value.to_str().ok()).map(str::to_owned);
+    let json = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|media| media.split(';').next().is_some_and(|media| media.trim().ends_with("json")));
+    let bytes = read_capped(response, MAX_MESSAGE_BYTES)
+        .await
+        .map_err(|_| ForwardError::TooLarge { limit_bytes: MAX_MESSAGE_BYTES })?;
+    if status.is_success() {
+        return Ok(success(status, json, &bytes));
+    }
+    let said = match words(&bytes) {
+        Some(words) => format!("HTTP {}: {words}", said_status(status)),
+        None => format!("HTTP {}", said_status(status)),
+    };
+    let coded = |code| ForwardError::Coded { code, message: said.clone(), retry_after };
+    Err(match status.as_u16() {
+        400 | 422 => ForwardError::InvalidParams(said.clone()),
+        401 => coded(ErrorCode::AuthRequired),
+        403 => coded(ErrorCode::Forbidden),
+        404 => coded(ErrorCode::NotFound),
+        409 => coded(ErrorCode::Conflict),
+        429 => coded(ErrorCode::RateLimited),
+        503 => coded(ErrorCode::ServerBusy),
+        504 => coded(ErrorCode::Timeout),
+        300..=399 => ForwardError::Unavailable {
+            message: match location {
+                Some(to) => format!("HTTP {} to {}, which the gateway does not follow", said_status(status), echo(&to)),
+                None => format!("HTTP {}, which the gateway does not follow", said_status(status)),
+            },
+            retry_after: None,
+        },
+        500..=599 => coded(ErrorCode::HandoffUpstreamUnavailable),
+        code => ForwardError::Failed { code: i32::from(code), message: said.clone() },
+    })
+}
+
+/// What an error's body says: the message of the usual JSON shapes (FastAPI's `detail`, a
+/// problem document's `title` and `detail`, `message`, `error`), else its text.
+fn words(body: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) else { return Some(text.to_owned()) };
+    let string = |key: &str| object.get(key).and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+    let said = match (object.get("detail"), string("title")) {
+        // FastAPI's validation errors: where, and what is wrong there.
+        (Some(Value::Array(problems)), _) => {
+            let lines: Vec<String> = problems.iter().filter_map(problem_line).collect();
+            (!lines.is_empty()).then(|| lines.join("; "))
+        }
+        (Some(Value::String(detail)), Some(title)) if detail.trim() != title => {
+            Some(format!("{title}: {}", detail.trim()))
+        }
+        (Some(Value::String(detail)), _) if !detail.trim().is_empty() => Some(detail.trim().to_owned()),
+        (_, Some(title)) => Some(title.to_owned()),
+        _ => None,
+    };
+    let nested = object.get("error").and_then(|error| error.get("message")).and_then(Value::as_str);
+    said.or_else(|| string("message").map(str::to_owned))
+        .or_else(|| string("error").map(str::to_owned))
+        .or_else(|| nested.map(str::to_owned))
+        .or_else(|| Some(text.to_owned()))
+}
+
+/// `body.amount_cents: Input should be greater than 0` from one of FastAPI's problems.
+fn problem_line(problem: &Value) -> Option<String> {
+    let message = problem.get("msg").and_then(Value::as_str)?;
+    let place: Vec<String> = problem
+        .get("loc")
+        .and_then(Value::as_array)
+        .map(|loc| loc.iter().map(|part| part.as_str().map_or_else(|| part.to_string(), str::to_owned)).collect())
+        .unwrap_or_default();
+    Some(if place.is_empty() { message.to_owned() } else { format!("{}: {message}", place.join(".")) })
+}
+
+/// A success: the body as text, and as structured content when it is a JSON object.
+fn success(status: StatusCode, json: bool, bytes: &[u8]) -> CallToolResult {
+    if bytes.is_empty() {
+        return CallToolResult::success(vec![ContentBlock::text(format!(
+            "HTTP {}, with no content.",
+            said_status(status)
+        ))]);
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return CallToolResult::success(vec![ContentBlock::text(format!(
+            "HTTP {}, with {} bytes that are not text.",
+            said_status(status),
+            bytes.len()
+        ))]);
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text.to_owned())]);
+    if json && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+        result.structured_content = Some(value);
+    }
+    result
+}
+
+/// `Retry-After` in seconds, or as an HTTP date.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+/// The body, unless it is longer than `cap` bytes.
+async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, String> {
+    if response.content_length().is_some_and(|length| length > cap as u64) {
+        return Err(format!("its answer is larger than {cap} bytes"));
+    }
+    let mut bytes = Vec::new();
+    while let Some(chunk) =
+        response.chunk().await.map_err(|error| format!("its answer broke off: {}", reached(&error)))?
+    {
+        if bytes.len() + chunk.len() > cap {
+            return Err(format!("its answer is larger than {cap} bytes"));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn api(base: &str) -> Api {
+        let document = json!({"openapi": "3.1.0", "paths": {
+            "/files/{name}.json": {"get": {"operationId": "file", "parameters": [
+                {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "tag", "in": "query", "schema": {"type": "array"}},
+                {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}]}},
+            "/items/{id}": {"put": {"operationId": "put_item", "parameters": [
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}}},
+        }});
+        let operations = import(&document).unwrap();
+        Api {
+            client: reqwest::Client::new(),
+            base: Url::parse(base).unwrap(),
+            headers: configured_headers(&[("Authorization".into(), "Bearer s3cret".into())]).unwrap(),
+            operations: operations.into_iter().map(|operation| (operation.name.clone(), Arc::new(operation))).collect(),
+        }
+    }
+
+    fn built(api: &Api, tool: &str, arguments: Value) -> Result<reqwest::Request, ForwardError> {
+        let Value::Object(arguments) = arguments else { unreachable!() };
+        let (_, request) = api.request(&api.operations[tool], &arguments)?;
+        Ok(request.build().unwrap())
+    }
+
+    #[test]
+    fn arguments_fill_the_path_query_headers_and_body() {
+        let api = api("http://127.0.0.1:9/api/v1?key=k");
+        let request = built(&api, "file", json!({"name": "a b/c?d#e%", "tag": ["x", "y&z"], "X-Trace": "t1"})).unwrap();
+        assert_eq!(
+            request.url().as_str(),
+            "http://127.0.0.1:9/api/v1/files/a%20b%2Fc%3Fd%23e%25.json?key=k&tag=x&tag=y%26z"
+        );
+        assert_eq!(request.headers()["x-trace"], "t1");
+        assert_eq!(request.headers()["authorization"], "Bearer s3cret");
+        let request = built(&api, "put_item", json!({"id": "7", "body": {"a": 1}})).unwrap();
+        assert_eq!(request.method(), "PUT");
+        assert_eq!(request.body().and_then(|body| body.as_bytes()), Some(&b"{\"a\":1}"[..]));
+    }
+
+    #[test]
+    fn no_argument_leaves_the_api_or_replaces_its_credentials() {
+        let api = api("http://127.0.0.1:9/api/");
+        for name in ["..", "."] {
+            let error = built(&api, "put_item", json!({"id": name})).unwrap_err();
+            assert!(
+                matches!(&error, ForwardError::InvalidParams(message) if message.contains("names no resource")),
+                "{error:?}"
+            );
+        }
+        let error = built(&api, "put_item", json!({"id": ""})).unwrap_err();
+        assert!(matches!(error, ForwardError::InvalidParams(_)));
+        let request = built(&api, "put_item", json!({"id": "../../admin"})).unwrap();
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/api/items/..%2F..%2Fadmin");
+        let error = built(&api, "file", json!({"name": "a", "X-Trace": "a\r\nX-Evil: 1"})).unwrap_err();
+        assert!(matches!(&error, ForwardError::InvalidParams(message) if message.contains("X-Trace")), "{error:?}");
+        let error = built(&api, "put_item", json!({})).unwrap_err();
+        assert!(matches!(&error, ForwardError::InvalidParams(message) if message.contains("is required")));
+    }
+
+    #[test]
+    fn garbage_headers_and_base_urls_are_refused() {
+        assert!(configured_headers(&[("X Bad".into(), "v".into())]).unwrap_err().contains("no header name"));
+        assert!(configured_headers(&[("X-Key".into(), "a\nb".into())]).unwrap_err().contains("x-key"));
+        assert!(base_url("ftp://h/").unwrap_err().contains("http://"));
+        assert!(base_url("/relative").unwrap_err().contains("not an absolute URL"));
+        assert!(base_url("https://u:p@h/").unwrap_err().contains("credentials"));
+        assert!(base_url("https://h/#x").unwrap_err().contains("fragment"));
+    }
+
+    #[test]
+    fn an_error_body_says_its_message() {
+        let said = |body: &str| words(body.as_bytes());
+        assert_eq!(said(r#"{"detail":"no invoice inv_9"}"#).as_deref(), Some("no invoice inv_9"));
+        assert_eq!(
+            said(r#"{"detail":[{"loc":["body","amount_cents"],"msg":"Input should be greater than 0"},{"loc":["query",1],"msg":"bad"}]}"#)
+                .as_deref(),
+            Some("body.amount_cents: Input should be greater than 0; query.1: bad")
+        );
+        assert_eq!(
+            said(r#"{"title":"Out of stock","detail":"sku 7 is gone"}"#).as_deref(),
+            Some("Out of stock: sku 7 is gone")
+        );
+        assert_eq!(said(r#"{"message":"nope"}"#).as_deref(), Some("nope"));
+        assert_eq!(said(r#"{"error":{"message":"deep"}}"#).as_deref(), Some("deep"));
+        assert_eq!(said(r#"{"code":7}"#).as_deref(), Some(r#"{"code":7}"#));
+        assert_eq!(said("  plain words \n").as_deref(), Some("plain words"));
+        assert_eq!(said(" \n"), None);
+        assert_eq!(said("\u{0}\u{ff}<x>").as_deref(), Some("\u{0}\u{ff}<x>"));
+        assert_eq!(words(&[0xff, 0xfe]).as_deref(), Some("\u{fffd}\u{fffd}"));
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert(reqwest::header::RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert(reqwest::header::RETRY_AFTER, HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO));
+        headers.insert(reqwest::header::RETRY_AFTER, HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&headers), None);
+    }
+}
