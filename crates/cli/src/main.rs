@@ -3,6 +3,7 @@
 
 mod call;
 mod connect;
+mod dev;
 mod governance;
 mod input;
 mod out;
@@ -18,6 +19,7 @@ use clap::{Parser, Subcommand};
 const AFTER_HELP: &str = "\
 Environment:
   FUSION_TOKEN  the bearer token for --url, as --token gives it.
+  FUSION_GATEWAY  the fusion-gateway `fusion dev` runs (else the one next to fusion, else PATH's).
   RUST_LOG      fusion itself logs nothing; a server started with --stdio inherits RUST_LOG, which
                 sets what that server logs to its stderr (MCP Fusion servers default to
                 info,rmcp=warn when it is unset). That stderr is discarded unless --verbose is given.
@@ -52,6 +54,11 @@ enum Command {
     Check(governance::CheckArgs),
     /// Show the changes between the lockfile and the server, field by field.
     Diff(governance::DiffArgs),
+    /// Run a server under development, restarted on each change to its sources while the
+    /// client keeps its connection: `fusion dev -- cargo run -p my-server` runs `fusion-gateway
+    /// dev` with the same arguments (FUSION_GATEWAY names the binary; else the one next to
+    /// `fusion`, else PATH's).
+    Dev(dev::DevArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +69,7 @@ fn main() -> ExitCode {
         Command::Lock(args) => governance::lock(args, cli.max_input_bytes),
         Command::Check(args) => governance::check(args, cli.max_input_bytes),
         Command::Diff(args) => governance::diff(args, cli.max_input_bytes),
+        Command::Dev(args) => dev::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -13,6 +13,7 @@ use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::process::{ChildStdin, ChildStdout};
 
+use crate::build_log::BuildLog;
 use crate::oversized::{Dropped, MAX_MESSAGE_BYTES, Measured};
 
 /// How long the child is given to exit after each step of its shutdown.
@@ -26,10 +27,19 @@ pub(crate) struct ChildTransport {
 }
 
 impl ChildTransport {
-    /// Starts `command`, its stderr the gateway's, its stdout measured into `dropped`.
-    pub(crate) fn spawn(mut command: CommandWrap, dropped: Dropped) -> std::io::Result<ChildTransport> {
-        command.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    /// Starts `command`, its stdout measured into `dropped`, its stderr the gateway's (read
+    /// through `build_log` on the way when one is given).
+    pub(crate) fn spawn(
+        mut command: CommandWrap,
+        dropped: Dropped,
+        build_log: Option<&BuildLog>,
+    ) -> std::io::Result<ChildTransport> {
+        let stderr = if build_log.is_some() { Stdio::piped() } else { Stdio::inherit() };
+        command.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
         let mut process = command.spawn()?;
+        if let (Some(log), Some(stderr)) = (build_log, process.stderr().take()) {
+            log.read(stderr);
+        }
         let stdin = process.stdin().take().ok_or_else(|| std::io::Error::other("the child has no stdin"))?;
         let stdout = process.stdout().take().ok_or_else(|| std::io::Error::other("the child has no stdout"))?;
         let reader = Measured::new(stdout, MAX_MESSAGE_BYTES, dropped);

@@ -282,13 +282,8 @@ impl MountConfig {
     }
 
     fn check(&self) -> Result<(), ConfigError> {
-        let name_ok = (1..=64).contains(&self.namespace.len())
-            && self.namespace.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !name_ok {
-            return Err(invalid(
-                self.at(),
-                "the namespace is not 1 to 64 of A-Z a-z 0-9 _ - (a dot would make its tool names ambiguous)",
-            ));
+        if let Some(problem) = namespace_problem(&self.namespace) {
+            return Err(invalid(self.at(), problem));
         }
         let kinds = [
             ("`command`", self.command.is_some()),
@@ -569,6 +564,13 @@ impl MountConfig {
             _ => Err(invalid(self.at(), format!("`{key}` names {name}, which is not set; expected {what} in it"))),
         }
     }
+}
+
+/// What is wrong with a mount's namespace, if anything.
+pub(crate) fn namespace_problem(namespace: &str) -> Option<&'static str> {
+    let fine = (1..=64).contains(&namespace.len())
+        && namespace.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    (!fine).then_some("the namespace is not 1 to 64 of A-Z a-z 0-9 _ - (a dot would make its tool names ambiguous)")
 }
 
 /// `a`, `a and b`, `a, b and c`.

@@ -51,13 +51,17 @@
 //! expires on the connection it serves, and fetched again once when the upstream answers 401.
 //! A token endpoint that refuses says why in a [`TokenError`], its words escaped.
 //!
-//! The `fusion-gateway` binary does the same from a TOML file ([`Config`]).
+//! The `fusion-gateway` binary does the same from a TOML file ([`Config`]); `fusion-gateway
+//! dev` runs a server under development behind it, restarted on each change to its sources
+//! ([`dev`]).
 
 mod backoff;
 mod bearer;
+mod build_log;
 mod child;
 mod config;
 mod credentials;
+pub mod dev;
 mod forward;
 mod handler;
 pub mod openapi;
@@ -67,11 +71,13 @@ mod rest;
 mod supervisor;
 mod upstream;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_fusion::FusionServer;
 use mcp_fusion::ServerBuilder;
 use mcp_fusion::handoff::Mount;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -89,6 +95,10 @@ pub struct Gateway {
     backoff: Backoff,
     connect_timeout: Duration,
     keepalive: Duration,
+    /// Whether its stdio upstreams build themselves (`fusion-gateway dev`): their stderr read
+    /// for the compiler's first error, and a start that fails waits for a restart instead of
+    /// a backoff.
+    rebuilds: bool,
 }
 
 impl Default for Gateway {
@@ -107,6 +117,7 @@ impl Gateway {
             backoff: Backoff::default(),
             connect_timeout: Duration::from_secs(10),
             keepalive: Duration::from_secs(15),
+            rebuilds: false,
         }
     }
 
@@ -135,6 +146,13 @@ impl Gateway {
         self
     }
 
+    /// Makes its stdio upstreams ones that build themselves before they serve (`cargo run`):
+    /// see [`dev`].
+    pub(crate) fn rebuilding(mut self) -> Gateway {
+        self.rebuilds = true;
+        self
+    }
+
     /// The mounts, in the order they were added.
     pub fn mounts(&self) -> impl Iterator<Item = (&Mount, &Upstream)> {
         self.mounts.iter().map(|(mount, upstream)| (mount, upstream))
@@ -158,8 +176,13 @@ impl Gateway {
         let mut supervisors = JoinSet::new();
         let mounts = self.mounts.len();
         let (settled, settling) = tokio::sync::watch::channel(0);
+        let mut restarts = Vec::with_capacity(mounts);
         for (mount, upstream) in self.mounts {
+            let restart = Arc::new(Notify::new());
+            restarts.push((mount.namespace().to_owned(), Arc::clone(&restart)));
             let supervisor = Supervisor {
+                restart,
+                rebuilds: self.rebuilds,
                 server: server.clone(),
                 mount,
                 tokens: upstream.tokens(),
@@ -172,7 +195,7 @@ impl Gateway {
             };
             supervisors.spawn(supervisor.run());
         }
-        Running { stop, supervisors, mounts, settling }
+        Running { stop, supervisors, mounts, settling, restarts }
     }
 }
 
@@ -184,9 +207,25 @@ pub struct Running {
     supervisors: JoinSet<()>,
     mounts: usize,
     settling: tokio::sync::watch::Receiver<usize>,
+    restarts: Vec<(String, Arc<Notify>)>,
 }
 
 impl Running {
+    /// Ends the connection of the mount `namespace` and connects again at once, with no
+    /// backoff: a stdio child is stopped and started anew (a start in progress too), an HTTP
+    /// upstream dialled again, an API's document read again. `false` when no mount has that
+    /// namespace.
+    pub fn restart(&self, namespace: &str) -> bool {
+        let Some(restart) = self.restarter(namespace) else { return false };
+        restart.notify_one();
+        true
+    }
+
+    /// What restarts the mount `namespace`, for a task of its own to hold.
+    pub(crate) fn restarter(&self, namespace: &str) -> Option<Arc<Notify>> {
+        self.restarts.iter().find(|(mounted, _)| mounted == namespace).map(|(_, restart)| Arc::clone(restart))
+    }
+
     /// Completes when every mount's first attempt has ended — its upstream ready, or failed
     /// once — so a `tools/list` answered after it lists every tool that could be reached.
     pub async fn settled(&self) {

@@ -8,12 +8,13 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use mcp_fusion::FusionServer;
 use mcp_fusion::auth::{Identity, StaticTokens};
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::http::{HttpConfig, HttpServer, ListenAddress, OAuth, shutdown_signal};
 use mcp_fusion_gateway::Config;
+use mcp_fusion_gateway::dev::Dev;
 use tracing_subscriber::filter::{FilterExt as _, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -49,14 +50,23 @@ answer is larger gets HANDOFF_UPSTREAM_UNAVAILABLE saying so.";
 /// Put MCP servers behind MCP Fusion: each mounted under a namespace, its calls validated
 /// with healing sentences, guarded, and failing in envelopes.
 #[derive(Debug, Parser)]
-#[command(name = "fusion-gateway", version, about, after_help = AFTER_HELP)]
+#[command(
+    name = "fusion-gateway",
+    version,
+    about,
+    after_help = AFTER_HELP,
+    subcommand_negates_reqs = true,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// The gateway file: `[[mount]]` tables with `namespace`, `command`+`args`+`env` or
     /// `url` with `token_env` or `token_url`+`client_id_env`+`client_secret_env`(+`scope`),
     /// or `openapi` (an HTTP API's document) with `base_url`, `token_env`, `headers_env`; and
     /// per-mount guards.
-    #[arg(long, value_name = "PATH")]
-    config: PathBuf,
+    #[arg(long, value_name = "PATH", required = true)]
+    config: Option<PathBuf>,
     /// Send the model an incident id instead of the text of internal errors (the log keeps it);
     /// the default of release builds.
     #[arg(long)]
@@ -146,6 +156,40 @@ struct Cli {
     wait_for_upstreams: bool,
 }
 
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a server under development behind the gateway: `fusion-gateway dev -- cargo run -p
+    /// my-server`. Its tools are listed as `dev.{tool}` (see --namespace); each change to the
+    /// watched sources stops it and runs the command again, while the client keeps its
+    /// connection: calls during a build answer HANDOFF_CONNECTING, a failed build answers
+    /// HANDOFF_UPSTREAM_UNAVAILABLE with the compiler's first error until the next change.
+    Dev(DevArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct DevArgs {
+    /// The namespace the server's tools are listed under (`dev.{tool}`).
+    #[arg(long, value_name = "NAME", default_value = Dev::DEFAULT_NAMESPACE)]
+    namespace: String,
+    /// A file or directory whose changes restart the server (repeatable; default: the current
+    /// directory). `target/` and hidden files and directories are never watched.
+    #[arg(long, value_name = "PATH")]
+    watch: Vec<PathBuf>,
+    /// Leave out what this pattern matches, written as a line of a .gitignore (`*.db`, `logs/`;
+    /// repeatable). What a watched directory's own .gitignore leaves out is left out too.
+    #[arg(long, value_name = "GLOB")]
+    ignore: Vec<String>,
+    /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (default 127.0.0.1:8080).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8080")]
+    http: Option<ListenAddress>,
+    /// Seconds a start, the build included, may take before it counts as failed.
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    connect_timeout_secs: u64,
+    /// The command that builds and runs the server, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
@@ -158,7 +202,11 @@ fn main() -> ExitCode {
         .fmt_fields(mcp_fusion::observe::EscapedFields::new())
         .with_filter(filter.or(listening));
     tracing_subscriber::registry().with(log).init();
-    match run(&cli) {
+    let ran = match &cli.command {
+        Some(Command::Dev(args)) => run_dev(args),
+        None => run(&cli),
+    };
+    match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("fusion-gateway: error: {error:#}");
@@ -168,10 +216,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    let config = Config::read(&cli.config).with_context(|| format!("--config {}", cli.config.display()))?;
+    let path = cli.config.as_ref().context("--config is required")?;
+    let config = Config::read(path).with_context(|| format!("--config {}", path.display()))?;
     let gateway = config
         .gateway(|variable| std::env::var(variable).ok())
-        .with_context(|| format!("--config {}", cli.config.display()))?;
+        .with_context(|| format!("--config {}", path.display()))?;
     let mut builder = FusionServer::builder::<()>("fusion-gateway", env!("CARGO_PKG_VERSION"))
         .requires_identity((cli.token.is_some() || cli.oauth_issuer.is_some()) && cli.http.is_some());
     if cli.mask_internal_errors {
@@ -204,6 +253,35 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         };
         // The upstreams end with the gateway, whether it served well or not.
         running.shutdown().await;
+        served
+    })
+}
+
+/// `fusion-gateway dev`: the command behind the gateway, restarted on each change.
+fn run_dev(args: &DevArgs) -> anyhow::Result<()> {
+    let (command, rest) = args.command.split_first().context("no command after `--`")?;
+    let mut dev = Dev::new(command, rest)
+        .namespace(&args.namespace)
+        .connect_timeout(Duration::from_secs(args.connect_timeout_secs));
+    for path in &args.watch {
+        dev = dev.watch(path);
+    }
+    for pattern in &args.ignore {
+        dev = dev.ignore(pattern);
+    }
+    let builder = FusionServer::builder::<()>("fusion-gateway dev", env!("CARGO_PKG_VERSION"));
+    let server = dev.declare(builder).build(()).context("building the gateway")?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let watching = dev.start(&server)?;
+        let served = match &args.http {
+            Some(address) => listen(server, HttpConfig::new(address), address).await,
+            None => {
+                tracing::info!("fusion-gateway dev serving MCP on stdio; the server's tools as {}.*", args.namespace);
+                mcp_fusion::serve_stdio(server).await.context("serving MCP on stdio")
+            }
+        };
+        watching.shutdown().await;
         served
     })
 }
@@ -253,6 +331,11 @@ impl Cli {
 /// Serves HTTP on the first of `address`'s addresses that binds, until a shutdown signal.
 async fn serve_http(server: FusionServer, cli: &Cli, address: &ListenAddress) -> anyhow::Result<()> {
     let config = cli.oauth(cli.http_config(address)).await?;
+    listen(server, config, address).await
+}
+
+/// Serves `server` with `config` until a shutdown signal, saying where.
+async fn listen(server: FusionServer, config: HttpConfig, address: &ListenAddress) -> anyhow::Result<()> {
     let http = HttpServer::bind(server, config).await.with_context(|| format!("--http {address}"))?;
     // A fixed line scripts can wait for (with port 0 it is the only place the port shows), logged
     // whatever RUST_LOG says: `… INFO fusion-gateway: listening on http://ADDR/mcp addr=ADDR`.

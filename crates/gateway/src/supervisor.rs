@@ -9,16 +9,22 @@ use mcp_fusion::handoff::{Forward, Mount, MountState};
 use rmcp::model::{ClientRequest, PaginatedRequestParams, PingRequest, Tool};
 use rmcp::service::{QuitReason, RunningService, ServiceError};
 use rmcp::{Peer, RoleClient};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::{Backoff, jitter_unit};
 use crate::bearer::Tokens;
+use crate::build_log::BuildLog;
 use crate::forward::{Broken, Forwarder, described};
 use crate::handler::UpstreamHandler;
 use crate::oversized::Dropped;
 use crate::progress::ProgressRoutes;
 use crate::rest::ApiSource;
 use crate::upstream::Upstream;
+
+/// What a call is told to wait after a failed build: the next start comes with a change to
+/// the sources, which a model cannot time.
+const AFTER_A_FAILED_BUILD: Duration = Duration::from_secs(5);
 
 /// Keeps one mount connected.
 pub(crate) struct Supervisor {
@@ -33,6 +39,11 @@ pub(crate) struct Supervisor {
     pub stop: CancellationToken,
     /// Counts the mounts whose first attempt has ended (ready or failed).
     pub settled: Settled,
+    /// Told to end the connection and connect again at once.
+    pub restart: Arc<Notify>,
+    /// Whether a stdio upstream builds itself before it serves: its stderr is read for the
+    /// compiler's first error, and a start that fails waits for a restart, not a backoff.
+    pub rebuilds: bool,
 }
 
 /// Counts, once per mount, the mounts whose first attempt to connect has ended.
@@ -59,6 +70,8 @@ impl Settled {
 enum Ended {
     /// The gateway is shutting down.
     Stopped,
+    /// A restart was asked for.
+    Restarted,
     /// The upstream closed, crashed or failed; why.
     Lost(String),
 }
@@ -75,19 +88,40 @@ impl Supervisor {
             let handler = UpstreamHandler::default();
             let routes = ProgressRoutes::default();
             let dropped = Dropped::default();
+            let build_log = self.rebuilds.then(BuildLog::default);
             let connect = tokio::time::timeout(
                 self.connect_timeout,
-                self.upstream.connect(self.tokens.as_ref(), handler.clone(), routes.clone(), dropped.clone()),
+                self.upstream.connect(
+                    self.tokens.as_ref(),
+                    handler.clone(),
+                    routes.clone(),
+                    dropped.clone(),
+                    build_log.as_ref(),
+                ),
             );
             let connected = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return,
+                // A start in progress (a build) is dropped, and its process group with it.
+                () = self.restart.notified() => {
+                    failures = 0;
+                    continue;
+                }
                 connected = connect => connected,
             };
-            let reason = match connected {
+            let failed_start = match connected {
                 Ok(Ok((service, _group))) => match self.serve(service, handler, routes, dropped, &mut failures).await {
                     Ended::Stopped => return,
-                    Ended::Lost(reason) => reason,
+                    Ended::Restarted => {
+                        failures = 0;
+                        continue;
+                    }
+                    Ended::Lost(reason) => {
+                        if !self.wait_after(reason, &mut failures).await {
+                            return;
+                        }
+                        continue;
+                    }
                 },
                 Ok(Err(reason)) => reason,
                 Err(_) => format!(
@@ -96,9 +130,27 @@ impl Supervisor {
                     self.connect_timeout.as_millis()
                 ),
             };
-            if !self.wait_after(reason, &mut failures).await {
+            let waited = match &build_log {
+                // Starting it again builds the same sources again: only a change can help.
+                Some(log) => self.wait_for_restart(log.why(failed_start).await).await,
+                None => self.wait_after(failed_start, &mut failures).await,
+            };
+            if !waited {
                 return;
             }
+        }
+    }
+
+    /// Marks the mount unavailable for `reason` until a restart is asked for; `false` when the
+    /// gateway stopped meanwhile.
+    async fn wait_for_restart(&self, reason: String) -> bool {
+        tracing::warn!(mount = self.mount.namespace(), upstream = %self.upstream.describe(), "upstream unavailable: {reason}; waiting for a change to restart it");
+        self.set(MountState::Unavailable { retry_at: Instant::now() + AFTER_A_FAILED_BUILD, reason });
+        self.settled.settle();
+        tokio::select! {
+            biased;
+            () = self.stop.cancelled() => false,
+            () = self.restart.notified() => true,
         }
     }
 
@@ -113,6 +165,7 @@ impl Supervisor {
             let loaded = tokio::select! {
                 biased;
                 () = self.stop.cancelled() => return,
+                () = self.restart.notified() => continue,
                 loaded = load => loaded,
             };
             let reason = match loaded {
@@ -120,8 +173,14 @@ impl Supervisor {
                     tracing::info!(mount = self.mount.namespace(), tools = tools.len(), "API ready");
                     self.set(MountState::Ready { tools, forward: Arc::new(forward) });
                     self.settled.settle();
-                    self.stop.cancelled().await;
-                    return;
+                    tokio::select! {
+                        biased;
+                        () = self.stop.cancelled() => return,
+                        () = self.restart.notified() => {
+                            failures = 0;
+                            continue;
+                        }
+                    }
                 }
                 Ok(Err(reason)) => reason,
                 Err(_) => format!(
@@ -193,6 +252,11 @@ impl Supervisor {
                     return Ended::Stopped;
                 }
                 quit = &mut closed => return Ended::Lost(lost(quit)),
+                () = self.restart.notified() => {
+                    connection.cancel();
+                    let _ = closed.await;
+                    return Ended::Restarted;
+                }
                 () = handler.tools_changed.notified() => refresh = true,
                 reason = broken.reported() => {
                     connection.cancel();

@@ -9,6 +9,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{RoleClient, ServiceExt as _};
 
 use crate::bearer::{Authorized, Tokens, token_error, upstream_client};
+use crate::build_log::BuildLog;
 use crate::child::ChildTransport;
 use crate::credentials::ClientCredentials;
 use crate::handler::UpstreamHandler;
@@ -178,14 +179,16 @@ impl Upstream {
     }
 
     /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`, with the
-    /// mount's `tokens` if it has client credentials. Keep the [`ChildGroup`] for as long as
-    /// the connection: dropping it ends what is left of a stdio child's process group.
+    /// mount's `tokens` if it has client credentials; a stdio child's stderr read through
+    /// `build_log` when one is given. Keep the [`ChildGroup`] for as long as the connection:
+    /// dropping it ends what is left of a stdio child's process group.
     pub(crate) async fn connect(
         &self,
         tokens: Option<&Arc<Tokens>>,
         handler: UpstreamHandler,
         routes: ProgressRoutes,
         dropped: Dropped,
+        build_log: Option<&BuildLog>,
     ) -> Result<(RunningService<RoleClient, UpstreamHandler>, ChildGroup), String> {
         match self {
             Upstream::Stdio { command, args, env } => {
@@ -197,7 +200,7 @@ impl Upstream {
                 child.wrap(process_wrap::tokio::ProcessGroup::leader());
                 // The child's logs go where the gateway's go; its stdout is the MCP channel,
                 // measured so that an answer too large to read still answers its call.
-                let transport = ChildTransport::spawn(child, dropped.clone())
+                let transport = ChildTransport::spawn(child, dropped.clone(), build_log)
                     .map_err(|error| format!("cannot start {command}: {error}"))?;
                 let group = ChildGroup(transport.id());
                 let service = handler
