@@ -201,7 +201,7 @@ impl Forward for Api {
         let request = request.and_then(|operation| self.request(operation, &arguments));
         Box::pin(async move {
             let (operation, request) = request?;
-            let response = request.send().await.map_err(|error| sent_failure(&operation, &error))?;
+            let response = request.send().await.map_err(|error| sent_failure(&operation, error))?;
             answered(response).await
         })
     }
@@ -322,7 +322,9 @@ fn plain(value: &Value) -> String {
 }
 
 /// Why a request got no answer.
-fn sent_failure(operation: &Operation, error: &reqwest::Error) -> ForwardError {
+fn sent_failure(operation: &Operation, error: reqwest::Error) -> ForwardError {
+    // The URL may carry a key in its query: the log has the operation instead.
+    let error = error.without_url();
     tracing::warn!("{} {} failed: {}", operation.method, operation.path, echo(&error.to_string()));
     if error.is_timeout() {
         return ForwardError::Coded {
@@ -331,7 +333,7 @@ fn sent_failure(operation: &Operation, error: &reqwest::Error) -> ForwardError {
             retry_after: None,
         };
     }
-    ForwardError::Unavailable { message: format!("the API {}", reached(error)), retry_after: None }
+    ForwardError::Unavailable { message: format!("the API {}", reached(&error)), retry_after: None }
 }
 
 /// What went wrong reaching a URL, in words.

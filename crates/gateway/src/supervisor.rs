@@ -74,6 +74,9 @@ enum Ended {
     Restarted,
     /// The upstream closed, crashed or failed; why.
     Lost(String),
+    /// The upstream could not be started or reached, or failed its handshake; why, and what
+    /// it wrote on stderr meanwhile when that was read.
+    NotStarted { reason: String, build_log: Option<BuildLog> },
 }
 
 impl Supervisor {
@@ -84,61 +87,60 @@ impl Supervisor {
         }
         let mut failures = 0u32;
         loop {
-            self.set(MountState::Connecting);
-            let handler = UpstreamHandler::default();
-            let routes = ProgressRoutes::default();
-            let dropped = Dropped::default();
-            let build_log = self.rebuilds.then(BuildLog::default);
-            let connect = tokio::time::timeout(
-                self.connect_timeout,
-                self.upstream.connect(
-                    self.tokens.as_ref(),
-                    handler.clone(),
-                    routes.clone(),
-                    dropped.clone(),
-                    build_log.as_ref(),
-                ),
-            );
-            let connected = tokio::select! {
-                biased;
-                () = self.stop.cancelled() => return,
-                // A start in progress (a build) is dropped, and its process group with it.
-                () = self.restart.notified() => {
+            let go_on = match self.attempt(&mut failures).await {
+                Ended::Stopped => return,
+                Ended::Restarted => {
                     failures = 0;
-                    continue;
+                    true
                 }
-                connected = connect => connected,
-            };
-            let failed_start = match connected {
-                Ok(Ok((service, _group))) => match self.serve(service, handler, routes, dropped, &mut failures).await {
-                    Ended::Stopped => return,
-                    Ended::Restarted => {
-                        failures = 0;
-                        continue;
-                    }
-                    Ended::Lost(reason) => {
-                        if !self.wait_after(reason, &mut failures).await {
-                            return;
-                        }
-                        continue;
-                    }
-                },
-                Ok(Err(reason)) => reason,
-                Err(_) => format!(
-                    "{} did not complete its handshake within {} ms",
-                    self.upstream.describe(),
-                    self.connect_timeout.as_millis()
-                ),
-            };
-            let waited = match &build_log {
+                Ended::Lost(reason) | Ended::NotStarted { reason, build_log: None } => {
+                    self.wait_after(reason, &mut failures).await
+                }
                 // Starting it again builds the same sources again: only a change can help.
-                Some(log) => self.wait_for_restart(log.why(failed_start).await).await,
-                None => self.wait_after(failed_start, &mut failures).await,
+                Ended::NotStarted { reason, build_log: Some(log) } => {
+                    self.wait_for_restart(log.why(reason).await).await
+                }
             };
-            if !waited {
+            if !go_on {
                 return;
             }
         }
+    }
+
+    /// Connects the upstream and serves the mount over it until the connection ends.
+    async fn attempt(&self, failures: &mut u32) -> Ended {
+        self.set(MountState::Connecting);
+        let handler = UpstreamHandler::default();
+        let routes = ProgressRoutes::default();
+        let dropped = Dropped::default();
+        let build_log = self.rebuilds.then(BuildLog::default);
+        let connect = tokio::time::timeout(
+            self.connect_timeout,
+            self.upstream.connect(
+                self.tokens.as_ref(),
+                handler.clone(),
+                routes.clone(),
+                dropped.clone(),
+                build_log.as_ref(),
+            ),
+        );
+        let connected = tokio::select! {
+            biased;
+            () = self.stop.cancelled() => return Ended::Stopped,
+            // A start in progress (a build) is dropped, and its process group with it.
+            () = self.restart.notified() => return Ended::Restarted,
+            connected = connect => connected,
+        };
+        let reason = match connected {
+            Ok(Ok((service, _group))) => return self.serve(service, handler, routes, dropped, failures).await,
+            Ok(Err(reason)) => reason,
+            Err(_) => format!(
+                "{} did not complete its handshake within {} ms",
+                self.upstream.describe(),
+                self.connect_timeout.as_millis()
+            ),
+        };
+        Ended::NotStarted { reason, build_log }
     }
 
     /// Marks the mount unavailable for `reason` until a restart is asked for; `false` when the

@@ -135,6 +135,39 @@ async fn a_killed_stdio_upstream_is_unavailable_then_restarted_and_announced() {
 }
 
 #[tokio::test]
+async fn a_restart_replaces_the_child_at_once_without_a_backoff() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let db = dir.path().join("billing.db");
+    let (command, args) =
+        with_pid_file(&pid_file, &format!("'{}' --db '{}'", billing_server().display(), db.display()));
+    let server = gateway();
+    // A backoff of a minute: a child back within the test's limit came back by the restart.
+    let running = Gateway::new()
+        .backoff(backoff(60_000))
+        .mount(Mount::new("demo"), Upstream::stdio(command, args))
+        .start(&server);
+    let client = connect(&server, Seen::default()).await;
+    listed(&client, "demo.billing").await;
+    let first = read_pid(&pid_file).await;
+    std::fs::remove_file(&pid_file).unwrap();
+
+    assert!(!running.restart("nowhere"), "no mount has that namespace");
+    assert!(running.restart("demo"));
+    let second = read_pid(&pid_file).await;
+    assert_ne!(first, second);
+    eventually("the first child to end", Duration::from_secs(10), || async { (!alive(first)).then_some(()) }).await;
+    eventually("calls served by the new child", Duration::from_secs(20), || async {
+        let result = call(&client, "demo.billing", json!({"action": "list_invoices"})).await;
+        (result.is_error == Some(false) && !text(&result).starts_with("<tool_error")).then_some(())
+    })
+    .await;
+
+    running.shutdown().await;
+    assert!(!alive(second), "the child outlived the gateway");
+}
+
+#[tokio::test]
 async fn a_slow_upstream_is_connecting_as_a_warning_and_never_holds_up_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let billing = billing_server().display().to_string();
