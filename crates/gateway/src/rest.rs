@@ -554,6 +554,11 @@ mod tests {
         assert!(matches!(&error, ForwardError::InvalidParams(message) if message.contains("X-Trace")), "{error:?}");
         let error = built(&api, "put_item", json!({})).unwrap_err();
         assert!(matches!(&error, ForwardError::InvalidParams(message) if message.contains("is required")));
+        // A header the mount sets is the mount's, whatever the call's header parameter says.
+        let mut pinned = api;
+        pinned.headers = configured_headers(&[("X-Trace".into(), "mount".into())]).unwrap();
+        let request = built(&pinned, "file", json!({"name": "a", "X-Trace": "caller"})).unwrap();
+        assert_eq!(request.headers().get_all("x-trace").iter().collect::<Vec<_>>(), ["mount"]);
     }
 
     #[test]
