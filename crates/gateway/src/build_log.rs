@@ -4,7 +4,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
+use mcp_fusion::wire::Sent;
+use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::watch;
 
 /// How many lines are kept from the first error on: its headline, its location, a few more.
@@ -43,10 +44,18 @@ impl Default for BuildLog {
 impl BuildLog {
     /// Reads `stderr` to its end on a task of its own, passing each line on to the gateway's.
     pub(crate) fn read<R: AsyncRead + Unpin + Send + 'static>(&self, stderr: R) {
+        self.read_into(stderr, tokio::io::stderr());
+    }
+
+    /// Reads `stderr` to its end on a task of its own, passing each line on to `out`.
+    fn read_into<R, W>(&self, stderr: R, mut out: W)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
         let log = self.clone();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stderr);
-            let mut out = tokio::io::stderr();
             let mut line = Vec::new();
             // Read to the end whatever comes (bytes that are no UTF-8, a line without end), so
             // the command never blocks on a full pipe.
@@ -87,16 +96,17 @@ impl BuildLog {
         let _ = tokio::time::timeout(DRAIN_WAIT, ended.wait_for(|ended| *ended)).await;
         let seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let lines: Vec<&str> = seen.from_first_error.iter().map(String::as_str).collect();
+        // What the command wrote is quoted and escaped as any upstream's words are.
         match (first_error(&lines), &seen.last) {
-            (Some(error), _) => format!("the build failed: {error}"),
-            (None, Some(last)) => format!("{reason}; its last words: {last}"),
+            (Some(error), _) => format!("the build failed: {}", Sent::words(&error)),
+            (None, Some(last)) => format!("{reason}; its last words: {}", Sent::words(last)),
             (None, None) => reason,
         }
     }
 }
 
 /// The first error among a compiler's lines, with where it is: rustc's
-/// `error[E0425]: cannot find value `x` in this scope` and its ` --> src/main.rs:10:5`, or a
+/// ``error[E0425]: cannot find value `x` in this scope`` and its `--> src/main.rs:10:5`, or a
 /// plain `error: …`. Cargo's closing `error: could not compile …` counts only when nothing
 /// else was said.
 ///
@@ -204,19 +214,19 @@ error: could not compile `my-server` (bin \"my-server\") due to 2 previous error
     #[tokio::test]
     async fn a_failed_build_says_its_first_error_and_garbage_its_last_line() {
         let log = BuildLog::default();
-        log.read(RUSTC.as_bytes());
+        log.read_into(RUSTC.as_bytes(), tokio::io::sink());
         assert_eq!(
             log.why("it closed the connection".into()).await,
-            "the build failed: error[E0425]: cannot find value `x` in this scope --> src/main.rs:10:5"
+            "the build failed: 'error[E0425]: cannot find value `x` in this scope --> src/main.rs:10:5'"
         );
         let log = BuildLog::default();
-        log.read(&b"\xff\xfe not utf-8\nerror: bad \xff byte\n"[..]);
-        assert_eq!(log.why("it closed the connection".into()).await, "the build failed: error: bad \u{fffd} byte");
+        log.read_into(&b"\xff\xfe not utf-8\nerror: bad \xff byte\n"[..], tokio::io::sink());
+        assert_eq!(log.why("it closed the connection".into()).await, "the build failed: 'error: bad \u{fffd} byte'");
         let log = BuildLog::default();
-        log.read(&b"starting\npanicked at src/main.rs:3:5: no database\n\n"[..]);
+        log.read_into(&b"starting\npanicked at src/main.rs:3:5: no database\n\n"[..], tokio::io::sink());
         assert_eq!(
             log.why("it closed the connection".into()).await,
-            "it closed the connection; its last words: panicked at src/main.rs:3:5: no database"
+            "it closed the connection; its last words: 'panicked at src/main.rs:3:5: no database'"
         );
     }
 }

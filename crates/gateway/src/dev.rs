@@ -6,8 +6,8 @@
 //! While the command builds and starts, calls answer `HANDOFF_CONNECTING` with a `retry_after`
 //! (a build may take minutes: the start may take [`Dev::DEFAULT_CONNECT_TIMEOUT`]); when it
 //! ends before its MCP handshake, every call answers one `HANDOFF_UPSTREAM_UNAVAILABLE` whose
-//! message is the compiler's first error and its place (`error[E0425]: cannot find value `x`
-//! in this scope --> src/main.rs:10:5`), and the next start waits for the next change. Each
+//! message is the compiler's first error and its place (``error[E0425]: cannot find value `x`
+//! in this scope --> src/main.rs:10:5``), and the next start waits for the next change. Each
 //! time the tools come back, the client is told `notifications/tools/list_changed`. The
 //! command's stderr still reaches the gateway's, line by line.
 //!

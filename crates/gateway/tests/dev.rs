@@ -91,7 +91,7 @@ async fn a_change_restarts_the_server_and_a_failed_build_is_its_first_error_on_o
     assert!(
         error
             .message
-            .contains("the build failed: error[E0425]: cannot find value `x` in this scope --> src/main.rs:10:5"),
+            .contains("the build failed: 'error[E0425]: cannot find value `x` in this scope --> src/main.rs:10:5'"),
         "{}",
         error.message
     );
