@@ -26,8 +26,9 @@ error[E0308]: mismatched types
  --> src/main.rs:12:1
 error: could not compile `my-server` (bin "my-server") due to 2 previous errors"#;
 
-/// A project whose "build" fails while `src/lib.txt` holds BROKEN, and otherwise runs
-/// billing-server; each start appends its pid to `starts` (which `--ignore` leaves out).
+/// A project whose "build" fails while `src/lib.txt` holds BROKEN, lasts until `target/go`
+/// exists while it holds SLOW, and otherwise runs billing-server; each start appends its pid to
+/// `starts` (which `--ignore` leaves out).
 fn project(dir: &Path) {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/lib.txt"), "fine\n").unwrap();
@@ -35,6 +36,7 @@ fn project(dir: &Path) {
     let script = format!(
         "echo $$ >> '{dir}/starts'\n\
          if grep -q BROKEN '{dir}/src/lib.txt'; then cat '{dir}/failed-build.txt' >&2; exit 101; fi\n\
+         if grep -q SLOW '{dir}/src/lib.txt'; then while [ ! -f '{dir}/target/go' ]; do sleep 0.05; done; fi\n\
          exec '{billing}' --db '{dir}/billing.db'\n",
         dir = dir.display(),
         billing = billing_server().display()
@@ -77,6 +79,18 @@ async fn a_change_restarts_the_server_and_a_failed_build_is_its_first_error_on_o
     std::fs::write(dir.join("src/lib.txt"), "fine, edited\n").unwrap();
     eventually("a restart", Duration::from_secs(60), || async { (starts(&dir) == 2).then_some(()) }).await;
     eventually("dev.billing to answer again", Duration::from_secs(60), || served(&client)).await;
+
+    // While it builds, a call is told to come back: a warning with a wait.
+    std::fs::write(dir.join("src/lib.txt"), "SLOW\n").unwrap();
+    eventually("the slow build to start", Duration::from_secs(60), || async { (starts(&dir) == 3).then_some(()) })
+        .await;
+    let building = call(&client, "dev.billing", json!({"action": "list_invoices"})).await;
+    let warning = envelope(&building).error;
+    assert_eq!((building.is_error, &warning.code), (Some(false), &ErrorCode::HandoffConnecting), "{}", text(&building));
+    assert!(warning.retry_after.is_some_and(|seconds| seconds > 0), "{warning:?}");
+    std::fs::write(dir.join("target/go"), "").unwrap();
+    eventually("dev.billing after the slow build", Duration::from_secs(60), || served(&client)).await;
+    assert_eq!(starts(&dir), 3, "what the build writes under target/ restarts nothing");
 
     // A failed build: every call is one envelope with the compiler's first error.
     std::fs::write(dir.join("src/lib.txt"), "BROKEN\n").unwrap();
