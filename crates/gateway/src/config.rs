@@ -9,6 +9,7 @@ use mcp_fusion::guard::{Concurrency, RateLimit};
 use mcp_fusion::handoff::Mount;
 use serde::Deserialize;
 
+use crate::openapi::is_header_name;
 use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 
 /// A gateway file, as `fusion-gateway --config` reads it.
@@ -372,9 +373,7 @@ impl MountConfig {
             }
         }
         for name in self.headers_env.keys() {
-            let token =
-                !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-            if !token {
+            if !is_header_name(name) {
                 return Err(invalid(
                     format!("{} headers_env", self.at()),
                     format!("{name:?} is no header name; expected letters, digits and - like \"X-API-Key\""),

@@ -331,7 +331,7 @@ impl<'a> Reader<'a> {
                 if ["accept", "content-type", "authorization"].contains(&name.to_ascii_lowercase().as_str()) {
                     continue;
                 }
-                if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)) {
+                if !is_header_name(&name) {
                     return Err(ImportError::Unsupported {
                         at: format!("{at}/name"),
                         what: format!("the header name {:?}, which HTTP does not allow", cut(&name)),
@@ -420,6 +420,11 @@ impl<'a> Reader<'a> {
         }
         self.resolve(target, at, hops + 1)
     }
+}
+
+/// Whether `name` is an HTTP header name: a token of RFC 9110 §5.6.2.
+pub(crate) fn is_header_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// The object at `at`, or what was there instead.
