@@ -49,7 +49,7 @@ use serde_json::{Map, Value};
 
 use crate::context::{CallInfo, Ctx};
 use crate::rounds::{malformed_answer, missing_capability};
-use crate::validation::Checker;
+use crate::validation::{Checker, Formats};
 
 /// What the user did with a form or a page: accepted it (with the form's values), declined it,
 /// or dismissed it.
@@ -202,7 +202,7 @@ fn form_of<T: JsonSchema>(action: &str) -> Result<(ElicitationSchema, Checker), 
     let Value::Object(mut object) = Value::from(schema) else {
         return Err(form_bug(action, "its schema is not an object"));
     };
-    let checker = Checker::new(&object, Vec::new()).map_err(|error| form_bug(action, &error))?;
+    let checker = Checker::new(&object, Vec::new(), Formats::Asserted).map_err(|error| form_bug(action, &error))?;
     // MCP's form schema is a flat object of primitive fields, without a dialect.
     object.remove("$schema");
     let form = ElicitationSchema::from_json_schema(object).map_err(|error| {

@@ -49,6 +49,7 @@ pub struct Mount {
     pub(crate) namespace: String,
     pub(crate) validate: bool,
     pub(crate) allow_unknown_fields: bool,
+    pub(crate) assert_formats: bool,
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) timeout: Option<Duration>,
@@ -73,6 +74,7 @@ impl Mount {
             namespace: namespace.into(),
             validate: true,
             allow_unknown_fields: false,
+            assert_formats: false,
             rate_limits: Vec::new(),
             concurrency: None,
             timeout: None,
@@ -96,12 +98,29 @@ impl Mount {
     /// Whether a call may send keys a tool's input schema does not name (default: no). Many
     /// upstreams' schemas leave other keys open without meaning to take them: the upstream then
     /// ignores a misspelt or invented key (`dry_run` for `dryRun`), and the call "succeeds"
-    /// with the wrong effect. So a key outside a tool's `properties` is refused with a
-    /// did-you-mean, unless the schema allows other keys explicitly (`additionalProperties`
-    /// `true` or a schema, `patternProperties`, `unevaluatedProperties`) or this is set.
-    /// Nothing is refused when [`validate`](Mount::validate) is off.
+    /// with the wrong effect. So a key that nothing applying to its object names or admits —
+    /// its `properties`, `patternProperties` and `additionalProperties`, and those reached
+    /// through `$ref`, `allOf`, the matching branch of an `anyOf` / `oneOf`, `if` / `then` /
+    /// `else` and `dependentSchemas` — is refused with a did-you-mean, at any depth. An object
+    /// schema that names no properties (`{"type": "object"}`, a map such as `metadata`) takes
+    /// any key, and one that says itself what other keys may be (`additionalProperties`,
+    /// `unevaluatedProperties`, `patternProperties`) is taken at its word. Nothing is refused
+    /// when [`validate`](Mount::validate) is off.
     pub fn allow_unknown_fields(mut self, allow: bool) -> Mount {
         self.allow_unknown_fields = allow;
+        self
+    }
+
+    /// Whether a string's `format` (`email`, `date-time`, `uuid`, `uri`, …) is checked before
+    /// the call is forwarded (default: no). JSON Schema 2020-12 makes formats annotations, and
+    /// an upstream's own parser usually takes more than the strict forms the validator checks
+    /// (pydantic takes a date-time without an offset, and numbers for one): checking them
+    /// here would refuse calls the upstream accepts. The upstream still checks its values,
+    /// and its refusal reaches the model with its words. Turn it on for an upstream that
+    /// checks formats as strictly as JSON Schema defines them, to have the format's sentence
+    /// (`Expected an RFC 3339 date-time, like 2026-01-31T09:30:00Z`) instead.
+    pub fn assert_formats(mut self, assert: bool) -> Mount {
+        self.assert_formats = assert;
         self
     }
 
@@ -135,6 +154,11 @@ impl Mount {
     /// Whether calls may send keys a tool's schema does not name.
     pub fn allows_unknown_fields(&self) -> bool {
         self.allow_unknown_fields
+    }
+
+    /// Whether strings are checked against their `format` before calls are forwarded.
+    pub fn asserts_formats(&self) -> bool {
+        self.assert_formats
     }
 
     /// The most tools the upstream may list.

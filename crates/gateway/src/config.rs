@@ -41,6 +41,8 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 /// token_env = "CRM_TOKEN"             # bearer token read from this variable
 /// validate = false                    # forward arguments unchecked
 /// allow_unknown_fields = true         # let keys the tools' schemas do not name through
+/// assert_formats = true               # refuse a string not of its `format` (default: the
+///                                     # upstream checks its formats itself)
 ///
 /// [[mount]]
 /// namespace = "erp"
@@ -141,6 +143,9 @@ pub struct MountConfig {
     /// Whether a call may send keys a tool's schema does not name (default: no, unless the
     /// schema allows other keys explicitly; see [`Mount::allow_unknown_fields`]).
     pub allow_unknown_fields: Option<bool>,
+    /// Whether a string's `format` (`email`, `date-time`, …) is checked before the call is
+    /// forwarded (default: no; see [`Mount::assert_formats`]).
+    pub assert_formats: Option<bool>,
     /// `N/SECS`: at most N calls to the mount per SECS seconds.
     pub rate_limit: Option<String>,
     /// What `rate_limit` counts per: `session` (default), `identity` or `server`.
@@ -487,7 +492,8 @@ impl MountConfig {
     fn mount(&self) -> Result<Mount, ConfigError> {
         let mut mount = Mount::new(&self.namespace)
             .validate(self.validate.unwrap_or(true))
-            .allow_unknown_fields(self.allow_unknown_fields.unwrap_or(false));
+            .allow_unknown_fields(self.allow_unknown_fields.unwrap_or(false))
+            .assert_formats(self.assert_formats.unwrap_or(false));
         if let Some(limit) = &self.rate_limit {
             let limit =
                 parse_rate_limit(limit).map_err(|problem| invalid(format!("{} rate_limit", self.at()), problem))?;
@@ -668,6 +674,7 @@ mod tests {
             token_env = "CRM_TOKEN"
             validate = false
             allow_unknown_fields = true
+            assert_formats = true
         "#;
         let config = Config::parse(text).unwrap();
         let gateway = config.gateway(|name| (name == "CRM_TOKEN").then(|| "s3cret".to_owned())).unwrap();
@@ -679,6 +686,7 @@ mod tests {
         assert_eq!(mounts[0].0.namespace(), "billing");
         assert_eq!((mounts[0].0.tool_limit(), mounts[1].0.tool_limit()), (50, Mount::DEFAULT_MAX_TOOLS));
         assert_eq!((mounts[0].0.allows_unknown_fields(), mounts[1].0.allows_unknown_fields()), (false, true));
+        assert_eq!((mounts[0].0.asserts_formats(), mounts[1].0.asserts_formats()), (false, true));
         assert_eq!(mounts[0].1, &Upstream::stdio("billing-server", ["--db", "billing.db"]).env("RUST_LOG", "warn"));
         assert_eq!(mounts[1].1, &Upstream::http("https://crm.example.com/mcp").token("s3cret"));
     }
@@ -900,6 +908,7 @@ mod tests {
         assert!(error(&format!("{STDIO}max_tools = 0\n")).contains("max_tools"));
         assert!(error(&format!("{STDIO}max_tools = -3\n")).contains("max_tools"));
         assert!(error(&format!("{STDIO}max_tools = 10001\n")).contains("1 to 10000"));
+        assert!(error(&format!("{STDIO}assert_formats = \"yes\"\n")).contains("assert_formats"));
         assert!(error(&format!("{STDIO}{STDIO}")).contains("mounted twice"));
         assert!(error(&format!("connect_timeout_ms = 0\n{STDIO}")).contains("connect_timeout_ms"));
         assert!(error(&format!("keepalive_ms = 5\n{STDIO}")).contains("at least 100"));

@@ -125,16 +125,49 @@ impl Expectation {
         phrase
     }
 
-    /// `an integer from 1 to 100`, `a string of at most 200 characters`, `a value`.
+    /// The phrase with the description's first sentence whole, examples included, after
+    /// whatever else the schema says: what a field is answered with when the words of a
+    /// refusal named it but not what it takes.
+    ///
+    /// ```
+    /// use mcp_fusion_wire::Expectation;
+    ///
+    /// let timezone = Expectation {
+    ///     types: vec!["string".into()],
+    ///     description: Some("IANA timezone name (e.g., 'America/New_York'). Use 'UTC' if unsure.".into()),
+    ///     ..Expectation::default()
+    /// };
+    /// assert_eq!(timezone.described_phrase(), "a string: IANA timezone name (e.g., 'America/New_York')");
+    /// ```
+    pub fn described_phrase(&self) -> String {
+        let mut phrase = Expectation { description: None, ..self.clone() }.phrase();
+        if let Some(about) = self.description.as_deref().and_then(first_sentence) {
+            phrase.push_str(": ");
+            phrase.push_str(&about);
+        }
+        phrase
+    }
+
+    /// `an integer from 1 to 100`, `a string of at most 200 characters`, `a non-negative
+    /// integer`, `any value`.
     fn typed_range(&self) -> String {
-        let numeric = self.types.iter().all(|t| t == "integer" || t == "number");
+        let numeric = !self.types.is_empty() && self.types.iter().all(|t| t == "integer" || t == "number");
+        let integer = self.types.iter().all(|t| t == "integer") && !self.types.is_empty();
+        // A bound at a type's own limit (a `u64`'s, an `i64`'s, JavaScript's safe integers) says
+        // nothing a caller acts on; a lower bound of 0 on integers is said as "non-negative".
+        let at_least = self.at_least.as_ref().filter(|bound| !(integer && is_type_limit(bound)));
+        let at_most = self.at_most.as_ref().filter(|bound| !(integer && is_type_limit(bound)));
+        // With an upper bound too, "from 0 to 255" says it better.
+        let non_negative = integer
+            && at_most.is_none()
+            && matches!(at_least, Some(Bound::Number { limit, exclusive: false }) if limit.as_u64() == Some(0));
+        let at_least = at_least.filter(|_| !non_negative);
         let base = match self.types.as_slice() {
-            [] if matches!(self.at_least.as_ref().or(self.at_most.as_ref()), Some(Bound::Number { .. })) => {
-                "a number".to_owned()
-            }
-            types => types_phrase(types, "a value"),
+            [] if matches!(at_least.or(at_most), Some(Bound::Number { .. })) => "a number".to_owned(),
+            _ if non_negative => "a non-negative integer".to_owned(),
+            types => types_phrase(types, "any value"),
         };
-        match (&self.at_least, &self.at_most) {
+        match (at_least, at_most) {
             (None, None) => base,
             (
                 Some(Bound::Number { limit: low, exclusive: false }),
@@ -155,6 +188,16 @@ impl Expectation {
             }
         }
     }
+}
+
+/// Whether an integer bound is the limit of a wide type itself: 32 and 64 bits, signed or
+/// not, and JavaScript's safe integers (±(2^53 − 1)), which Zod writes on every integer.
+/// A narrow type's limit (a `u8`'s 255) is a real constraint a caller can meet, so it stays.
+fn is_type_limit(bound: &Bound) -> bool {
+    const SAFE: i64 = 9_007_199_254_740_991;
+    const LIMITS: [i64; 7] = [i64::MAX, i64::MIN, SAFE, -SAFE, u32::MAX as i64, i32::MAX as i64, i32::MIN as i64];
+    let Bound::Number { limit, .. } = bound else { return false };
+    limit.as_u64() == Some(u64::MAX) || limit.as_i64().is_some_and(|n| LIMITS.contains(&n))
 }
 
 /// Which side a bound limits.
@@ -228,8 +271,7 @@ pub(crate) fn values_phrase(allowed: &[Value]) -> String {
     // `null` beside values is how a field is left unset, not one more choice to pick.
     let values: Vec<&Value> = allowed.iter().filter(|v| !v.is_null()).collect();
     let unset = values.len() < allowed.len() && !values.is_empty();
-    let shown: Vec<String> =
-        values.iter().take(MAX_LISTED_VALUES).map(|v| Sent::value(v).as_str().to_owned()).collect();
+    let shown: Vec<String> = values.iter().take(MAX_LISTED_VALUES).map(|v| shown(v)).collect();
     let more = values.len().saturating_sub(MAX_LISTED_VALUES);
     let phrase = match (shown.as_slice(), more) {
         ([], _) if allowed.is_empty() => return "no value at all (nothing is allowed here); remove it".into(),
@@ -241,8 +283,17 @@ pub(crate) fn values_phrase(allowed: &[Value]) -> String {
     if unset { format!("{phrase} (or null, to leave it unset)") } else { phrase }
 }
 
+/// An allowed value as a sentence shows it: as any echo, but an array written out
+/// (`[1,2]`, cut as a long object is) rather than counted, since it is what to send.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::Array(_) => crate::sent::json(value),
+        other => Sent::value(other).as_str().to_owned(),
+    }
+}
+
 /// `'id', 'name'`, counting the names beyond the first 25.
-pub(crate) fn quoted_list(names: &[String]) -> String {
+pub fn quoted_list(names: &[String]) -> String {
     let shown: Vec<String> = names.iter().take(MAX_LISTED_VALUES).map(|n| Sent::text(n).as_str().to_owned()).collect();
     match names.len().saturating_sub(MAX_LISTED_VALUES) {
         0 => shown.join(", "),
@@ -254,7 +305,7 @@ pub(crate) fn quoted_list(names: &[String]) -> String {
 /// with an ordinary word, cut to 100 characters; `None` when it is empty.
 pub(crate) fn first_sentence(description: &str) -> Option<String> {
     let line = description.lines().map(str::trim).find(|line| !line.is_empty())?;
-    let sentence = match line.find(". ") {
+    let sentence = match sentence_end(line) {
         Some(end) => &line[..end],
         None => line,
     };
@@ -270,10 +321,25 @@ pub(crate) fn first_sentence(description: &str) -> Option<String> {
         if ordinary { first.to_lowercase().chain(sentence.chars().skip(1)).collect() } else { sentence.to_owned() };
     if out.chars().count() > MAX_DESCRIPTION_CHARS {
         let end = out.char_indices().nth(MAX_DESCRIPTION_CHARS - 1).map_or(out.len(), |(i, _)| i);
+        // At the last space before the limit, so no word is cut in two; a word longer than half
+        // the limit is.
+        let end = out[..end].rfind(' ').filter(|space| *space > end / 2).unwrap_or(end);
         out.truncate(end);
+        let trimmed = out.trim_end_matches([',', ';', ':', ' ', '(']).len();
+        out.truncate(trimmed);
         out.push('…');
     }
     Some(out)
+}
+
+/// Where the first sentence of `line` ends: the first ". " that does not close an
+/// abbreviation (`e.g. 'UTC'`, `i.e. the id`).
+fn sentence_end(line: &str) -> Option<usize> {
+    const ABBREVIATIONS: [&str; 6] = ["e.g", "i.e", "etc", "vs", "approx", "incl"];
+    line.match_indices(". ").map(|(end, _)| end).find(|end| {
+        let word = line[..*end].rsplit([' ', '(']).next().unwrap_or_default().to_ascii_lowercase();
+        !ABBREVIATIONS.contains(&word.as_str())
+    })
 }
 
 /// The characters every value matching `pattern` starts with (`inv_` of `^inv_[a-z0-9_]+$`).
@@ -312,13 +378,44 @@ fn without_example(about: &str) -> String {
 }
 
 /// The first words of a description, enough to choose a field by: its first sentence up to a
-/// `;`, at most eight words, without trailing punctuation.
+/// `;`, at most eight words, never ending inside a parenthesis or on a word that needs one
+/// after it (`to`, `and`), without trailing punctuation.
 pub(crate) fn few_words(description: &str) -> Option<String> {
+    const DANGLING: &[&str] = &["a", "an", "the", "to", "and", "or", "of", "for", "from", "with", "in", "on", "by"];
     let sentence = first_sentence(description)?;
     let clause = sentence.split(';').next().unwrap_or_default();
-    let words: Vec<&str> = clause.split_whitespace().take(8).collect();
+    let all: Vec<&str> = clause.split_whitespace().collect();
+    let mut words: Vec<&str> = all.iter().take(8).copied().collect();
+    let cut = words.len() < all.len();
+    // A parenthesis opened and not closed within the words is left out whole.
+    let mut depth = 0i32;
+    let mut opened_at = None;
+    for (index, word) in words.iter().enumerate() {
+        for c in word.chars() {
+            match c {
+                '(' => {
+                    if depth == 0 {
+                        opened_at = Some(index);
+                    }
+                    depth += 1;
+                }
+                ')' => depth -= 1,
+                _ => {}
+            }
+        }
+    }
+    if depth > 0
+        && let Some(at) = opened_at
+    {
+        words.truncate(at);
+    }
+    while cut
+        && words.last().is_some_and(|w| DANGLING.contains(&w.trim_end_matches([',', ':', ';']).to_lowercase().as_str()))
+    {
+        words.pop();
+    }
     let words = words.join(" ");
-    let words = words.trim_end_matches([',', ':', ';']);
+    let words = words.trim_end_matches([',', ':', ';', ' ']);
     (!words.is_empty()).then(|| words.to_owned())
 }
 
@@ -371,6 +468,11 @@ mod tests {
     #[test]
     fn a_few_words_to_choose_by() {
         assert_eq!(
+            few_words("Priority of the task from 1 (highest) to 5 (lowest), where 3 is normal.").as_deref(),
+            Some("priority of the task from 1 (highest)")
+        );
+        assert_eq!(few_words("Count from one (the first, the second and so on) up").as_deref(), Some("count from one"));
+        assert_eq!(
             few_words("How many invoices per page, 1 to 100 (default 20).").as_deref(),
             Some("how many invoices per page, 1 to 100")
         );
@@ -387,5 +489,51 @@ mod tests {
         let phrase = first_sentence(&long).unwrap();
         assert_eq!(phrase.chars().count(), 100);
         assert!(phrase.starts_with("the xxx") && phrase.ends_with('…'));
+        // Words are kept whole.
+        let words = format!("The {}", "word ".repeat(40));
+        let phrase = first_sentence(&words).unwrap();
+        assert!(phrase.ends_with("word…"), "{phrase}");
+        assert!(phrase.chars().count() <= 100);
+    }
+
+    #[test]
+    fn bounds_at_a_types_own_limit_are_not_said() {
+        let range = |types: &[&str], low: Option<i128>, high: Option<i128>| {
+            let number = |n: i128| {
+                let limit = if n > i64::MAX as i128 { (n as u64).into() } else { (n as i64).into() };
+                Bound::Number { limit, exclusive: false }
+            };
+            let types = types.iter().map(|t| t.to_string()).collect();
+            Expectation { types, at_least: low.map(number), at_most: high.map(number), ..Expectation::default() }
+                .phrase()
+        };
+        assert_eq!(range(&["integer"], Some(0), Some(u64::MAX as i128)), "a non-negative integer");
+        assert_eq!(range(&["integer"], Some(0), Some(255)), "an integer from 0 to 255");
+        assert_eq!(range(&["integer"], Some(1), Some(u32::MAX as i128)), "an integer of at least 1");
+        assert_eq!(range(&["integer"], Some(i32::MIN as i128), Some(i32::MAX as i128)), "an integer");
+        assert_eq!(range(&["integer"], Some(i64::MIN as i128), Some(i64::MAX as i128)), "an integer");
+        assert_eq!(range(&["integer"], Some(-9_007_199_254_740_991), Some(9_007_199_254_740_991)), "an integer");
+        assert_eq!(range(&["integer"], Some(1), Some(100)), "an integer from 1 to 100");
+        assert_eq!(range(&["number"], Some(0), None), "a number of at least 0");
+        assert_eq!(range(&[], None, None), "any value");
+    }
+
+    #[test]
+    fn an_abbreviation_ends_no_sentence() {
+        assert_eq!(
+            first_sentence("IANA timezone name (e.g. 'Europe/Berlin'). Defaults to UTC.").as_deref(),
+            Some("IANA timezone name (e.g. 'Europe/Berlin')")
+        );
+        assert_eq!(
+            first_sentence("The id, i.e. what list returns. More.").as_deref(),
+            Some("the id, i.e. what list returns")
+        );
+        assert_eq!(first_sentence("Ends here. Not here.").as_deref(), Some("ends here"));
+    }
+
+    #[test]
+    fn allowed_arrays_are_shown() {
+        assert_eq!(values_phrase(&[json!([1, 2])]), "exactly [1,2]");
+        assert_eq!(values_phrase(&[json!({"a": 1}), json!([])]), r#"one of {"a":1}, []"#);
     }
 }

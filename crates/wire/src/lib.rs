@@ -153,6 +153,7 @@ mod problem;
 mod report;
 mod sent;
 mod severity;
+mod shape;
 mod tool_error;
 mod validation;
 
@@ -167,6 +168,7 @@ pub use path::{FieldPath, Segment};
 pub use problem::{Bound, Condition, FieldProblem, KnownField, ProblemKind, Suggestion, value_kind};
 pub use sent::Sent;
 pub use severity::Severity;
+pub use shape::{Fields, Shape};
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError};
 

@@ -8,11 +8,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Number, Value};
 
 use crate::expectation::{
-    Expectation, Side, bound_phrase, few_words, first_sentence, format_expectation, quoted_list, types_phrase,
-    values_phrase,
+    Expectation, Side, bound_phrase, few_words, first_sentence, format_expectation, quoted_list, values_phrase,
 };
 use crate::path::FieldPath;
 use crate::sent::Sent;
+use crate::shape::Shape;
 
 /// What kind of JSON value `value` is, in words: `null`, `a boolean`, `a number`,
 /// `a string`, `an array`, `an object`.
@@ -32,11 +32,11 @@ pub fn value_kind(value: &Value) -> &'static str {
 /// Build it from a [`ProblemKind`] with [`FieldProblem::new`], or give the text yourself.
 ///
 /// ```
-/// use mcp_fusion_wire::{FieldPath, FieldProblem, ProblemKind, Sent};
+/// use mcp_fusion_wire::{Expectation, FieldPath, FieldProblem, ProblemKind, Sent};
 /// use serde_json::json;
 ///
 /// let path = FieldPath::root().key("items").index(1).key("qty");
-/// let problem = FieldProblem::new(&path, &ProblemKind::InvalidType { expected: vec!["integer".into()] }, &Sent::value(&json!("two")));
+/// let problem = FieldProblem::new(&path, &ProblemKind::InvalidType { expected: Expectation::of_types(vec!["integer".into()]) }, &Sent::value(&json!("two")));
 /// assert_eq!(problem.name, "items.1.qty");
 /// assert_eq!(problem.text, "Invalid type. You sent: 'two'. Expected an integer.");
 /// ```
@@ -130,11 +130,22 @@ pub enum ProblemKind {
         /// What the missing field's schema asks for.
         expected: Expectation,
     },
-    /// The value has the wrong JSON type.
+    /// The value has the wrong JSON type; `expected` says all the schema asks, as for a
+    /// missing field (the type, its bounds or values, a format, the description's words).
     InvalidType {
-        /// The accepted JSON type names: `string`, `number`, `integer`, `boolean`, `object`,
-        /// `array`, `null`.
-        expected: Vec<String>,
+        /// What the field's schema asks for.
+        expected: Expectation,
+    },
+    /// `null` sent for a field that may be left out but is not nullable.
+    NullForOptional {
+        /// What the field takes when it is sent.
+        expected: Expectation,
+    },
+    /// No value is accepted here (a `false` schema, `not: {}`).
+    NothingAllowed {
+        /// Whether it is a field (a property whose schema is `false`), which is fixed by
+        /// leaving it out.
+        field: bool,
     },
     /// A string does not have the named `format` (`email`, `uri`, `uuid`, `date-time`, …).
     InvalidFormat {
@@ -164,23 +175,32 @@ pub enum ProblemKind {
     },
     /// A value the schema forbids (`not`).
     Forbidden {
-        /// The forbidden shape in words (`a string`, `exactly 'x'`), or `None` when saying it
-        /// would reveal a sensitive value.
-        shape: Option<String>,
+        /// The forbidden shape (`a string`, `exactly 'x'`), or `None` when saying it would
+        /// reveal a sensitive value.
+        shape: Option<Shape>,
     },
     /// Too few (or no) items match `contains` (`minContains`).
     TooFewMatching {
         /// How many must match.
         min: u64,
-        /// What a matching item is, in words.
-        shape: String,
+        /// What a matching item is.
+        shape: Shape,
     },
     /// Too many items match `contains` (`maxContains`).
     TooManyMatching {
         /// How many may match.
         max: u64,
-        /// What a matching item is, in words.
-        shape: String,
+        /// What a matching item is.
+        shape: Shape,
+    },
+    /// The number of items that match `contains` is outside `minContains`..=`maxContains`.
+    MatchingBetween {
+        /// How many must match.
+        min: u64,
+        /// How many may match.
+        max: u64,
+        /// What a matching item is.
+        shape: Shape,
     },
     /// Items beyond those the schema describes (`prefixItems` with `items: false`,
     /// `unevaluatedItems`, `additionalItems`).
@@ -201,11 +221,21 @@ pub enum ProblemKind {
         suggestion: Option<Suggestion>,
         /// Every known field at that level, listed when nothing is close.
         known: Vec<KnownField>,
+        /// The patterns other keys may match (`patternProperties`).
+        patterns: Vec<String>,
     },
     /// The value matches none of the alternatives (`oneOf` / `anyOf`).
     InvalidUnion {
-        /// A description of each alternative (`a string`, `an object with "id"`).
-        options: Vec<String>,
+        /// Each alternative (`a string`, `an object with the required field 'id'`).
+        options: Vec<Shape>,
+    },
+    /// The value matches none of the alternatives, and one is closest: its own problems are
+    /// reported at their fields, beside this line.
+    ClosestUnion {
+        /// The alternative with the fewest problems.
+        closest: Shape,
+        /// The other alternatives.
+        others: Vec<Shape>,
     },
     /// The value matches more than one alternative of a `oneOf`.
     AmbiguousUnion,
@@ -255,6 +285,9 @@ pub enum ProblemKind {
         upstream: String,
         /// What it said.
         message: String,
+        /// What the field its words name takes, from the tool's schema; `None` when they
+        /// name no field.
+        expected: Option<Expectation>,
     },
     /// A rule from user code: the problem and the expectation, each a sentence fragment.
     Custom {
@@ -270,22 +303,27 @@ impl ProblemKind {
     pub fn code(&self) -> &'static str {
         match self {
             ProblemKind::Missing { .. } | ProblemKind::MissingBecause { .. } => "missing",
-            ProblemKind::InvalidType { .. } => "invalid_type",
+            ProblemKind::InvalidType { .. } | ProblemKind::NullForOptional { .. } => "invalid_type",
             ProblemKind::InvalidFormat { .. }
             | ProblemKind::PatternMismatch { .. }
             | ProblemKind::PatternUnchecked { .. }
             | ProblemKind::InvalidEncoding { .. }
             | ProblemKind::InvalidContent { .. } => "invalid_format",
-            ProblemKind::TooSmall(_) | ProblemKind::TooFewMatching { .. } => "too_small",
+            ProblemKind::TooSmall(_) | ProblemKind::TooFewMatching { .. } | ProblemKind::MatchingBetween { .. } => {
+                "too_small"
+            }
             ProblemKind::TooBig(_) | ProblemKind::TooManyMatching { .. } | ProblemKind::UnexpectedItems { .. } => {
                 "too_big"
             }
-            ProblemKind::InvalidValue { .. } | ProblemKind::Forbidden { .. } | ProblemKind::NotAccepted { .. } => {
-                "invalid_value"
-            }
+            ProblemKind::InvalidValue { .. }
+            | ProblemKind::Forbidden { .. }
+            | ProblemKind::NotAccepted { .. }
+            | ProblemKind::NothingAllowed { .. } => "invalid_value",
             ProblemKind::InvalidKey { .. } => "invalid_key",
             ProblemKind::UnrecognizedKey { .. } => "unrecognized_keys",
-            ProblemKind::InvalidUnion { .. } | ProblemKind::AmbiguousUnion => "invalid_union",
+            ProblemKind::InvalidUnion { .. } | ProblemKind::ClosestUnion { .. } | ProblemKind::AmbiguousUnion => {
+                "invalid_union"
+            }
             ProblemKind::NotMultipleOf { .. } => "not_multiple_of",
             ProblemKind::DuplicateItems => "not_unique",
             ProblemKind::Because { problem, .. } => problem.code(),
@@ -311,7 +349,18 @@ impl ProblemKind {
             ProblemKind::MissingBecause { present, expected } => {
                 (format!("Missing field, required because {} is sent", Sent::text(present)), expected.missing_phrase())
             }
-            ProblemKind::InvalidType { expected } => ("Invalid type".into(), types_phrase(expected, "another type")),
+            ProblemKind::InvalidType { expected } => ("Invalid type".into(), expected.phrase()),
+            ProblemKind::NullForOptional { expected } => (
+                "This field does not take null".into(),
+                format!("the field left out (it is optional), or {}", expected.phrase()),
+            ),
+            ProblemKind::NothingAllowed { field: true } => {
+                ("This field is not accepted".into(), "the field left out".into())
+            }
+            ProblemKind::NothingAllowed { field: false } => (
+                "No value is accepted here".into(),
+                "no value at all: the schema refuses every value at this place".into(),
+            ),
             ProblemKind::InvalidFormat { format } => (format!("Invalid {format} format"), format_expectation(format)),
             ProblemKind::PatternMismatch { pattern, example } => {
                 let mut expected = format!("a string matching the pattern /{pattern}/");
@@ -334,7 +383,8 @@ impl ProblemKind {
             ProblemKind::Forbidden { shape } => (
                 "Not allowed here".into(),
                 match shape {
-                    Some(shape) => format!("a value that is not {shape}"),
+                    Some(shape) if shape.is_anything() => "no value at all: the schema refuses every value here".into(),
+                    Some(shape) => format!("anything but {}", shape.phrase()),
                     None => "another value than the one the schema forbids".into(),
                 },
             ),
@@ -345,20 +395,38 @@ impl ProblemKind {
             ProblemKind::TooManyMatching { max, shape } => {
                 ("Too many items match".into(), matching(*max, "at most", shape))
             }
+            ProblemKind::MatchingBetween { min, max, shape } => (
+                "The number of matching items is out of range".into(),
+                format!("{} and {}", matching(*min, "at least", shape), matching(*max, "at most", &Shape::default())),
+            ),
             ProblemKind::UnexpectedItems { max } => (
                 "More items than the schema describes".into(),
                 format!("at most {max} {}", if *max == 1 { "item" } else { "items" }),
             ),
             ProblemKind::InvalidKey { rule } => ("Invalid key".into(), format!("every key to be {}", rule.parts().1)),
-            ProblemKind::UnrecognizedKey { key, suggestion, known } => unrecognized(key, suggestion.as_ref(), known),
+            ProblemKind::UnrecognizedKey { key, suggestion, known, patterns } => {
+                unrecognized(key, suggestion.as_ref(), known, patterns)
+            }
             ProblemKind::InvalidUnion { options } => (
                 "Matches none of the allowed shapes".into(),
                 match options.as_slice() {
                     [] => "a value matching one of the allowed shapes".into(),
-                    [one] => one.clone(),
-                    _ => format!("one of: {}", options.join("; ")),
+                    [one] => one.phrase(),
+                    _ => format!("one of: {}", options.iter().map(Shape::phrase).collect::<Vec<_>>().join("; ")),
                 },
             ),
+            ProblemKind::ClosestUnion { closest, others } => {
+                let others: Vec<String> = others.iter().map(Shape::phrase).collect();
+                let alternatives = match others.as_slice() {
+                    [] => String::new(),
+                    [one] => format!(", or else {one}"),
+                    _ => format!(", or else one of: {}", others.join("; ")),
+                };
+                (
+                    "Matches none of the allowed shapes".into(),
+                    format!("{} (the closest: fix what the other lines say){alternatives}", closest.phrase()),
+                )
+            }
             ProblemKind::AmbiguousUnion => {
                 ("Matches more than one of the allowed shapes".into(), "a value matching exactly one of them".into())
             }
@@ -389,9 +457,12 @@ impl ProblemKind {
                 format!("Fails the schema's {} rule", Sent::text(keyword)),
                 format!("a value that satisfies {}: {}", Sent::text(keyword), Sent::value(rule)),
             ),
-            ProblemKind::UpstreamRefused { upstream, message } => (
+            ProblemKind::UpstreamRefused { upstream, message, expected } => (
                 format!("Upstream \"{upstream}\" refused the arguments: {}", Sent::words(message)),
-                "arguments its input schema accepts (the tool in tools/list shows it)".into(),
+                match expected {
+                    Some(expected) => expected.described_phrase(),
+                    None => "arguments its input schema accepts (the tool in tools/list shows it)".into(),
+                },
             ),
             ProblemKind::Custom { problem, expected } => (problem.clone(), expected.clone()),
         }
@@ -420,10 +491,13 @@ fn bound_expected(bound: &Bound, side: Side) -> String {
     }
 }
 
-/// `at least 2 items that are exactly 'a'`.
-fn matching(count: u64, least_most: &str, shape: &str) -> String {
+/// `at least 2 items that are exactly 'a'`; `at least 1 item` when any item counts.
+fn matching(count: u64, least_most: &str, shape: &Shape) -> String {
     let (noun, verb) = if count == 1 { ("item", "is") } else { ("items", "are") };
-    format!("{least_most} {count} {noun} that {verb} {shape}")
+    if shape.is_anything() {
+        return format!("{least_most} {count} {noun}");
+    }
+    format!("{least_most} {count} {noun} that {verb} {}", shape.phrase())
 }
 
 /// `because 'a' is sent`, `because 'kind' is 'card'`, `because 'kind' is not 'card'`.
@@ -456,9 +530,18 @@ fn described(field: &KnownField) -> String {
 }
 
 /// The sentence parts of an unknown key: the field it most likely means and why, or the
-/// known fields with a few words each.
-fn unrecognized(key: &str, suggestion: Option<&Suggestion>, known: &[KnownField]) -> (String, String) {
+/// known fields with a few words each, and the patterns other keys may match.
+fn unrecognized(
+    key: &str,
+    suggestion: Option<&Suggestion>,
+    known: &[KnownField],
+    patterns: &[String],
+) -> (String, String) {
     let key = Sent::text(key);
+    let matching = |patterns: &[String]| {
+        let shown: Vec<String> = patterns.iter().map(|p| format!("/{p}/")).collect();
+        format!("keys matching {}", crate::shape::either(&shown))
+    };
     match suggestion {
         Some(Suggestion::Spelling(name)) => (
             format!("Unrecognized key {key} (did you mean {}?)", Sent::text(name)),
@@ -484,14 +567,20 @@ fn unrecognized(key: &str, suggestion: Option<&Suggestion>, known: &[KnownField]
                 format!("only known fields; provide the value as the one you mean of {}", either(&described)),
             )
         }
-        None if known.is_empty() => (format!("Unrecognized key {key}"), "no fields here; remove it".into()),
-        None if known.iter().all(|field| field.description.is_none()) => {
-            let names: Vec<String> = known.iter().map(|field| field.name.clone()).collect();
-            (format!("Unrecognized key {key}"), format!("only the known fields {}; remove it", quoted_list(&names)))
+        None if known.is_empty() && patterns.is_empty() => {
+            (format!("Unrecognized key {key}"), "no fields here; remove it".into())
+        }
+        None if known.is_empty() => {
+            (format!("Unrecognized key {key}"), format!("only {}; remove it", matching(patterns)))
         }
         None => {
-            let listed: Vec<String> = known.iter().map(described).collect();
-            (format!("Unrecognized key {key}"), format!("only the known fields {}; remove it", listed.join(", ")))
+            let listed = if known.iter().all(|field| field.description.is_none()) {
+                quoted_list(&known.iter().map(|field| field.name.clone()).collect::<Vec<_>>())
+            } else {
+                known.iter().map(described).collect::<Vec<_>>().join(", ")
+            };
+            let others = if patterns.is_empty() { String::new() } else { format!(", or {}", matching(patterns)) };
+            (format!("Unrecognized key {key}"), format!("only the known fields {listed}{others}; remove it"))
         }
     }
 }
@@ -529,7 +618,9 @@ mod tests {
         );
         assert_eq!(
             line(
-                ProblemKind::InvalidType { expected: vec!["integer".into(), "string".into(), "null".into()] },
+                ProblemKind::InvalidType {
+                    expected: Expectation::of_types(vec!["integer".into(), "string".into(), "null".into()])
+                },
                 json!(true)
             ),
             "Invalid type. You sent: true. Expected an integer, a string or null."
@@ -565,7 +656,15 @@ mod tests {
             "Invalid value. You sent: 2. Expected exactly 1."
         );
         assert_eq!(
-            line(ProblemKind::InvalidUnion { options: vec!["a string".into(), "an integer".into()] }, json!(null)),
+            line(
+                ProblemKind::InvalidUnion {
+                    options: vec![
+                        Shape { value: Expectation::of_types(vec!["string".into()]), ..Shape::default() },
+                        Shape { value: Expectation::of_types(vec!["integer".into()]), ..Shape::default() }
+                    ]
+                },
+                json!(null)
+            ),
             "Matches none of the allowed shapes. You sent: null. Expected one of: a string; an integer."
         );
         assert_eq!(
@@ -597,7 +696,8 @@ mod tests {
                 ProblemKind::UnrecognizedKey {
                     key: "nmae".into(),
                     suggestion: Some(Suggestion::Spelling("name".into())),
-                    known: vec![]
+                    known: vec![],
+                    patterns: vec![]
                 },
                 json!("Bob")
             ),
@@ -611,7 +711,8 @@ mod tests {
                         "limit",
                         Some("How many invoices per page. Default 20.")
                     ))),
-                    known: vec![]
+                    known: vec![],
+                    patterns: vec![]
                 },
                 json!(2)
             ),
@@ -625,7 +726,8 @@ mod tests {
                         known("head", Some("If provided, returns only the first N lines of the file")),
                         known("tail", Some("If provided, returns only the last N lines of the file"))
                     ])),
-                    known: vec![]
+                    known: vec![],
+                    patterns: vec![]
                 },
                 json!(5)
             ),
@@ -640,7 +742,8 @@ mod tests {
                 ProblemKind::UnrecognizedKey {
                     key: "zzz".into(),
                     suggestion: None,
-                    known: vec![known("id", None), known("name", None)]
+                    known: vec![known("id", None), known("name", None)],
+                    patterns: vec![]
                 },
                 json!(1)
             ),
@@ -654,7 +757,8 @@ mod tests {
                     known: vec![
                         known("id", Some("The invoice id, like `inv_1`; see list_invoices.")),
                         known("note", None)
-                    ]
+                    ],
+                    patterns: vec![]
                 },
                 json!(1)
             ),
@@ -662,10 +766,27 @@ mod tests {
         );
         assert_eq!(
             line(
-                ProblemKind::UnrecognizedKey { key: "x\"\nRecovery: y".into(), suggestion: None, known: vec![] },
+                ProblemKind::UnrecognizedKey {
+                    key: "x\"\nRecovery: y".into(),
+                    suggestion: None,
+                    known: vec![],
+                    patterns: vec![]
+                },
                 json!(1)
             ),
             r#"Unrecognized key 'x"\nRecovery: y'. You sent: 1. Expected no fields here; remove it."#
+        );
+        assert_eq!(
+            line(
+                ProblemKind::UnrecognizedKey {
+                    key: "b".into(),
+                    suggestion: None,
+                    known: vec![known("id", None)],
+                    patterns: vec!["^x-".into()]
+                },
+                json!(1)
+            ),
+            "Unrecognized key 'b'. You sent: 1. Expected only the known fields 'id', or keys matching /^x-/; remove it."
         );
     }
 

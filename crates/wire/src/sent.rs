@@ -37,7 +37,7 @@ impl Sent {
         Sent(match value {
             Value::String(s) => render(s, Style::Quoted),
             Value::Array(items) => format!("array({})", items.len()),
-            Value::Object(_) => render(&bounded_json(value), Style::Json),
+            Value::Object(_) => json(value),
             other => other.to_string(),
         })
     }
@@ -82,6 +82,11 @@ impl fmt::Display for Sent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// Compact JSON of any `value`, cut and escaped as an echo is.
+pub(crate) fn json(value: &Value) -> String {
+    render(&bounded_json(value), Style::Json)
 }
 
 /// Compact JSON of `value`, stopping once more than enough characters for the cut are written.

@@ -24,7 +24,8 @@ use crate::handler::ErasedHandler;
 use crate::logging::Levels;
 use crate::subscriptions::Subscriptions;
 use crate::validation::{
-    Checker, input_generator, into_object, is_object_schema, output_generator, portable_input, property_names,
+    Checker, Formats, close_unknown_keys, input_generator, into_object, is_object_schema, output_generator,
+    property_names,
 };
 
 /// What the server's builder set for every group: kept by the server, so a group added while
@@ -63,7 +64,7 @@ pub(super) fn compile_read_only<S: Send + Sync + 'static>(
     asks: &ReadOnly<'_>,
     state: &Arc<S>,
 ) -> Result<CompiledAction, BuildError> {
-    let checker = Checker::new(schema, Vec::new())
+    let checker = Checker::new(schema, Vec::new(), Formats::Asserted)
         .map_err(|reason| BuildError::Schema { action: qualified.to_owned(), reason })?;
     let qualified: Arc<str> = qualified.into();
     let scope = GroupScope { name: &qualified, rate_limits: &[], concurrency: None };
@@ -229,7 +230,7 @@ fn compile_action<S: Send + Sync + 'static>(
         .ok_or_else(|| BuildError::MissingHandler { what: "action", action: qualified.to_string() })?;
     let input = input_schema(settings, &qualified, handler.as_ref(), action.strict)?;
     let output = handler.output_schema(&mut output_generator()).map(into_object);
-    let checker = Checker::new(&input, action.sensitive.clone())
+    let checker = Checker::new(&input, action.sensitive.clone(), Formats::Asserted)
         .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
     let guards = guards(settings, group, &GuardSpec::from(&action), &qualified, &input)?;
     let levels = [&settings.middleware, middleware, &action.middleware];
@@ -252,7 +253,7 @@ fn compile_action<S: Send + Sync + 'static>(
         title: action.title,
         icons: action.icons,
         annotations: action.annotations,
-        input: portable_input(&input),
+        input,
         output,
     };
     Ok((compiled, spec))
@@ -266,7 +267,8 @@ fn input_schema<S>(
     handler: &dyn ErasedHandler<S>,
     strict: bool,
 ) -> Result<Map<String, Value>, BuildError> {
-    let input = into_object(handler.input_schema(&mut input_generator(strict)));
+    let generated = into_object(handler.input_schema(&mut input_generator()));
+    let input = if strict { close_unknown_keys(generated) } else { generated };
     if !is_object_schema(&input) {
         return Err(BuildError::InputNotObject {
             action: qualified.to_owned(),

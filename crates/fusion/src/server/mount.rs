@@ -7,13 +7,15 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
-use mcp_fusion_wire::{ErrorCode, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo};
+use mcp_fusion_wire::{
+    ErrorCode, Expectation, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo,
+};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
 
 use super::compile::{Settings, check_name, guards};
 use super::mount_output::{OutputCheck, conforming};
-use super::upstream_failure::{coded, enveloped, failure, finds};
+use super::upstream_failure::{FailedCall, coded, enveloped, failure, finds};
 use super::upstream_names::{published_actions, renamed};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
 use crate::catalog::{MountStatus, Mounted};
@@ -26,7 +28,7 @@ use crate::handoff::{Forward, ForwardError, Mount, MountState};
 use crate::input::DecodeError;
 use crate::middleware::{Call, Endpoint, Outcome};
 use crate::output::Output;
-use crate::validation::Checker;
+use crate::validation::{Checker, Formats, close_unknown_keys, described_fields};
 
 /// Compiles `mount` as it stands: no tools while it connects or is down, the upstream's tools
 /// once it is ready; with what the catalog keeps of the upstream beside the group.
@@ -145,8 +147,9 @@ fn compile_tool(
     let name: Arc<str> = Arc::from(tool.name.as_ref());
     let qualified: Arc<str> = format!("{}.{name}", scope.name).into();
     let input: JsonObject = (*tool.input_schema).clone();
-    let checked = if mount.allow_unknown_fields { input.clone() } else { closed(&input) };
-    let checker = match mount.validate.then(|| Checker::new(&checked, Vec::new())) {
+    let checked = if mount.allow_unknown_fields { input.clone() } else { close_unknown_keys(input.clone()) };
+    let formats = if mount.assert_formats { Formats::Asserted } else { Formats::Annotated };
+    let checker = match mount.validate.then(|| Checker::new(&checked, Vec::new(), formats)) {
         Some(Ok(checker)) => Some(checker),
         Some(Err(reason)) => {
             tracing::warn!(tool = %qualified, "the upstream's input schema does not compile, so calls go unchecked: {}", echo(&reason));
@@ -159,6 +162,7 @@ fn compile_tool(
     let timeout = mount.timeout.or(settings.guards.timeout).unwrap_or(Mount::DEFAULT_TIMEOUT);
     let spec = GuardSpec::forwarded(timeout, idempotent, read_only);
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
+    let fields = described_fields(&input).into();
     let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");
     let output = tool.output_schema.as_ref().map(|schema| OutputCheck::new(JsonObject::clone(schema)));
     let target = Target {
@@ -167,6 +171,7 @@ fn compile_tool(
         qualified: Arc::clone(&qualified),
         echo_arguments,
         output,
+        fields,
         said,
     };
     let chain = assemble(guards, &[&settings.middleware], forwarding(forward, Arc::new(target)));
@@ -191,39 +196,6 @@ fn compile_tool(
     Ok((action, tool))
 }
 
-/// The input schema `schema` as calls are checked against it: an object schema that does not
-/// say whether other keys are allowed takes none. An upstream that leaves them open without
-/// meaning to take them ignores a misspelt key, and the call succeeds with the wrong effect.
-fn closed(schema: &JsonObject) -> JsonObject {
-    let mut closed = schema.clone();
-    close(&mut closed, 0);
-    closed
-}
-
-/// Closes the object schema `schema`, and those of its properties and items (an entity in a
-/// list of entities), down to a depth no real schema reaches.
-fn close(schema: &mut JsonObject, depth: usize) {
-    const DEEPEST: usize = 16;
-    let says = ["additionalProperties", "patternProperties", "unevaluatedProperties"];
-    let is_object = schema.get("type").and_then(Value::as_str) == Some("object") || schema.contains_key("properties");
-    if is_object && !says.iter().any(|key| schema.contains_key(*key)) {
-        schema.insert("additionalProperties".to_owned(), Value::Bool(false));
-    }
-    if depth == DEEPEST {
-        return;
-    }
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        for property in properties.values_mut() {
-            if let Value::Object(property) = property {
-                close(property, depth + 1);
-            }
-        }
-    }
-    if let Some(Value::Object(items)) = schema.get_mut("items") {
-        close(items, depth + 1);
-    }
-}
-
 /// A mounted tool's arguments go to the upstream as sent: there is nothing to decode.
 fn decode_nothing(_: &Value) -> Result<crate::handler::Decoded, DecodeError> {
     Ok((Box::new(()), Vec::new()))
@@ -238,6 +210,8 @@ struct Target {
     echo_arguments: bool,
     /// The output schema the tool was listed with, which its successes must keep.
     output: Option<OutputCheck>,
+    /// The input's fields with what each takes, for a refusal whose words name one.
+    fields: Box<[(String, Expectation)]>,
     /// What the mount knows of its upstream's tools, for the envelopes it passes on.
     said: Said,
 }
@@ -262,15 +236,20 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
         let future = forward.call(&target.tool, arguments.clone(), Arc::clone(&call.info));
         let target = Arc::clone(&target);
         Box::pin(async move {
+            let failed = FailedCall {
+                namespace: &target.namespace,
+                qualified: &target.qualified,
+                finders: &target.said.finders,
+                fields: &target.fields,
+                arguments: &arguments,
+            };
             match future.await {
                 Ok(result) => conforming(target.output.as_ref(), &target.namespace, &target.qualified, result)
-                    .and_then(|result| enveloped(&target.namespace, &target.qualified, &target.said.finders, result))
+                    .and_then(|result| enveloped(&failed, result))
                     .map(|result| renamed(&target.namespace, &target.said.published, result))
                     .map(Output::passed_through),
-                Err(ForwardError::Failed { message, .. }) => {
-                    Err(failure(&target.namespace, &target.qualified, &target.said.finders, &message))
-                }
-                Err(ForwardError::InvalidParams(message)) => Ok(refused(&target, &message, arguments)),
+                Err(ForwardError::Failed { message, .. }) => Err(failure(&failed, &message)),
+                Err(ForwardError::InvalidParams(message)) => Ok(refused(&target, &failed, &message)),
                 Err(ForwardError::NoSuchTool(message)) => Err(ToolError::new(
                     ErrorCode::HandoffNamespaceMismatch,
                     format!(
@@ -283,7 +262,7 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                 .suggest("Read tools/list again: the upstream's tools have changed.")),
                 Err(ForwardError::TooLarge { limit_bytes }) => Err(too_large(&target, limit_bytes)),
                 Err(ForwardError::Coded { code, message, retry_after }) => {
-                    Err(coded(&target.namespace, &target.qualified, &target.said.finders, code, &message, retry_after))
+                    Err(coded(&failed, code, &message, retry_after))
                 }
                 Err(ForwardError::Unavailable { message, retry_after }) => {
                     Err(call_failed(&target, &message, retry_after))
@@ -295,11 +274,27 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
 
 /// The upstream refused the arguments (`-32602`): a validation error whose field line is the
 /// upstream's own words.
-fn refused(target: &Target, message: &str, arguments: JsonObject) -> Output {
-    let sent = if target.echo_arguments { Sent::value(&Value::Object(arguments)) } else { Sent::redacted() };
-    let kind = ProblemKind::UpstreamRefused { upstream: target.namespace.to_string(), message: message.to_owned() };
-    let error =
-        ValidationError::new(target.qualified.to_string()).field(FieldProblem::new(&FieldPath::root(), &kind, &sent));
+fn refused(target: &Target, call: &FailedCall<'_>, message: &str) -> Output {
+    let sent = |value: Option<&Value>| match value {
+        _ if !target.echo_arguments => Sent::redacted(),
+        Some(value) => Sent::value(value),
+        None => Sent::missing(),
+    };
+    let refusal = |expected: Option<&Expectation>| ProblemKind::UpstreamRefused {
+        upstream: target.namespace.to_string(),
+        message: message.to_owned(),
+        expected: expected.cloned(),
+    };
+    let named = call.fields_named(message);
+    let mut error = ValidationError::new(target.qualified.to_string());
+    for (name, expected) in &named {
+        let path = FieldPath::root().key(name.as_str());
+        error = error.field(FieldProblem::new(&path, &refusal(Some(expected)), &sent(call.arguments.get(name))));
+    }
+    if named.is_empty() {
+        let all = Value::Object(call.arguments.clone());
+        error = error.field(FieldProblem::new(&FieldPath::root(), &refusal(None), &sent(Some(&all))));
+    }
     Output::passed_through(CallToolResult::error(vec![ContentBlock::text(error.render())]))
 }
 

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use mcp_fusion_wire::{ErrorCode, ToolError, echo};
 use rmcp::model::{CallToolResult, JsonObject};
 
-use crate::validation::Checker;
+use crate::validation::{Checker, Formats};
 
 /// A mounted tool's output schema, compiled the first time a result is checked against it.
 pub(super) struct OutputCheck {
@@ -29,7 +29,7 @@ impl OutputCheck {
                 String::new(),
             ));
         };
-        let checker = self.checker.get_or_init(|| match Checker::new(&self.schema, Vec::new()) {
+        let checker = self.checker.get_or_init(|| match Checker::new(&self.schema, Vec::new(), Formats::Annotated) {
             Ok(checker) => Some(checker),
             Err(reason) => {
                 // Its structured content is still required; only its shape goes unchecked.

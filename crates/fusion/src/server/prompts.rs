@@ -25,7 +25,7 @@ use crate::error::BuildError;
 use crate::output::{Output, Payload};
 use crate::prompt::{Prompt, past_deadline};
 use crate::similarity::{did_you_mean, likely_names};
-use crate::validation::{input_generator, into_object, property_names, required_names};
+use crate::validation::{close_unknown_keys, input_generator, into_object, property_names, required_names};
 
 /// The prompts a server has, as listed and as compiled.
 #[derive(Default)]
@@ -116,7 +116,7 @@ fn compile<S: Send + Sync + 'static>(
 ) -> Result<(Compiled, ListedPrompt), BuildError> {
     let handler =
         prompt.handler.ok_or_else(|| BuildError::MissingHandler { what: "prompt", action: prompt.name.clone() })?;
-    let schema = into_object(handler.input_schema(&mut input_generator(true)));
+    let schema = close_unknown_keys(into_object(handler.input_schema(&mut input_generator())));
     let asks = ReadOnly {
         require_identity: prompt.require_identity,
         scopes: &prompt.scopes,

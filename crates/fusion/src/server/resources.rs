@@ -29,7 +29,7 @@ use crate::output::{Output, Payload};
 use crate::resource::template::UriTemplate;
 use crate::resource::{About, Resource, ResourceTemplate, complete};
 use crate::similarity::closest;
-use crate::validation::{input_generator, into_object, property_names, required_names};
+use crate::validation::{close_unknown_keys, input_generator, into_object, property_names, required_names};
 
 /// The name subscriptions go through the server's guards under, as a read goes under its URI.
 const SUBSCRIBE: &str = "resources/subscribe";
@@ -426,7 +426,7 @@ fn compile<S: Send + Sync + 'static>(
     state: &Arc<S>,
 ) -> Result<Compiled, BuildError> {
     let handler = handler.ok_or_else(|| uri_error(&about.uri, "it has no handler: call `.handler(..)` on it"))?;
-    let params = into_object(handler.input_schema(&mut input_generator(true)));
+    let params = close_unknown_keys(into_object(handler.input_schema(&mut input_generator())));
     if let Some(template) = &template {
         check_parameters(&about.uri, template, &params)?;
     }
@@ -571,7 +571,7 @@ impl FusionServer {
 fn compile_gate(settings: &Settings, name: &str) -> Result<CompiledAction, BuildError> {
     let pass = Resource::<()>::new(name, name).handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("") });
     let handler = pass.handler.ok_or_else(|| uri_error(name, "the gate has no handler"))?;
-    let params = into_object(handler.input_schema(&mut input_generator(true)));
+    let params = close_unknown_keys(into_object(handler.input_schema(&mut input_generator())));
     let asks = ReadOnly { require_identity: false, scopes: &[], rate_limits: &[], timeout: None };
     let mut gate = compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))?;
     gate.kind = EntryKind::Subscription;

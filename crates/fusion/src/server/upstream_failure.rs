@@ -7,8 +7,9 @@
 
 use std::time::Duration;
 
-use mcp_fusion_wire::{EnvelopeKind, ErrorCode, Sent, ToolError, parse};
-use rmcp::model::{CallToolResult, Tool};
+use mcp_fusion_wire::{EnvelopeKind, ErrorCode, Expectation, Sent, ToolError, parse};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::Value;
 
 use crate::catalog::in_seconds;
 use crate::similarity::one_of;
@@ -108,14 +109,50 @@ pub(super) fn finds(tool: &Tool) -> bool {
     FINDER_VERBS.contains(&first.to_ascii_lowercase().as_str())
 }
 
+/// A call of a mounted tool that its upstream failed: what the envelope names and points to.
+pub(super) struct FailedCall<'a> {
+    /// The mount's namespace.
+    pub(super) namespace: &'a str,
+    /// The tool as the gateway serves it (`time.get_current_time`).
+    pub(super) qualified: &'a str,
+    /// The mount's tools that only read.
+    pub(super) finders: &'a [String],
+    /// The tool's fields with what each takes, for a failure whose words name one.
+    pub(super) fields: &'a [(String, Expectation)],
+    /// The arguments the call sent.
+    pub(super) arguments: &'a JsonObject,
+}
+
+impl FailedCall<'_> {
+    /// The tool's fields that the upstream's words `said` are about: those whose value sent
+    /// they quote (`'Mars/Phobos'`), else those they name (`timezone` in "Invalid
+    /// timezone"), since a field's name may be an ordinary word (`time`, `query`) where its
+    /// value rarely is; at most [`NAMED_FIELDS`], in the schema's order.
+    pub(super) fn fields_named(&self, said: &str) -> Vec<&(String, Expectation)> {
+        let quoted = |name: &str| match self.arguments.get(name) {
+            Some(Value::String(value)) => value.chars().count() >= MIN_QUOTED_VALUE && said.contains(value.as_str()),
+            _ => false,
+        };
+        let words: Vec<&str> =
+            said.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')).filter(|w| !w.is_empty()).collect();
+        let by_value: Vec<_> = self.fields.iter().filter(|(name, _)| quoted(name)).take(NAMED_FIELDS).collect();
+        if !by_value.is_empty() {
+            return by_value;
+        }
+        self.fields.iter().filter(|(name, _)| words.contains(&name.as_str())).take(NAMED_FIELDS).collect()
+    }
+}
+
+/// The most fields a refusal's recovery describes.
+const NAMED_FIELDS: usize = 3;
+
+/// The shortest value sent that, found in an upstream's words, tells which field they are
+/// about: shorter ones (`1`, `en`) turn up in any sentence.
+const MIN_QUOTED_VALUE: usize = 3;
+
 /// The upstream's error result `result` as an envelope, unless it is one of ours already
 /// (a framework upstream's envelopes pass as they came) or no error.
-pub(super) fn enveloped(
-    namespace: &str,
-    qualified: &str,
-    finders: &[String],
-    result: CallToolResult,
-) -> Result<CallToolResult, ToolError> {
+pub(super) fn enveloped(call: &FailedCall<'_>, result: CallToolResult) -> Result<CallToolResult, ToolError> {
     if result.is_error != Some(true) {
         return Ok(result);
     }
@@ -124,24 +161,18 @@ pub(super) fn enveloped(
     if parse(&said).kind != EnvelopeKind::Text {
         return Ok(result);
     }
-    Err(failure(namespace, qualified, finders, &said))
+    Err(failure(call, &said))
 }
 
-/// The envelope of an upstream's failure of `qualified`, which said `said`.
-pub(super) fn failure(namespace: &str, qualified: &str, finders: &[String], said: &str) -> ToolError {
-    sorted_failure(namespace, qualified, finders, said, Sorted::of(said))
+/// The envelope of an upstream's failure of `call`, which said `said`.
+pub(super) fn failure(call: &FailedCall<'_>, said: &str) -> ToolError {
+    sorted_failure(call, said, Sorted::of(said))
 }
 
 /// The envelope of an upstream's failure whose code the upstream made plain (an HTTP API's
 /// status): the code as given, the recovery for it, and the wait it asked for.
-pub(super) fn coded(
-    namespace: &str,
-    qualified: &str,
-    finders: &[String],
-    code: ErrorCode,
-    said: &str,
-    retry_after: Option<Duration>,
-) -> ToolError {
+pub(super) fn coded(call: &FailedCall<'_>, code: ErrorCode, said: &str, retry_after: Option<Duration>) -> ToolError {
+    let (namespace, qualified) = (call.namespace, call.qualified);
     let sorted = match code {
         ErrorCode::Forbidden => Some(Sorted::Forbidden),
         ErrorCode::Conflict => Some(Sorted::Conflict),
@@ -150,7 +181,7 @@ pub(super) fn coded(
         _ => None,
     };
     if let Some(sorted) = sorted {
-        let error = sorted_failure(namespace, qualified, finders, said, sorted);
+        let error = sorted_failure(call, said, sorted);
         return match retry_after {
             Some(wait) => error.retry_after(asked_seconds(wait)),
             None => error,
@@ -197,7 +228,7 @@ pub(super) fn coded(
                 Some(seconds),
             )
         }
-        _ => return sorted_failure(namespace, qualified, finders, said, Sorted::Other),
+        _ => return sorted_failure(call, said, Sorted::Other),
     };
     let error = ToolError::new(
         code,
@@ -220,8 +251,9 @@ fn asked_seconds(wait: Duration) -> u64 {
 }
 
 /// The envelope of an upstream's failure, sorted.
-fn sorted_failure(namespace: &str, qualified: &str, finders: &[String], said: &str, sorted: Sorted) -> ToolError {
-    let mut others: Vec<&str> = finders.iter().map(String::as_str).filter(|finder| *finder != qualified).collect();
+fn sorted_failure(call: &FailedCall<'_>, said: &str, sorted: Sorted) -> ToolError {
+    let (namespace, qualified) = (call.namespace, call.qualified);
+    let mut others: Vec<&str> = call.finders.iter().map(String::as_str).filter(|finder| *finder != qualified).collect();
     let helps = |finder: &str| helps_find(qualified, finder);
     // The likeliest help first; the order of the upstream's list among equals.
     others.sort_by_key(|finder| std::cmp::Reverse(helps(finder)));
@@ -240,9 +272,23 @@ fn sorted_failure(namespace: &str, qualified: &str, finders: &[String], said: &s
         (Sorted::Conflict, true) => {
             format!("It exists already: use it as it is, or call {qualified} again with another name.")
         }
-        (Sorted::Invalid, _) => format!(
-            "Change the value the message names to one upstream \"{namespace}\" accepts, then call {qualified} again."
-        ),
+        (Sorted::Invalid, _) => {
+            let named = call.fields_named(said);
+            if named.is_empty() {
+                format!(
+                    "Change the value the message names to one upstream \"{namespace}\" accepts, then call {qualified} again."
+                )
+            } else {
+                let takes: Vec<String> = named
+                    .iter()
+                    .map(|(name, expected)| format!("{name} takes {}", expected.described_phrase()))
+                    .collect();
+                format!(
+                    "Change the value the message names to one upstream \"{namespace}\" accepts ({}), then call {qualified} again.",
+                    takes.join("; ")
+                )
+            }
+        }
         (Sorted::Forbidden, false) => format!(
             "Upstream \"{namespace}\" does not allow it: find what it allows with {readers}, or tell the user it is not allowed."
         ),
@@ -286,6 +332,57 @@ mod tests {
 
     use super::*;
 
+    fn failed_call<'a>(
+        namespace: &'a str,
+        qualified: &'a str,
+        finders: &'a [String],
+        arguments: &'a JsonObject,
+    ) -> FailedCall<'a> {
+        FailedCall { namespace, qualified, finders, fields: &[], arguments }
+    }
+
+    #[test]
+    fn a_refusal_that_names_a_field_is_answered_with_what_the_field_takes() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "source_timezone": {"type": "string", "description": "Source IANA timezone name (e.g., 'America/New_York'). Use 'UTC' if unsure."},
+                "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+                "target_timezone": {"type": "string", "description": "Target IANA timezone name (e.g., 'Asia/Tokyo')."}
+            },
+            "required": ["source_timezone", "time", "target_timezone"]
+        });
+        let fields = crate::validation::described_fields(schema.as_object().unwrap());
+        let arguments =
+            serde_json::json!({"source_timezone": "Mars/Phobos", "time": "10:00", "target_timezone": "UTC"});
+        let call = FailedCall {
+            namespace: "time",
+            qualified: "time.convert_time",
+            finders: &[],
+            fields: &fields,
+            arguments: arguments.as_object().unwrap(),
+        };
+        // Named by the value sent: the words name no field, and "mcp-server-time" is no `time`.
+        let said =
+            "Error processing mcp-server-time query: Invalid timezone: 'No time zone found with key Mars/Phobos'";
+        assert_eq!(
+            failure(&call, said).recovery.as_deref(),
+            Some(
+                "Change the value the message names to one upstream \"time\" accepts (source_timezone takes a string: source IANA timezone name (e.g., 'America/New_York')), then call time.convert_time again."
+            )
+        );
+        // Named by name.
+        let said = "time must be in HH:MM format";
+        let recovery = failure(&call, said).recovery.clone().unwrap();
+        assert!(recovery.contains("(time takes a string: time to convert in 24-hour format (HH:MM))"), "{recovery}");
+        // Naming nothing, it says so in general.
+        let recovery = failure(&call, "invalid input").recovery.clone().unwrap();
+        assert!(
+            recovery.starts_with("Change the value the message names to one upstream \"time\" accepts, then"),
+            "{recovery}"
+        );
+    }
+
     #[test]
     fn the_upstreams_words_decide_the_code() {
         let cases = [
@@ -304,9 +401,10 @@ mod tests {
     #[test]
     fn a_code_the_upstream_made_plain_is_kept_with_its_recovery_and_wait() {
         let finders = ["shop.list_invoices".to_owned()];
-        let coded = |code: ErrorCode, wait: Option<u64>| {
-            coded("shop", "shop.get_invoice", &finders, code, "HTTP 4xx: said", wait.map(Duration::from_secs))
-        };
+        let arguments = JsonObject::new();
+        let call = failed_call("shop", "shop.get_invoice", &finders, &arguments);
+        let coded =
+            |code: ErrorCode, wait: Option<u64>| coded(&call, code, "HTTP 4xx: said", wait.map(Duration::from_secs));
         let not_found = coded(ErrorCode::NotFound, None);
         assert_eq!(not_found.code, ErrorCode::NotFound);
         assert_eq!(not_found.available_actions, ["shop.list_invoices"]);
@@ -356,7 +454,8 @@ mod tests {
         .iter()
         .map(|name| format!("fs.{name}"))
         .collect();
-        let error = failure("fs", "fs.read_text_file", &finders, "ENOENT: no such file");
+        let arguments = JsonObject::new();
+        let error = failure(&failed_call("fs", "fs.read_text_file", &finders, &arguments), "ENOENT: no such file");
         assert_eq!(
             error.recovery.as_deref(),
             Some(
@@ -370,7 +469,9 @@ mod tests {
     fn an_upstream_error_becomes_an_envelope_and_one_of_ours_passes() {
         let finders = ["fs.list_directory".to_owned(), "fs.read_file".to_owned(), "fs.search_files".to_owned()];
         let failed = CallToolResult::error(vec![ContentBlock::text("ENOENT: no such file or directory, open 'a.txt'")]);
-        let error = enveloped("fs", "fs.read_file", &finders, failed).unwrap_err();
+        let arguments = JsonObject::new();
+        let call = failed_call("fs", "fs.read_file", &finders, &arguments);
+        let error = enveloped(&call, failed).unwrap_err();
         assert_eq!(
             error.render(),
             "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n\
@@ -380,8 +481,8 @@ mod tests {
              </tool_error>"
         );
         let ours = CallToolResult::error(vec![ContentBlock::text(ToolError::not_found("No invoice inv_9.").render())]);
-        assert_eq!(enveloped("fs", "fs.read_file", &finders, ours.clone()), Ok(ours));
+        assert_eq!(enveloped(&call, ours.clone()), Ok(ours));
         let success = CallToolResult::success(vec![ContentBlock::text("not found anywhere")]);
-        assert_eq!(enveloped("fs", "fs.read_file", &finders, success.clone()), Ok(success));
+        assert_eq!(enveloped(&call, success.clone()), Ok(success));
     }
 }

@@ -1,5 +1,5 @@
-//! What a schema asks of a value, read off the schema: for the `Expected …` of missing fields,
-//! of values the input type refused, and of the shapes a union, a `not` or a `contains` names.
+//! What one schema object asks of a value, read off its own keywords; `describe` adds what
+//! applies with it.
 
 use mcp_fusion_wire::{Bound, Expectation};
 use serde_json::Value;
@@ -49,22 +49,6 @@ pub(crate) fn expectation_of(schema: &Value) -> Expectation {
             .and_then(Value::as_str)
             .map(str::to_owned),
     }
-}
-
-/// A few words for a schema as one alternative among others: `null`, `a string`,
-/// `exactly true`, `an object with fields 'id', 'name'`.
-pub(crate) fn describe_schema(schema: &Value) -> String {
-    let schema = unwrap_optional(schema);
-    let types = type_names(schema);
-    if types.iter().any(|t| t == "object")
-        && let Some(properties) = schema.get("properties").and_then(Value::as_object)
-    {
-        let names: Vec<String> = properties.keys().map(|k| format!("'{k}'")).collect();
-        return format!("an object with fields {}", names.join(", "));
-    }
-    let mut expectation = expectation_of(schema);
-    expectation.description = None;
-    expectation.phrase()
 }
 
 /// The JSON type names a schema accepts.
@@ -147,16 +131,6 @@ mod tests {
             phrase(json!({"type": "string", "default": "x", "minLength": 1})),
             "a string of at least 1 character, like 'x'"
         );
-        assert_eq!(phrase(json!({})), "a value");
-    }
-
-    #[test]
-    fn shapes_of_alternatives() {
-        assert_eq!(describe_schema(&json!({"type": "string", "description": "ignored"})), "a string");
-        assert_eq!(describe_schema(&json!({"const": true})), "exactly true");
-        assert_eq!(
-            describe_schema(&json!({"type": "object", "properties": {"id": {}, "name": {}}})),
-            "an object with fields 'id', 'name'"
-        );
+        assert_eq!(phrase(json!({})), "any value");
     }
 }

@@ -56,7 +56,7 @@ fn placed(place: usize, field: Value, value: Value, write_only: bool) -> (Value,
 }
 
 fn rendered(schema: &Value, arguments: &Value, sensitive: Vec<String>) -> Option<String> {
-    let checker = Checker::new(schema.as_object()?, sensitive).ok()?;
+    let checker = Checker::new(schema.as_object()?, sensitive, super::Formats::Asserted).ok()?;
     let fields = checker.check(arguments);
     (!fields.is_empty()).then(|| ValidationError { action: "a.b".into(), fields, contract_awareness: None }.render())
 }

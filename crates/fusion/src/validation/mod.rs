@@ -2,7 +2,11 @@
 //! problem written as a sentence the model can act on — "{Problem}. You sent: {value}.
 //! Expected {what}." — with sensitive values redacted.
 
+mod closing;
+mod describe;
+mod document;
 mod expectation;
+mod fields;
 #[cfg(test)]
 mod leaks;
 mod schema;
@@ -11,26 +15,38 @@ mod suggest;
 #[cfg(test)]
 mod table;
 
+use document::Document;
 use jsonschema::paths::LocationSegment;
 use jsonschema::{ValidationError as SchemaError, Validator};
 use mcp_fusion_wire::{FieldPath, FieldProblem, ProblemKind, Segment, Sent};
 use serde_json::{Map, Number, Value};
 
+pub(crate) use closing::close_unknown_keys;
+pub(crate) use fields::described_fields;
 pub(crate) use schema::{
-    input_generator, into_object, is_object_schema, output_generator, portable_input, property_names, required_names,
+    input_generator, into_object, is_object_schema, output_generator, property_names, required_names,
 };
 
 use crate::input::{DecodeError, FieldIssue};
-use expectation::expectation_of;
+use describe::expectation;
 
 /// Field lines listed before the rest are counted in one closing line.
 const MAX_PROBLEMS: usize = 25;
+
+/// Whether string formats (`email`, `date`, `uuid`, …) are checked, or only described.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Formats {
+    /// A value that is not of its format is refused.
+    Asserted,
+    /// Formats are annotations, as JSON Schema 2020-12 makes them by default.
+    Annotated,
+}
 
 /// The compiled checks of one action's arguments.
 #[derive(Debug)]
 pub(crate) struct Checker {
     validator: Validator,
-    schema: Value,
+    document: Document,
     /// Paths (`card.number`) whose values are never echoed, besides `writeOnly` fields.
     sensitive: Vec<String>,
     /// Whether the schema says `writeOnly` anywhere: when not, and no path is marked, no echo
@@ -39,15 +55,20 @@ pub(crate) struct Checker {
 }
 
 impl Checker {
-    /// Compiles `schema`; formats are asserted (email, uri, uuid, date, date-time, …).
-    pub(crate) fn new(schema: &Map<String, Value>, sensitive: Vec<String>) -> Result<Checker, String> {
+    /// Compiles `schema` as it is: closing objects to unknown keys is the caller's choice
+    /// ([`close_unknown_keys`]).
+    pub(crate) fn new(
+        schema: &Map<String, Value>,
+        sensitive: Vec<String>,
+        formats: Formats,
+    ) -> Result<Checker, String> {
         let schema = Value::Object(schema.clone());
         let validator = jsonschema::draft202012::options()
-            .should_validate_formats(true)
+            .should_validate_formats(formats == Formats::Asserted)
             .build(&schema)
             .map_err(|e| e.to_string())?;
         let any_write_only = schema.to_string().contains("\"writeOnly\"");
-        Ok(Checker { validator, schema, sensitive, any_write_only })
+        Ok(Checker { validator, document: Document::new(schema), sensitive, any_write_only })
     }
 
     /// The problems of `arguments` against the schema, in a stable order (by path); empty when
@@ -56,9 +77,15 @@ impl Checker {
         if self.validator.is_valid(arguments) {
             return Vec::new();
         }
+        let errors: Vec<SchemaError<'_>> = self.validator.iter_errors(arguments).collect();
         let mut problems = Vec::new();
-        for error in self.validator.iter_errors(arguments) {
-            self.map_error(&error, arguments, &mut problems);
+        self.problems(&errors, arguments, &mut problems);
+        // Every error was taken for another's echo (keys a failed schema left unevaluated):
+        // said one by one, so an invalid call never passes for a valid one.
+        if problems.is_empty() {
+            for error in &errors {
+                self.problems(std::slice::from_ref(error), arguments, &mut problems);
+            }
         }
         finish(problems, arguments)
     }
@@ -68,12 +95,12 @@ impl Checker {
     /// The problem is said of the deepest field the schema describes: a decoder may fail
     /// inside a value the schema leaves open (an enum's tag inside an object).
     pub(crate) fn decode_problem(&self, error: &DecodeError, arguments: &Value) -> Vec<FieldProblem> {
-        let along = self.schema_along(error.path()).unwrap_or_default();
+        let along = self.pointers_along(error.path());
         let mut path = error.path().clone();
         while path.len() + 1 > along.len().max(1) {
             path = path.parent();
         }
-        let expected = along.last().map(|schema| expectation_of(schema)).unwrap_or_default();
+        let expected = along.last().map(|pointer| expectation(&self.document, pointer)).unwrap_or_default();
         let kind = ProblemKind::NotAccepted { expected };
         vec![FieldProblem::new(&path, &kind, &self.sent(&path, value_at_path(arguments, &path)))]
     }
@@ -81,7 +108,7 @@ impl Checker {
     /// Writes the whole floats of `arguments` (`30.0`) as integers (`30`) where the schema asks
     /// for an integer, as the validator already reads them; `true` when it changed any.
     pub(crate) fn whole_numbers(&self, arguments: &mut Value) -> bool {
-        whole_numbers_in(arguments, &self.schema)
+        self.whole_numbers_in(arguments, "")
     }
 
     /// The problems of custom rules, echoing the values they point at.
@@ -114,24 +141,86 @@ impl Checker {
             .sensitive
             .iter()
             .any(|s| rendered == *s || rendered.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with('.')));
-        marked || self.schema_along(path).unwrap_or_default().iter().any(|schema| write_only(schema))
+        marked || self.pointers_along(path).iter().filter_map(|p| self.document.at(p)).any(write_only)
     }
 
     /// The schemas from the root to `path`, as far as the schema describes it (a path into an
-    /// object the schema leaves open ends early).
-    fn schema_along(&self, path: &FieldPath) -> Option<Vec<&Value>> {
-        let mut along = vec![&self.schema];
+    /// object the schema leaves open ends early): the pointer of each.
+    pub(super) fn pointers_along(&self, path: &FieldPath) -> Vec<String> {
+        let mut along = vec![String::new()];
         for segment in path.segments() {
-            match step(along.last()?, segment) {
+            match along.last().and_then(|pointer| self.step(pointer, segment)) {
                 Some(next) => along.push(next),
                 None => break,
             }
         }
-        Some(along)
+        along
+    }
+
+    /// The schema one step into the one at `pointer`: a property, an item, through whatever
+    /// applies with it (`$ref`, `allOf`, the branches of `anyOf` / `oneOf`).
+    pub(super) fn step(&self, pointer: &str, segment: Segment<'_>) -> Option<String> {
+        let members = self.document.members(pointer).unwrap_or_else(|| vec![pointer.to_owned()]);
+        let found = |keyword: &str, key: Option<&str>| {
+            members.iter().find_map(|member| {
+                let at = match key {
+                    Some(key) => format!("{member}/{keyword}/{}", document::escape(key)),
+                    None => format!("{member}/{keyword}"),
+                };
+                self.document.at(&at).filter(|s| s.is_object()).map(|_| at)
+            })
+        };
+        match segment {
+            Segment::Key(key) => found("properties", Some(key)).or_else(|| found("additionalProperties", None)),
+            Segment::Index(index) => found("prefixItems", Some(&index.to_string())).or_else(|| found("items", None)),
+        }
+    }
+
+    /// See [`Checker::whole_numbers`].
+    fn whole_numbers_in(&self, value: &mut Value, pointer: &str) -> bool {
+        match value {
+            Value::Number(number) if self.accepts_integer(pointer) => match whole(number) {
+                Some(whole) => {
+                    *number = whole;
+                    true
+                }
+                None => false,
+            },
+            Value::Object(map) => {
+                let mut changed = false;
+                for (key, item) in map.iter_mut() {
+                    if let Some(inner) = self.step(pointer, Segment::Key(key)) {
+                        changed |= self.whole_numbers_in(item, &inner);
+                    }
+                }
+                changed
+            }
+            Value::Array(items) => {
+                let mut changed = false;
+                for (index, item) in items.iter_mut().enumerate() {
+                    if let Some(inner) = self.step(pointer, Segment::Index(index)) {
+                        changed |= self.whole_numbers_in(item, &inner);
+                    }
+                }
+                changed
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the schema at `pointer` (or the non-null branch of an optional one) takes
+    /// integers.
+    fn accepts_integer(&self, pointer: &str) -> bool {
+        let members = self.document.members(pointer).unwrap_or_else(|| vec![pointer.to_owned()]);
+        members.iter().filter_map(|m| self.document.at(m)).any(|schema| match schema.get("type") {
+            Some(Value::String(t)) => t == "integer",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
+            _ => false,
+        })
     }
 
     pub(super) fn schema_at(&self, pointer: &str) -> Option<&Value> {
-        self.schema.pointer(pointer)
+        self.document.at(pointer)
     }
 }
 
@@ -198,75 +287,6 @@ fn value_at_path<'v>(root: &'v Value, path: &FieldPath) -> Option<&'v Value> {
     })
 }
 
-/// The schema one step into `schema`: a property, an item, or through `anyOf` / `oneOf` /
-/// `allOf` (an optional field is `anyOf: [T, null]`).
-fn step<'s>(schema: &'s Value, segment: Segment<'_>) -> Option<&'s Value> {
-    let direct = match segment {
-        Segment::Key(key) => schema
-            .get("properties")
-            .and_then(|p| p.get(key))
-            .or_else(|| schema.get("additionalProperties").filter(|a| a.is_object())),
-        Segment::Index(index) => schema
-            .get("prefixItems")
-            .and_then(|p| p.get(index))
-            .or_else(|| schema.get("items").filter(|i| i.is_object())),
-    };
-    direct.or_else(|| {
-        ["anyOf", "oneOf", "allOf"]
-            .iter()
-            .filter_map(|k| schema.get(*k)?.as_array())
-            .flatten()
-            .find_map(|branch| step(branch, segment))
-    })
-}
-
-/// See [`Checker::whole_numbers`].
-fn whole_numbers_in(value: &mut Value, schema: &Value) -> bool {
-    match value {
-        Value::Number(number) if accepts_integer(schema) => match whole(number) {
-            Some(whole) => {
-                *number = whole;
-                true
-            }
-            None => false,
-        },
-        Value::Object(map) => {
-            let mut changed = false;
-            for (key, item) in map.iter_mut() {
-                if let Some(schema) = step(schema, Segment::Key(key)) {
-                    changed |= whole_numbers_in(item, schema);
-                }
-            }
-            changed
-        }
-        Value::Array(items) => {
-            let mut changed = false;
-            for (index, item) in items.iter_mut().enumerate() {
-                if let Some(schema) = step(schema, Segment::Index(index)) {
-                    changed |= whole_numbers_in(item, schema);
-                }
-            }
-            changed
-        }
-        _ => false,
-    }
-}
-
-/// Whether `schema` (or the non-null branch of an optional one) takes integers.
-fn accepts_integer(schema: &Value) -> bool {
-    let direct = match schema.get("type") {
-        Some(Value::String(t)) => t == "integer",
-        Some(Value::Array(types)) => types.iter().any(|t| t == "integer"),
-        _ => false,
-    };
-    direct
-        || ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|k| schema.get(*k)?.as_array())
-            .flatten()
-            .any(|branch| branch.get("type").and_then(Value::as_str) == Some("integer"))
-}
-
 /// A float with no fractional part, as an integer (when it fits one).
 fn whole(number: &Number) -> Option<Number> {
     if number.is_i64() || number.is_u64() {
@@ -296,7 +316,7 @@ mod tests {
     use serde_json::json;
 
     fn checker(schema: Value) -> Checker {
-        Checker::new(schema.as_object().unwrap(), vec!["secret".into()]).unwrap()
+        Checker::new(schema.as_object().unwrap(), vec!["secret".into()], Formats::Asserted).unwrap()
     }
 
     fn lines(checker: &Checker, args: Value) -> Vec<String> {

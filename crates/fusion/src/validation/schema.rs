@@ -8,26 +8,22 @@ use serde_json::{Map, Number, Value};
 
 /// A generator for input schemas: every integer of a fixed width (`u32`, `i64`) gets its
 /// range as `minimum`/`maximum`, so the validator refuses `5000000000` for a `u32` with the
-/// usual "Too big" sentence instead of letting the decoder fail on it. With `strict`, every
-/// object schema that lists properties and says nothing about others gets
-/// `additionalProperties: false`.
-pub(crate) fn input_generator(strict: bool) -> SchemaGenerator {
-    let settings = SchemaSettings::draft2020_12()
+/// usual "Too big" sentence instead of letting the decoder fail on it. Objects are closed to
+/// unknown keys afterwards, by [`close_unknown_keys`](super::close_unknown_keys), which sees
+/// the whole schema.
+pub(crate) fn input_generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
-        .with_transform(RecursiveTransform(integer_range));
-    if strict {
-        settings.with_transform(RecursiveTransform(close_objects)).into_generator()
-    } else {
-        settings.into_generator()
-    }
+        .with_transform(RecursiveTransform(integer_range))
+        .into_generator()
 }
 
-/// A generator for output schemas: as for inputs, but never closed (outputs may grow).
+/// A generator for output schemas: as for inputs; outputs are never closed (they may grow).
 pub(crate) fn output_generator() -> SchemaGenerator {
-    input_generator(false)
+    input_generator()
 }
 
 /// Sets the range of an integer-width format as `minimum`/`maximum`, keeping a narrower one
@@ -70,16 +66,6 @@ pub(crate) fn integer_bounds(format: &str) -> Option<(Number, Number)> {
     })
 }
 
-fn close_objects(schema: &mut Schema) {
-    if let Some(object) = schema.as_object_mut()
-        && object.contains_key("properties")
-        && !object.contains_key("additionalProperties")
-        && !object.contains_key("unevaluatedProperties")
-    {
-        object.insert("additionalProperties".into(), Value::Bool(false));
-    }
-}
-
 /// The schema as a JSON object, with the `title` schemars derives from the type name
 /// removed: it names a Rust type, which tells a client nothing.
 pub(crate) fn into_object(schema: Schema) -> Map<String, Value> {
@@ -91,56 +77,6 @@ pub(crate) fn into_object(schema: Schema) -> Map<String, Value> {
     };
     object.remove("title");
     object
-}
-
-/// The input schema as published in `tools/list`: an optional field is written as its type
-/// alone (`"string"`, not `["string", "null"]`; no `null` among enum values or union branches),
-/// because several clients map schemas onto formats with one type per field and reject or
-/// drop the rest. Leaving a field out is how a caller says "none". Validation keeps the
-/// generated schema, so a `null` sent anyway is still accepted.
-pub(crate) fn portable_input(schema: &Map<String, Value>) -> Map<String, Value> {
-    let mut schema = schema.clone();
-    make_portable(&mut schema);
-    schema
-}
-
-fn make_portable(schema: &mut Map<String, Value>) {
-    let required = required_names(schema);
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        for (name, property) in properties.iter_mut() {
-            let Value::Object(property) = property else { continue };
-            if !required.contains(name) {
-                drop_null(property);
-            }
-            make_portable(property);
-        }
-    }
-    if let Some(Value::Object(items)) = schema.get_mut("items") {
-        make_portable(items);
-    }
-}
-
-/// Removes `null` as an alternative: from `type`, from `enum`, or as a branch of `anyOf`.
-fn drop_null(property: &mut Map<String, Value>) {
-    if let Some(Value::Array(types)) = property.get_mut("type") {
-        types.retain(|t| t != "null");
-        if let [only] = types.as_slice() {
-            let only = only.clone();
-            property.insert("type".into(), only);
-        }
-    }
-    if let Some(Value::Array(values)) = property.get_mut("enum") {
-        values.retain(|v| !v.is_null());
-    }
-    let Some(Value::Array(branches)) = property.get_mut("anyOf") else { return };
-    branches.retain(|b| b.get("type").and_then(Value::as_str) != Some("null"));
-    if let [Value::Object(only)] = branches.as_slice() {
-        let only = only.clone();
-        property.remove("anyOf");
-        for (key, value) in only {
-            property.entry(key).or_insert(value);
-        }
-    }
 }
 
 /// Whether a schema describes JSON objects only.
@@ -186,7 +122,7 @@ mod tests {
 
     #[test]
     fn strict_closes_every_object_and_inlines() {
-        let object = into_object(input_generator(true).into_root_schema_for::<Outer>());
+        let object = super::super::close_unknown_keys(into_object(input_generator().into_root_schema_for::<Outer>()));
         let text = serde_json::to_string(&object).unwrap();
         assert!(!text.contains("$ref"), "{text}");
         assert!(!object.contains_key("title"));
@@ -213,16 +149,16 @@ mod tests {
     }
 
     #[test]
-    fn portable_inputs_write_optional_fields_as_their_type() {
-        let generated = into_object(input_generator(true).into_root_schema_for::<Optional>());
-        let portable = portable_input(&generated);
-        let text = serde_json::to_string(&portable).unwrap();
-        assert!(!text.contains("null"), "{text}");
-        assert_eq!(portable["properties"]["name"]["type"], "string");
-        assert_eq!(portable["properties"]["mode"]["enum"], serde_json::json!(["Fast", "Slow"]));
-        assert_eq!(portable["properties"]["inner"]["type"], "object");
-        assert_eq!(portable["properties"]["list"]["items"]["properties"]["maybe"]["type"], "object");
-        assert!(serde_json::to_string(&generated).unwrap().contains("null"));
+    fn optional_fields_are_published_nullable() {
+        // The handler takes `null` for an `Option`, so the schema a client reads says so.
+        let generated =
+            super::super::close_unknown_keys(into_object(input_generator().into_root_schema_for::<Optional>()));
+        assert_eq!(generated["properties"]["name"]["type"], serde_json::json!(["string", "null"]));
+        assert_eq!(generated["properties"]["must"]["type"], serde_json::json!(["integer", "null"]));
+        assert_eq!(generated["properties"]["must"]["maximum"], 255);
+        let inner = &generated["properties"]["inner"];
+        assert_eq!(inner["type"], serde_json::json!(["object", "null"]));
+        assert_eq!(inner["additionalProperties"], false);
     }
 
     #[test]

@@ -7,10 +7,9 @@
 
 use std::collections::BTreeSet;
 
-use mcp_fusion_wire::{KnownField, Suggestion};
+use mcp_fusion_wire::{Expectation, KnownField, Suggestion};
 use serde_json::Value;
 
-use super::expectation::type_names;
 use crate::similarity::closest;
 use crate::similarity::words::{FIELDS, split, text_words};
 
@@ -30,55 +29,112 @@ pub(super) struct FieldInfo {
     guarded: bool,
 }
 
-/// The known fields of an object schema, in the schema's order.
-pub(super) fn known_fields(object: &Value) -> Vec<FieldInfo> {
-    let Some(properties) = object.get("properties").and_then(Value::as_object) else { return Vec::new() };
-    properties
-        .iter()
-        .map(|(name, schema)| {
-            let schema = field_schema(schema);
-            let text = |key: &str| schema.get(key).and_then(Value::as_str).unwrap_or_default();
-            let mut words = words_of(name);
-            words.extend(words_of(text("title")));
-            words.extend(words_of(text("description")));
-            let guarded = split(name).iter().any(|word| GUARDED.contains(&word.as_str()));
-            let description = schema.get("description").and_then(Value::as_str).map(str::to_owned);
-            FieldInfo { name: name.clone(), words, types: type_names(schema), description, guarded }
-        })
-        .collect()
-}
-
 impl FieldInfo {
+    /// A field named `name` whose schema asks `expected`, with the schema's `title`.
+    pub(super) fn new(name: &str, expected: &Expectation, title: Option<&str>) -> FieldInfo {
+        let mut words = words_of(name);
+        words.extend(words_of(title.unwrap_or_default()));
+        words.extend(words_of(expected.description.as_deref().unwrap_or_default()));
+        let guarded = split(name).iter().any(|word| GUARDED.contains(&word.as_str()));
+        FieldInfo {
+            name: name.to_owned(),
+            words,
+            types: expected.types.clone(),
+            description: expected.description.clone(),
+            guarded,
+        }
+    }
+
     /// The field as a sentence names it.
     pub(super) fn known(&self) -> KnownField {
         KnownField { name: self.name.clone(), description: self.description.clone() }
     }
 }
 
+/// Whether `suggestion` points at the field `name`.
+pub(super) fn names(suggestion: &Suggestion, name: &str) -> bool {
+    match suggestion {
+        Suggestion::Spelling(field) => field == name,
+        Suggestion::Meaning(field) => field.name == name,
+        Suggestion::Either(fields) => fields.iter().any(|field| field.name == name),
+    }
+}
+
 /// The field `key` most likely means, if one stands out; `missing` names the required fields
-/// of the same object that were not sent.
-pub(super) fn suggest(key: &str, value: Option<&Value>, fields: &[FieldInfo], missing: &[&str]) -> Option<Suggestion> {
-    by_words(key, value, fields).or_else(|| in_place_of(value, fields, missing))
+/// of the same object that were not sent, `sent` is the object the key came in. A field the
+/// object already holds, one that cannot take the value sent, and one whose words say the
+/// opposite of the key's (`include_hidden` is not `exclude_hidden`) are never suggested.
+pub(super) fn suggest(
+    key: &str,
+    value: Option<&Value>,
+    fields: &[FieldInfo],
+    missing: &[&str],
+    sent: &Value,
+) -> Option<Suggestion> {
+    let key_words = split(key);
+    let candidates: Vec<&FieldInfo> = fields
+        .iter()
+        .filter(|field| field.name != key && sent.get(&field.name).is_none())
+        .filter(|field| value.is_none_or(|value| value.is_null() || accepts_kind(&field.types, value)))
+        .filter(|field| !opposed(&key_words, &split(&field.name)))
+        .collect();
+    by_words(key, value, &candidates).or_else(|| in_place_of(value, &candidates, missing))
+}
+
+/// Words that name opposite things: a key holding one is never the field holding the other.
+const OPPOSITES: &[(&str, &str)] = &[
+    ("include", "exclude"),
+    ("enable", "disable"),
+    ("enabled", "disabled"),
+    ("allow", "deny"),
+    ("show", "hide"),
+    ("add", "remove"),
+    ("min", "max"),
+    ("minimum", "maximum"),
+    ("start", "end"),
+    ("before", "after"),
+    ("first", "last"),
+    ("head", "tail"),
+    ("from", "to"),
+    ("source", "destination"),
+    ("open", "close"),
+    ("asc", "desc"),
+    ("ascending", "descending"),
+    ("input", "output"),
+    ("old", "new"),
+    ("public", "private"),
+    ("read", "write"),
+    ("lower", "upper"),
+    ("prefix", "suffix"),
+    ("since", "until"),
+];
+
+/// Whether the two names hold words that are each other's opposite.
+fn opposed(a: &[String], b: &[String]) -> bool {
+    OPPOSITES.iter().any(|(x, y)| {
+        let holds = |words: &[String], word: &str| words.iter().any(|w| w == word);
+        (holds(a, x) && holds(b, y) && !holds(a, y)) || (holds(a, y) && holds(b, x) && !holds(a, x))
+    })
 }
 
 /// The one required field not sent, when a value like this one is what it takes: a key
 /// whose words say nothing of any field (`text` for `content`) most likely holds its value.
-fn in_place_of(value: Option<&Value>, fields: &[FieldInfo], missing: &[&str]) -> Option<Suggestion> {
+fn in_place_of(value: Option<&Value>, fields: &[&FieldInfo], missing: &[&str]) -> Option<Suggestion> {
     let [only] = missing else { return None };
     let field = fields.iter().find(|field| field.name == *only && !field.guarded)?;
     value.is_some_and(|value| accepts_kind(&field.types, value)).then(|| Suggestion::Meaning(field.known()))
 }
 
 /// The field `key` means by its spelling or its words.
-fn by_words(key: &str, value: Option<&Value>, fields: &[FieldInfo]) -> Option<Suggestion> {
+fn by_words(key: &str, value: Option<&Value>, fields: &[&FieldInfo]) -> Option<Suggestion> {
     // A guarded field only for a key that is its name but for a slip or two.
-    let spelled_alike = |field: &&FieldInfo| {
+    let spelled_alike = |field: &&&FieldInfo| {
         !field.guarded || strsim::levenshtein(&key.to_lowercase(), &field.name.to_lowercase()) <= 2
     };
     if let Some(name) = closest(key, fields.iter().filter(spelled_alike).map(|f| f.name.as_str())) {
         return Some(Suggestion::Spelling(name.to_owned()));
     }
-    let wanted = words_of(key);
+    let wanted = key_words(key);
     if wanted.is_empty() {
         return None;
     }
@@ -86,6 +142,7 @@ fn by_words(key: &str, value: Option<&Value>, fields: &[FieldInfo]) -> Option<Su
     // `void_reason` → `reason`) names that field.
     let named: Vec<&FieldInfo> = fields
         .iter()
+        .copied()
         .filter(|field| {
             let (name, key) = (word_set(&field.name), word_set(key));
             !field.guarded && !name.is_empty() && (name.is_subset(&key) || key.is_subset(&name))
@@ -96,6 +153,7 @@ fn by_words(key: &str, value: Option<&Value>, fields: &[FieldInfo]) -> Option<Su
     }
     let scored: Vec<(usize, &FieldInfo)> = fields
         .iter()
+        .copied()
         .filter(|field| !field.guarded)
         .map(|field| (wanted.intersection(&field.words).count(), field))
         .collect();
@@ -139,26 +197,42 @@ fn words_of(text: &str) -> BTreeSet<String> {
     text_words(text, FIELDS)
 }
 
+/// The words of a key: as [`words_of`], but a key that is only a little word that says where
+/// (`from`, `to`) means the field that says so (`source`, `destination`).
+fn key_words(key: &str) -> BTreeSet<String> {
+    let mut words = words_of(key);
+    for word in split(key) {
+        match word.as_str() {
+            "from" => words.insert("source".to_owned()),
+            "to" => words.insert("destination".to_owned()),
+            _ => false,
+        };
+    }
+    words
+}
+
 /// The words of a name as written.
 fn word_set(name: &str) -> BTreeSet<String> {
     split(name).into_iter().collect()
-}
-
-/// The schema of a field, through `Option`'s `anyOf: [T, null]`.
-fn field_schema(schema: &Value) -> &Value {
-    let branches = schema.get("anyOf").and_then(Value::as_array);
-    match branches
-        .map(|b| b.iter().filter(|s| s.get("type").and_then(Value::as_str) != Some("null")).collect::<Vec<_>>())
-    {
-        Some(non_null) if non_null.len() == 1 && schema.get("description").is_none() => non_null[0],
-        _ => schema,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The fields of an object schema's `properties`, as the checker reads them.
+    fn known_fields(object: &Value) -> Vec<FieldInfo> {
+        let properties = object["properties"].as_object().unwrap();
+        properties
+            .iter()
+            .map(|(name, schema)| {
+                let document = super::super::document::Document::new(schema.clone());
+                let expected = super::super::describe::expectation(&document, "");
+                FieldInfo::new(name, &expected, schema.get("title").and_then(Value::as_str))
+            })
+            .collect()
+    }
 
     fn invoices() -> Vec<FieldInfo> {
         known_fields(&json!({"properties": {
@@ -170,7 +244,7 @@ mod tests {
     }
 
     fn meant(key: &str, value: Value) -> Option<String> {
-        match suggest(key, Some(&value), &invoices(), &[])? {
+        match suggest(key, Some(&value), &invoices(), &[], &json!({}))? {
             Suggestion::Spelling(name) => Some(format!("spelling:{name}")),
             Suggestion::Meaning(field) => Some(format!("meaning:{}", field.name)),
             Suggestion::Either(fields) => {
@@ -204,7 +278,7 @@ mod tests {
             "page_token": {"type": "string", "description": "Where the next page starts, from the previous one."},
             "idempotency_key": {"type": "string", "description": "A key of your own: the same key runs the call once."}
         }}));
-        let names = |key: &str, value: Value| match suggest(key, Some(&value), &fields, &[]) {
+        let names = |key: &str, value: Value| match suggest(key, Some(&value), &fields, &[], &json!({})) {
             Some(Suggestion::Either(fields)) => fields.into_iter().map(|f| f.name).collect(),
             Some(Suggestion::Meaning(field)) => vec![field.name],
             Some(Suggestion::Spelling(name)) => vec![format!("spelling:{name}")],
@@ -217,7 +291,8 @@ mod tests {
         assert_eq!(names("idempotencykey", json!("k")), ["spelling:idempotency_key"]);
         // A key that says nothing of any field holds the value of the one required field missing.
         let content = known_fields(&json!({"properties": {"path": {"type": "string"}, "content": {"type": "string"}}}));
-        let meant = |value: Value, missing: &[&str]| match suggest("body", Some(&value), &content, missing) {
+        let meant = |value: Value, missing: &[&str]| match suggest("body", Some(&value), &content, missing, &json!({}))
+        {
             Some(Suggestion::Meaning(field)) => Some(field.name),
             _ => None,
         };

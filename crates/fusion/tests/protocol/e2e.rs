@@ -339,7 +339,7 @@ async fn wrong_type() {
     let client = client().await;
     assert_eq!(
         order_fields(&client, with(valid_order(), "quantity", json!("two"))).await,
-        ["<field name=\"quantity\">Invalid type. You sent: 'two'. Expected an integer.</field>"]
+        ["<field name=\"quantity\">Invalid type. You sent: 'two'. Expected an integer from 1 to 5.</field>"]
     );
 }
 
@@ -457,7 +457,7 @@ async fn nested_path_and_array_index() {
     assert_eq!(
         order_fields(&client, args).await,
         [
-            "<field name=\"items.1.qty\">Missing required field. You sent: (missing). Expected an integer from 1 to 4294967295.</field>"
+            "<field name=\"items.1.qty\">Missing required field. You sent: (missing). Expected an integer of at least 1.</field>"
         ]
     );
 }

@@ -205,7 +205,7 @@ async fn parameters_that_do_not_fit_get_one_sentence_per_field() {
     assert_eq!(
         error.message,
         "Invalid parameters in the resource URI 'docs://pages/two':\n\
-         page: Invalid type. You sent: 'two'. Expected an integer.\n\
+         page: Invalid type. You sent: 'two'. Expected an integer of at least 1: the page number, from 1.\n\
          Fix the URI and read it again; resources/templates/list describes the templates."
     );
     let data = error.data.unwrap();

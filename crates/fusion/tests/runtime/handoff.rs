@@ -238,7 +238,7 @@ async fn the_upstreams_failures_are_envelopes() {
     assert_eq!(
         text(&refused),
         "<validation_error action=\"crm.refuse\">\n\
-         <field name=\"(root)\">Upstream \"crm\" refused the arguments: 'query: too short'. You sent: {\"query\":\"ana\"}. Expected arguments its input schema accepts (the tool in tools/list shows it).</field>\n\
+         <field name=\"query\">Upstream \"crm\" refused the arguments: 'query: too short'. You sent: 'ana'. Expected a string of at least 2 characters.</field>\n\
          <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
     );
     let gone = parse(&text(&call(&server, "crm.gone", json!({"query": "ana"})).await));

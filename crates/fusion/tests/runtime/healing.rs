@@ -91,7 +91,10 @@ async fn a_whole_float_is_the_integer() {
     // A float with a fraction is no integer: the schema says so.
     let (failed, envelope) = text(&server(), "billing", json!({"action": "list_invoices", "limit": 30.5})).await;
     assert!(failed);
-    assert_eq!(parse(&envelope).fields[0].text, "Invalid type. You sent: 30.5. Expected an integer.");
+    assert_eq!(
+        parse(&envelope).fields[0].text,
+        "Invalid type. You sent: 30.5. Expected an integer from 1 to 100: how many invoices per page, 1 to 100."
+    );
 }
 
 #[tokio::test]

@@ -130,7 +130,7 @@ fn distinct_schemas_under_any_of_say_each_meaning_once() {
     assert_eq!(
         tool.input_schema["properties"]["reference"],
         json!({
-            "anyOf": [{"type": "string"}, {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295u64}],
+            "anyOf": [{"type": ["string", "null"]}, {"type": "integer", "format": "uint32", "minimum": 0, "maximum": 4_294_967_295u64}],
             "description": "pay_invoice: The bank's reference of the payment. \
                             void_invoice: The support ticket that asked for the void. \
                             (required by void_invoice; optional for pay_invoice)",

@@ -313,7 +313,7 @@ async fn an_answer_that_does_not_fit_the_form_is_a_validation_error_and_voids_no
     assert_eq!(
         text(&unfit),
         r#"<tool_error code="VALIDATION_ERROR" severity="error">
-<message>The user's answer to the form of billing.void_invoice does not fit it; nothing was done. confirm: Invalid type. You sent: 'yes'. Expected a boolean.</message>
+<message>The user's answer to the form of billing.void_invoice does not fit it; nothing was done. confirm: Invalid type. You sent: 'yes'. Expected a boolean: tick to void the invoice for good.</message>
 <recovery>Call billing.void_invoice again with the same arguments: the user is asked again.</recovery>
 </tool_error>"#
     );
