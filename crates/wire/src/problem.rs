@@ -36,7 +36,7 @@ pub fn value_kind(value: &Value) -> &'static str {
 /// use serde_json::json;
 ///
 /// let path = FieldPath::root().key("items").index(1).key("qty");
-/// let problem = FieldProblem::new(&path, &ProblemKind::InvalidType { expected: Expectation::of_types(vec!["integer".into()]) }, &Sent::value(&json!("two")));
+/// let problem = FieldProblem::new(&path, &ProblemKind::InvalidType { expected: Expectation::of_types(vec!["integer".into()]), retyped: None }, &Sent::value(&json!("two")));
 /// assert_eq!(problem.name, "items.1.qty");
 /// assert_eq!(problem.text, "Invalid type. You sent: 'two'. Expected an integer.");
 /// ```
@@ -135,6 +135,9 @@ pub enum ProblemKind {
     InvalidType {
         /// What the field's schema asks for.
         expected: Expectation,
+        /// The value sent, written as the type expected (`2500` for `"2500"`), when the
+        /// schema accepts it so: then it is the whole fix, and the sentence says it first.
+        retyped: Option<Value>,
     },
     /// `null` sent for a field that may be left out but is not nullable.
     NullForOptional {
@@ -349,7 +352,19 @@ impl ProblemKind {
             ProblemKind::MissingBecause { present, expected } => {
                 (format!("Missing field, required because {} is sent", Sent::text(present)), expected.missing_phrase())
             }
-            ProblemKind::InvalidType { expected } => ("Invalid type".into(), expected.phrase()),
+            ProblemKind::InvalidType { expected, retyped: None } => ("Invalid type".into(), expected.phrase()),
+            // The value retyped meets every other rule of the field, so its type is all to say.
+            ProblemKind::InvalidType { expected, retyped: Some(retyped) } => {
+                let kind = match retyped {
+                    Value::String(_) => "a string, in quotes",
+                    Value::Bool(_) => "a boolean, without the quotes",
+                    Value::Number(n) if n.is_f64() || !expected.types.iter().any(|t| t == "integer") => {
+                        "a number, without the quotes"
+                    }
+                    _ => "an integer, without the quotes",
+                };
+                ("Invalid type".into(), format!("{} ({kind})", Sent::value(retyped)))
+            }
             ProblemKind::NullForOptional { expected } => (
                 "This field does not take null".into(),
                 format!("the field left out (it is optional), or {}", expected.phrase()),
@@ -619,7 +634,8 @@ mod tests {
         assert_eq!(
             line(
                 ProblemKind::InvalidType {
-                    expected: Expectation::of_types(vec!["integer".into(), "string".into(), "null".into()])
+                    expected: Expectation::of_types(vec!["integer".into(), "string".into(), "null".into()]),
+                    retyped: None,
                 },
                 json!(true)
             ),

@@ -9,6 +9,7 @@ mod expectation;
 mod fields;
 #[cfg(test)]
 mod leaks;
+mod retyped;
 mod schema;
 mod sentences;
 mod suggest;
@@ -132,7 +133,7 @@ impl Checker {
         value.map_or_else(Sent::missing, Sent::value)
     }
 
-    fn is_sensitive(&self, path: &FieldPath) -> bool {
+    pub(super) fn is_sensitive(&self, path: &FieldPath) -> bool {
         if self.sensitive.is_empty() && !self.any_write_only {
             return false;
         }

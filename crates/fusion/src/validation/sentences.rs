@@ -93,7 +93,11 @@ impl Checker {
                 let kind = if instance.is_null() && self.is_optional(&path, root) {
                     ProblemKind::NullForOptional { expected }
                 } else {
-                    ProblemKind::InvalidType { expected }
+                    let retyped = match self.is_sensitive(&path) {
+                        true => None,
+                        false => self.retyped(&expected.types, instance, &path, root),
+                    };
+                    ProblemKind::InvalidType { expected, retyped }
                 };
                 (path.clone(), kind, self.sent(&path, Some(instance)))
             }
@@ -419,9 +423,10 @@ impl Checker {
     ) -> ProblemKind {
         let here = || self.schema_at(parent_pointer(pointer)).cloned().unwrap_or_default();
         match kind {
-            ValidationErrorKind::Type { .. } => {
-                ProblemKind::InvalidType { expected: expectation(&self.document, parent_pointer(pointer)) }
-            }
+            ValidationErrorKind::Type { .. } => ProblemKind::InvalidType {
+                expected: expectation(&self.document, parent_pointer(pointer)),
+                retyped: None,
+            },
             ValidationErrorKind::Format { format } => ProblemKind::InvalidFormat { format: format.clone() },
             ValidationErrorKind::Pattern { pattern } => ProblemKind::PatternMismatch {
                 pattern: pattern.clone(),

@@ -300,4 +300,49 @@ mod tests {
         assert_eq!(meant(json!(5), &["content"]), None);
         assert_eq!(meant(json!("hello"), &["content", "path"]), None);
     }
+
+    /// The tools' fields a model is told of, and what it reaches for instead; from
+    /// third-party servers (memory, filesystem, fetch, time).
+    #[test]
+    fn never_misleads_and_finds_by_meaning() {
+        let meant = |fields: &Value, key: &str, value: Value, sent: Value| match suggest(
+            key,
+            Some(&value),
+            &known_fields(fields),
+            &[],
+            &sent,
+        )? {
+            Suggestion::Spelling(name) => Some(name),
+            Suggestion::Meaning(field) => Some(field.name),
+            Suggestion::Either(_) => Some("either".to_owned()),
+        };
+        let search = json!({"properties": {
+            "query": {"type": "string", "description": "The search query to match against entity names, types, and observation content"}
+        }});
+        assert_eq!(meant(&search, "text", json!("Ada"), json!({})).as_deref(), Some("query"));
+        let moving = json!({"properties": {"source": {"type": "string"}, "destination": {"type": "string"}}});
+        assert_eq!(meant(&moving, "from", json!("a.txt"), json!({})).as_deref(), Some("source"));
+        assert_eq!(meant(&moving, "to", json!("b.txt"), json!({})).as_deref(), Some("destination"));
+        // Never the key the call holds already.
+        let fetch = json!({"properties": {
+            "url": {"type": "string", "format": "uri", "description": "URL to fetch"},
+            "max_length": {"type": "integer", "description": "Maximum number of characters to return."}
+        }});
+        assert_eq!(meant(&fetch, "hourly", json!(true), json!({"url": "https://example.com"})), None);
+        assert_eq!(meant(&fetch, "urll", json!("https://example.com"), json!({"url": "https://example.com"})), None);
+        // Never a field whose type cannot hold the value, nor one that means something else.
+        let listing = json!({"properties": {
+            "query": {"type": "string"},
+            "sort_by": {"type": "string", "enum": ["date", "relevance"], "description": "How results are ordered."}
+        }});
+        assert_eq!(meant(&listing, "max_results", json!(5), json!({})), None);
+        assert_eq!(meant(&fetch, "maxLength", json!("long"), json!({})), None);
+        assert_eq!(meant(&fetch, "maxLength", json!(500), json!({})).as_deref(), Some("max_length"));
+        // Never the opposite word, nor a secret for a value of another kind.
+        let patterns = json!({"properties": {"excludePatterns": {"type": "array", "items": {"type": "string"}}}});
+        assert_eq!(meant(&patterns, "includePatterns", json!(["*.md"]), json!({})), None);
+        let keyed =
+            json!({"properties": {"api_key": {"type": "string", "writeOnly": true}, "name": {"type": "string"}}});
+        assert_eq!(meant(&keyed, "key", json!("Ada"), json!({})), None);
+    }
 }

@@ -291,7 +291,7 @@ fn rows() -> Vec<Row> {
             "prefixItems",
             json!({"properties": {"point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}]}}}),
             json!({"point": [1, "2"]}),
-            "point.1: Invalid type. You sent: '2'. Expected a number.",
+            "point.1: Invalid type. You sent: '2'. Expected 2 (a number, without the quotes).",
             None,
         ),
         row(
@@ -341,6 +341,20 @@ fn rows() -> Vec<Row> {
             json!({"properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100, "description": "How many invoices per page."}}}),
             json!({"limit": "ten"}),
             "limit: Invalid type. You sent: 'ten'. Expected an integer from 1 to 100: how many invoices per page.",
+            None,
+        ),
+        row(
+            "type (the right value, mistyped)",
+            json!({"properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100}, "code": {"type": "string"}}}),
+            json!({"limit": "25", "code": 42}),
+            "code: Invalid type. You sent: 42. Expected '42' (a string, in quotes).\nlimit: Invalid type. You sent: '25'. Expected 25 (an integer, without the quotes).",
+            None,
+        ),
+        row(
+            "type (mistyped, and out of range)",
+            json!({"properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 100}}}),
+            json!({"limit": "500"}),
+            "limit: Invalid type. You sent: '500'. Expected an integer from 1 to 100.",
             None,
         ),
         row(
