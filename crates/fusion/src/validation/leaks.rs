@@ -28,7 +28,7 @@ fn constraint(which: usize, secret: &Value) -> Value {
 }
 
 /// The schema and arguments with `field` (holding `value`) placed at the top, in a nested
-/// object, as an array item, or behind `Option`'s `anyOf`. The field is sensitive because its
+/// object, as an array item, behind `Option`'s `anyOf`, behind a `$ref`, or in an `allOf`. The field is sensitive because its
 /// schema says `writeOnly` or because the action marks its path sensitive.
 fn placed(place: usize, field: Value, value: Value, write_only: bool) -> (Value, Value, Vec<String>) {
     let mut field = field;
@@ -45,11 +45,17 @@ fn placed(place: usize, field: Value, value: Value, write_only: bool) -> (Value,
         2 => {
             (json!({"properties": {"pins": {"type": "array", "items": field}}}), json!({"pins": ["x", value]}), "pins")
         }
-        _ => (
+        3 => (
             json!({"properties": {"secret": {"anyOf": [field, {"type": "null"}]}}}),
             json!({"secret": value}),
             "secret",
         ),
+        4 => (
+            json!({"properties": {"secret": {"$ref": "#/$defs/Secret"}}, "$defs": {"Secret": field}}),
+            json!({"secret": value}),
+            "secret",
+        ),
+        _ => (json!({"properties": {"secret": {"allOf": [field]}}}), json!({"secret": value}), "secret"),
     };
     let marked = if write_only { Vec::new() } else { vec![path.to_owned()] };
     (schema, arguments, marked)
@@ -77,7 +83,7 @@ proptest! {
         number in 1_000_000_007u64..u64::MAX,
         as_number in any::<bool>(),
         which in 0usize..12,
-        place in 0usize..4,
+        place in 0usize..6,
         write_only in any::<bool>(),
     ) {
         let secret = if as_number { json!(number) } else { json!(text) };
@@ -92,7 +98,7 @@ proptest! {
     fn a_long_or_deceptive_value_is_cut_and_escaped(
         value in "[a-z\\n\\r\\t\\u{0}\\u{1b}\\u{7}\\u{202e}\\u{2066}'\"\\\\ ]{51,400}",
         which in 0usize..5,
-        place in 0usize..4,
+        place in 0usize..6,
     ) {
         let (schema, arguments, _) = placed(place, constraint(which, &json!(value)), json!(value), false);
         if let Some(envelope) = rendered(&schema, &arguments, Vec::new()) {

@@ -142,7 +142,13 @@ impl Checker {
             .sensitive
             .iter()
             .any(|s| rendered == *s || rendered.strip_prefix(s.as_str()).is_some_and(|rest| rest.starts_with('.')));
-        marked || self.pointers_along(path).iter().filter_map(|p| self.document.at(p)).any(write_only)
+        // Through whatever applies at each step (`$ref`, `allOf`, a union's branches): a
+        // secret's flag may sit on any of them.
+        marked
+            || self.pointers_along(path).iter().any(|pointer| {
+                let members = self.document.members(pointer).unwrap_or_else(|| vec![pointer.clone()]);
+                members.iter().filter_map(|m| self.document.at(m)).any(write_only)
+            })
     }
 
     /// The schemas from the root to `path`, as far as the schema describes it (a path into an
