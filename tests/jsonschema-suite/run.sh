@@ -35,11 +35,8 @@ RUN_PID=""
 # upstream; a gateway still running after it (its config is under TMP) is stopped too.
 # shellcheck disable=SC2317,SC2329 # invoked by the EXIT trap
 cleanup() {
-  local pid
   if [[ -n "$RUN_PID" ]]; then stop_pid "$RUN_PID"; fi
-  for pid in $(ps -eo pid=,args= | awk -v tmp="$TMP" 'index($0, tmp) { print $1 }'); do
-    if [[ "$pid" != "$$" ]]; then stop_pid "$pid"; fi
-  done
+  stop_mentioning "$TMP"
   rm -rf "$TMP"
 }
 trap cleanup EXIT

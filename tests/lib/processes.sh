@@ -16,6 +16,15 @@ stop_pid() {
   wait "$pid" 2>/dev/null || true
 }
 
+# Stops every process but this shell whose command line mentions "$1" (a temporary directory
+# holding a gateway's config, a server's files): what a run started and left behind.
+stop_mentioning() {
+  local pid
+  for pid in $(ps -eo pid=,args= | awk -v mark="$1" 'index($0, mark) { print $1 }'); do
+    if [[ "$pid" != "$$" ]]; then stop_pid "$pid"; fi
+  done
+}
+
 # Waits until the log "$2" of pid $1 has the line "… PROGRAM: listening on http://…/mcp …" ($3
 # is PROGRAM; the servers log it as "TIME  INFO PROGRAM: listening on URL addr=ADDR") and prints
 # the URL; fails, showing the log, if the process exits first or 30 s pass.

@@ -41,11 +41,8 @@ HEAL_PID=""
 # stopped after it.
 # shellcheck disable=SC2317,SC2329 # invoked by the EXIT trap
 cleanup() {
-  local pid
   if [[ -n "$HEAL_PID" ]]; then stop_pid "$HEAL_PID"; fi
-  for pid in $(ps -eo pid=,args= | awk -v tmp="$TMP" 'index($0, tmp) { print $1 }'); do
-    if [[ "$pid" != "$$" ]]; then stop_pid "$pid"; fi
-  done
+  stop_mentioning "$TMP"
   rm -rf "$TMP"
 }
 trap cleanup EXIT
