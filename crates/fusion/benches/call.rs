@@ -3,16 +3,22 @@
 //! `valid` is route + schema check + decode + handler + result for a four-field input whose
 //! handler does nothing but build its output; `invalid` builds a three-problem validation
 //! error; `handler_only` is the same handler called directly, so `valid - handler_only` is
-//! what the framework adds.
+//! what the framework adds. `mounted_composed` is a valid call of a mounted tool whose schema
+//! is composed as pydantic and Zod write them (`$ref`s into `$defs`, an `allOf`, an
+//! `Option<Model>`, a discriminated union), forwarded to an upstream that answers at once.
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use futures_util::future::BoxFuture;
 use mcp_fusion::guard::{Concurrency, RateLimit};
+use mcp_fusion::handoff::{Forward, ForwardError, Mount, MountState};
 use mcp_fusion::transport::RequestInfo;
-use mcp_fusion::{Action, Ctx, FusionServer, Group, Json};
+use mcp_fusion::{Action, CallInfo, Ctx, FusionServer, Group, Json};
 use mcp_fusion_wire::ToolError;
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -99,6 +105,7 @@ fn call_path(c: &mut Criterion) {
     c.bench_function("call/guarded", |b| {
         b.to_async(&runtime).iter(|| guarded.call("billing", Some(black_box(valid.clone())), RequestInfo::default()))
     });
+    mounted_composed(c, &runtime);
     c.bench_function("call/handler_only", |b| {
         b.iter(|| {
             let input: CreateInvoice =
@@ -106,6 +113,62 @@ fn call_path(c: &mut Criterion) {
             let Ok(Json(invoice)) = create_output(input);
             serde_json::to_value(invoice).expect("serializable")
         })
+    });
+}
+
+/// An upstream that answers every call at once, so the bench measures the gateway's side.
+struct Answers;
+
+impl Forward for Answers {
+    fn call(
+        &self,
+        _: &str,
+        _: JsonObject,
+        _: Arc<CallInfo>,
+    ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>> {
+        Box::pin(std::future::ready(Ok(CallToolResult::success(vec![ContentBlock::text("ok")]))))
+    }
+}
+
+/// A valid call of a mounted tool whose schema is composed.
+fn mounted_composed(c: &mut Criterion, runtime: &tokio::runtime::Runtime) {
+    let schema = json!({
+        "type": "object",
+        "$defs": {
+            "Address": {"type": "object", "properties": {
+                "street": {"type": "string", "minLength": 1},
+                "city": {"type": "string"},
+                "zip": {"type": "string", "pattern": "^[0-9]{5}$"}
+            }, "required": ["street", "city"]},
+            "Cat": {"type": "object", "properties": {"kind": {"const": "cat"}, "meows": {"type": "integer", "minimum": 0}}, "required": ["kind"]},
+            "Dog": {"type": "object", "properties": {"kind": {"const": "dog"}, "barks": {"type": "boolean"}}, "required": ["kind", "barks"]}
+        },
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "email": {"type": "string", "format": "email"},
+            "home": {"$ref": "#/$defs/Address"},
+            "work": {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]},
+            "pet": {"oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}], "discriminator": {"propertyName": "kind"}},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 10}
+        },
+        "allOf": [{"required": ["name"]}, {"if": {"required": ["work"]}, "then": {"required": ["email"]}}],
+        "required": ["home", "pet"]
+    });
+    let tool = Tool::new("register", "Registers a pet owner.", Arc::new(object(schema)));
+    let server = FusionServer::builder("bench", "1").build(()).expect("the bench server builds");
+    let state = MountState::Ready { tools: vec![tool], forward: Arc::new(Answers) };
+    server.set_mount(&Mount::new("crm"), state).expect("the mount compiles");
+    let valid = object(json!({
+        "name": "Ana", "email": "ana@example.com",
+        "home": {"street": "Rua A 1", "city": "Lisboa", "zip": "12345"},
+        "work": {"street": "Rua B 2", "city": "Porto"},
+        "pet": {"kind": "dog", "barks": true},
+        "tags": ["a", "b"]
+    }));
+    let result = runtime.block_on(server.call("crm.register", Some(valid.clone()), RequestInfo::default()));
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    c.bench_function("call/mounted_composed", |b| {
+        b.to_async(runtime).iter(|| server.call("crm.register", Some(black_box(valid.clone())), RequestInfo::default()))
     });
 }
 
