@@ -408,7 +408,7 @@ class Run:
             lines[0] == '<validation_error action="everything.echo">',
             f'expected it to open with <validation_error action="everything.echo">, got {clip(text)!r}',
         )
-        field_line = '<field name="message">Invalid type. You sent: 5. Expected a string.</field>'
+        field_line = '<field name="message">Invalid type. You sent: 5. Expected \'5\' (a string, in quotes).</field>'
         check(field_line in lines, f"expected the line {field_line!r}, got {clip(text)!r}")
         check(lines[-1] == "</validation_error>", f"expected it to close with </validation_error>, got {clip(text)!r}")
         # What server-everything itself says, to show the words above are the gateway's.
