@@ -54,6 +54,10 @@ use tracing::span;
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 
+mod stderr;
+
+pub use stderr::{LogGuard, NonBlockingStderr, stderr};
+
 use crate::lock::locked;
 use crate::observe::INCIDENT_TARGET;
 use crate::session::same_session;
@@ -76,15 +80,17 @@ pub struct ClientLogLayer;
 pub const DEFAULT_FILTER: &str = "info,rmcp=warn";
 
 /// Installs a log for a server in one line: `tracing` events to stderr (stdout is the stdio
-/// transport's), filtered by `RUST_LOG` (else [`DEFAULT_FILTER`]), every value escaped, plus
-/// [`layer()`] so clients that set a level hear their calls' events. Does nothing when a
-/// global subscriber is already installed; compose your own from [`layer()`] for more.
+/// transport's) through [`stderr()`], which drops lines rather than wait for a pipe nobody
+/// reads, filtered by `RUST_LOG` (else [`DEFAULT_FILTER`]), every value escaped, plus
+/// [`layer()`] so clients that set a level hear their calls' events. Keep the guard until
+/// `main` returns: dropping it waits for the last lines. Installs nothing when a global
+/// subscriber is already set; compose your own from [`stderr()`] and [`layer()`] for more.
 ///
 /// ```
-/// mcp_fusion::logging::init();
+/// let _log = mcp_fusion::logging::init();
 /// tracing::info!("serving"); // on stderr: `… INFO serving`
 /// ```
-pub fn init() {
+pub fn init() -> LogGuard {
     use std::io::IsTerminal as _;
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
@@ -92,13 +98,15 @@ pub fn init() {
 
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
+    let (writer, guard) = stderr();
     let log = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::stderr().is_terminal())
         .fmt_fields(crate::observe::EscapedFields::new())
         .with_filter(filter);
     // Err only when a subscriber is already set, which is the caller's to keep.
     let _ = tracing_subscriber::registry().with(log).with(layer()).try_init();
+    guard
 }
 
 /// The layer, filtered so that it sees nothing until a client sets a level.

@@ -92,6 +92,10 @@ pub const REDIS_SECONDS: &str = "mcp_fusion_redis_seconds";
 /// Counter: commands to Redis that failed (unreachable, timed out, refused), labelled `op`.
 pub const REDIS_ERRORS_TOTAL: &str = "mcp_fusion_redis_errors_total";
 
+/// Counter: log lines dropped because stderr did not take them (a pipe nobody reads), from
+/// [`crate::logging::stderr`].
+pub const LOG_LINES_DROPPED_TOTAL: &str = "mcp_fusion_log_lines_dropped_total";
+
 /// Records a command to Redis, `op`, sent at `started`, and whether it failed.
 #[cfg(feature = "redis")]
 pub(crate) fn redis_command(op: &'static str, started: std::time::Instant, ok: bool) {

@@ -128,6 +128,10 @@ struct Cli {
     /// Read the issuer's keys from this JWK set URL instead of its metadata's jwks_uri.
     #[arg(long, value_name = "URL", requires = "oauth_issuer", conflicts_with = "oauth_introspect")]
     oauth_jwks: Option<String>,
+    /// Take only JWTs typed at+jwt (RFC 9068); by default a token typed JWT, or not typed, is
+    /// taken too, as most issuers type their access tokens so. ID and logout tokens never are.
+    #[arg(long, requires = "oauth_issuer", conflicts_with = "oauth_introspect")]
+    oauth_only_at_jwt: bool,
     /// Check opaque tokens at this RFC 7662 introspection endpoint, as the OAuth client
     /// --oauth-client-id with the secret in FUSION_GATEWAY_OAUTH_CLIENT_SECRET.
     #[arg(long, value_name = "URL", requires_all = ["oauth_issuer", "oauth_client_id"])]
@@ -196,8 +200,11 @@ fn main() -> ExitCode {
     let listening = Targets::new().with_target(LISTENING_TARGET, tracing::Level::INFO);
     // Every value escaped and cut: a client's JSON-RPC id or tool name is data in the log,
     // never a line of its own or a terminal escape.
+    // Lines are dropped, never waited on, when stderr is a pipe nobody reads (a stdio client
+    // may ignore it): a blocked log would stop the calls that log.
+    let (stderr, log_guard) = mcp_fusion::logging::stderr();
     let log = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .fmt_fields(mcp_fusion::observe::EscapedFields::new())
         .with_filter(filter.or(listening));
@@ -206,6 +213,8 @@ fn main() -> ExitCode {
         Some(Command::Dev(args)) => run_dev(args),
         None => run(&cli),
     };
+    // The log's last lines before the error's, which is written straight to stderr.
+    drop(log_guard);
     match ran {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -316,6 +325,7 @@ impl Cli {
         if let Some(url) = &self.oauth_jwks {
             oauth = oauth.jwks_url(url);
         }
+        oauth = oauth.only_at_jwt(self.oauth_only_at_jwt);
         if let (Some(endpoint), Some(client_id)) = (&self.oauth_introspect, &self.oauth_client_id) {
             let secret = self.oauth_client_secret.clone().context(
                 "--oauth-introspect needs the gateway's client secret in FUSION_GATEWAY_OAUTH_CLIENT_SECRET",

@@ -1,6 +1,6 @@
 //! `fusion-gateway` as operators run it: its file and flags tried with garbage, served over
 //! stdio to a real client, its mounted tools locked and checked by `fusion`, and a contract
-//! that drifted since the lock logged and told to the model.
+//! that drifted since the lock logged and told to the model, and a stderr nobody reads.
 
 mod support;
 
@@ -241,4 +241,29 @@ fn help_tells_the_log_filter_and_where_the_limits_are() {
     ] {
         assert!(help.contains(sentence), "expected {sentence:?} in {help}");
     }
+}
+
+/// MCP lets a stdio client ignore stderr: the gateway's log and its upstream's (which inherits
+/// it) fill the unread pipe within a few hundred calls, and every call is answered still.
+#[tokio::test]
+async fn with_stderr_a_pipe_nobody_reads_every_one_of_3000_calls_is_answered_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut gateway = tokio::process::Command::new(GATEWAY);
+    gateway.args(["--config", &demo_config(dir.path()).display().to_string(), "--wait-for-upstreams"]);
+    // Debug: the most lines a call writes, in the gateway and in the demo behind it.
+    gateway.env("RUST_LOG", "debug");
+    let (transport, stderr) = TokioChildProcess::builder(gateway).stderr(Stdio::piped()).spawn().unwrap();
+    let _unread = stderr.expect("stderr is a pipe");
+    let client = ().serve(transport).await.unwrap();
+    for n in 0..3_000 {
+        let arguments = if n % 2 == 0 {
+            json!({"action": "list_invoices"})
+        } else {
+            json!({"action": "create_invoice", "amount_cents": "lots", "currency": "euro"})
+        };
+        let call = CallToolRequestParams::new("demo.billing").with_arguments(arguments.as_object().cloned().unwrap());
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(60), client.call_tool(call)).await;
+        assert!(matches!(answered, Ok(Ok(_))), "call {n} of 3000 unanswered: {answered:?}");
+    }
+    client.cancel().await.unwrap();
 }

@@ -40,7 +40,7 @@ impl Args {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    mcp_fusion::logging::init();
+    let _log = mcp_fusion::logging::init();
     let args = match Args::parse(std::env::args().skip(1)) {
         Ok(Some(args)) => args,
         Ok(None) => {

@@ -1,5 +1,6 @@
 //! The built `billing-server` over stdio, as an MCP host drives it: tools, resources and
-//! prompts, masked internal errors, its log lines, its exit, and SIGKILL mid-stream.
+//! prompts, masked internal errors, its log lines, a stderr nobody reads, its exit, and SIGKILL
+//! mid-stream.
 
 mod crash;
 mod log_lines;
@@ -8,3 +9,4 @@ mod resources_and_prompts;
 mod stdio;
 mod stdio_exit;
 mod tasks;
+mod unread_stderr;
