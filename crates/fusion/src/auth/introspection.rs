@@ -1,5 +1,6 @@
 //! Opaque access tokens, checked by asking the issuer (RFC 7662 token introspection), and the
-//! answers kept by the token's digest until the token expires.
+//! answers kept by the token's digest: an accepted token's until it expires, a refused one's for
+//! 30 s, so a token sent again and again costs the issuer one request.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -17,6 +18,10 @@ use super::{AuthError, Authenticator, Identity, OAuthError};
 
 /// The most answers kept; past it the expired ones go, then all of them.
 const DEFAULT_CAPACITY: usize = 10_000;
+
+/// How long a refusal is kept: long enough that repeating a made-up token does not reach the
+/// issuer, short enough that a token the issuer just made active is soon taken.
+const REFUSAL_KEPT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Checks opaque access tokens at the issuer's introspection endpoint, as this server's own
 /// OAuth client; accepts only active tokens issued for this server's resource.
@@ -46,8 +51,12 @@ struct Inner {
     client_secret: String,
     fetcher: Fetcher,
     capacity: usize,
-    known: Mutex<HashMap<[u8; 32], (Identity, Instant)>>,
+    refusal_kept: std::time::Duration,
+    known: Mutex<Known>,
 }
+
+/// What the issuer said about each token, by the token's digest, and until when it holds.
+type Known = HashMap<[u8; 32], (Result<Identity, AuthError>, Instant)>;
 
 /// What the endpoint answers (RFC 7662 §2.2); `aud` is a string or an array.
 #[derive(Deserialize)]
@@ -85,6 +94,7 @@ impl Introspection {
                 client_secret: client_secret.into(),
                 fetcher: Fetcher::new()?,
                 capacity: DEFAULT_CAPACITY,
+                refusal_kept: REFUSAL_KEPT,
                 known: Mutex::default(),
             }),
         })
@@ -94,6 +104,14 @@ impl Introspection {
     pub fn issuer(mut self, issuer: impl Into<String>) -> Introspection {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.issuer = Some(issuer.into());
+        }
+        self
+    }
+
+    /// How long a refused token is refused without asking the issuer again (default 30 s).
+    pub fn refusals_kept_for(mut self, kept: std::time::Duration) -> Introspection {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.refusal_kept = kept;
         }
         self
     }
@@ -118,10 +136,10 @@ impl Inner {
         }
         let digest: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
         let now = Instant::now();
-        if let Some((identity, until)) = self.known().get(&digest)
+        if let Some((answer, until)) = self.known().get(&digest)
             && *until > now
         {
-            return Ok(identity.clone());
+            return answer.clone();
         }
         let form = [("token", token), ("token_type_hint", "access_token")];
         let client = (self.client_id.as_str(), self.client_secret.as_str());
@@ -133,20 +151,34 @@ impl Inner {
                     return Err(AuthError::Unavailable);
                 }
             };
-        let (identity, expires) = self.accept(answer).map_err(refused)?;
+        let (identity, expires) = match self.accept(answer) {
+            Ok(accepted) => accepted,
+            Err(why) => return self.keep(digest, Err(refused(why)), now + self.refusal_kept),
+        };
         let Some(left) = expires.checked_sub(unix_now()) else {
             tracing::debug!(target: "mcp_fusion::auth", "refused an access token: it has expired");
-            return Err(AuthError::Expired);
+            return self.keep(digest, Err(AuthError::Expired), now + self.refusal_kept);
         };
+        self.keep(digest, Ok(identity), now + std::time::Duration::from_secs(left))
+    }
+
+    /// Keeps the answer about the token of `digest` until `until`, and returns it.
+    fn keep(
+        &self,
+        digest: [u8; 32],
+        answer: Result<Identity, AuthError>,
+        until: Instant,
+    ) -> Result<Identity, AuthError> {
         let mut known = self.known();
         if known.len() >= self.capacity {
+            let now = Instant::now();
             known.retain(|_, (_, until)| *until > now);
             if known.len() >= self.capacity {
                 known.clear();
             }
         }
-        known.insert(digest, (identity.clone(), now + std::time::Duration::from_secs(left)));
-        Ok(identity)
+        known.insert(digest, (answer.clone(), until));
+        answer
     }
 
     /// The identity of an answer, and when it expires; why not, if it is not accepted.
@@ -180,7 +212,7 @@ impl Inner {
         Ok((Identity { subject, client_id, scopes }, expires))
     }
 
-    fn known(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], (Identity, Instant)>> {
+    fn known(&self) -> std::sync::MutexGuard<'_, Known> {
         self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -209,6 +241,8 @@ impl std::fmt::Debug for Introspection {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     const RESOURCE: &str = "https://mcp.example.com/mcp";
@@ -252,6 +286,51 @@ mod tests {
         for garbage in ["{}", "[]", r#"{"active":"yes"}"#, r#"{"active":true,"exp":-1}"#] {
             assert!(serde_json::from_str::<Answer>(garbage).is_err(), "{garbage}");
         }
+    }
+
+    /// An introspection endpoint on loopback that counts its requests and calls every token
+    /// active but `made-up*`.
+    async fn endpoint(asked: Arc<std::sync::atomic::AtomicUsize>) -> String {
+        let app = axum::Router::new().route(
+            "/introspect",
+            axum::routing::post(move |body: String| {
+                asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let active = !body.contains("token=made-up");
+                let exp = unix_now() + 600;
+                let answer = serde_json::json!({"active": active, "aud": RESOURCE, "sub": "ana", "exp": exp});
+                async move { ([(http::header::CONTENT_TYPE, "application/json")], answer.to_string()) }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{address}/introspect")
+    }
+
+    #[tokio::test]
+    async fn a_refused_token_sent_again_is_refused_without_asking_the_issuer_until_its_refusal_lapses() {
+        let asked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let url = endpoint(Arc::clone(&asked)).await;
+        let tokens = Introspection::new(&url, RESOURCE, "mcp", "s").unwrap();
+        let asked = || asked.load(std::sync::atomic::Ordering::SeqCst);
+        for _ in 0..100 {
+            assert_eq!(tokens.authenticate("made-up-1").await, Err(AuthError::Invalid));
+        }
+        assert_eq!(asked(), 1, "one request for a hundred tries of the same made-up token");
+        assert_eq!(tokens.authenticate("made-up-2").await, Err(AuthError::Invalid));
+        assert_eq!(asked(), 2, "another token is another request");
+        assert!(tokens.authenticate("real").await.is_ok());
+        assert!(tokens.authenticate("real").await.is_ok());
+        assert_eq!(asked(), 3);
+        // Refusals kept for no time: each try asks again, and an accepted token is still kept.
+        let forgetful = Introspection::new(&url, RESOURCE, "mcp", "s").unwrap().refusals_kept_for(Duration::ZERO);
+        for n in 1..=3 {
+            assert_eq!(forgetful.authenticate("made-up-1").await, Err(AuthError::Invalid));
+            assert_eq!(asked(), 3 + n);
+        }
+        assert!(forgetful.authenticate("real").await.is_ok());
+        assert!(forgetful.authenticate("real").await.is_ok());
+        assert_eq!(asked(), 7);
     }
 
     #[test]

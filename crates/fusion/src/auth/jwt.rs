@@ -1,6 +1,7 @@
 //! OAuth 2.1 access tokens that are JWTs (RFC 9068), checked against the issuer's published
 //! keys: the signature, the issuer, the audience (this server's resource URI, RFC 8707), the
-//! validity window, and the scopes they grant.
+//! validity window, the token's type (an access token, not an ID or logout token signed by the
+//! same keys), and the scopes they grant.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -43,6 +44,7 @@ struct Inner {
     issuer: String,
     audience: String,
     leeway: Duration,
+    only_at_jwt: bool,
     keys: Keys,
 }
 
@@ -63,6 +65,7 @@ pub struct JwtBuilder {
     jwks_url: Option<String>,
     leeway: Duration,
     refetch_interval: Duration,
+    only_at_jwt: bool,
 }
 
 impl JwtAuthenticator {
@@ -74,6 +77,7 @@ impl JwtAuthenticator {
             jwks_url: None,
             leeway: Duration::from_secs(30),
             refetch_interval: Duration::from_secs(30),
+            only_at_jwt: false,
         }
     }
 
@@ -106,6 +110,15 @@ impl JwtBuilder {
     /// costs the issuer one request per interval.
     pub fn refetch_interval(mut self, interval: Duration) -> JwtBuilder {
         self.refetch_interval = interval;
+        self
+    }
+
+    /// Accepts only tokens typed `at+jwt` (RFC 9068). By default a token typed `JWT`, or not
+    /// typed, is accepted too, as most issuers type their access tokens so; a token of any
+    /// other type (`logout+jwt`, `id_token+jwt`, …) or one carrying ID-token claims (`nonce`,
+    /// `at_hash`, `c_hash`, `s_hash`) is refused either way.
+    pub fn only_at_jwt(mut self, only: bool) -> JwtBuilder {
+        self.only_at_jwt = only;
         self
     }
 
@@ -145,8 +158,8 @@ impl JwtBuilder {
     }
 
     fn with(self, keys: Keys) -> JwtAuthenticator {
-        let JwtBuilder { issuer, audience, leeway, .. } = self;
-        JwtAuthenticator { inner: Arc::new(Inner { issuer, audience, leeway, keys }) }
+        let JwtBuilder { issuer, audience, leeway, only_at_jwt, .. } = self;
+        JwtAuthenticator { inner: Arc::new(Inner { issuer, audience, leeway, only_at_jwt, keys }) }
     }
 }
 
@@ -160,9 +173,20 @@ pub(super) struct Claims {
     scope: Option<String>,
     /// A string or an array of strings, as issuers write it.
     scp: Option<serde_json::Value>,
+    /// Claims only an ID token carries (OpenID Connect Core §2, §3.3.2.11): present, the token
+    /// is one, whatever its header says.
+    nonce: Option<serde::de::IgnoredAny>,
+    at_hash: Option<serde::de::IgnoredAny>,
+    c_hash: Option<serde::de::IgnoredAny>,
+    s_hash: Option<serde::de::IgnoredAny>,
 }
 
 impl Claims {
+    /// Whether the token carries a claim only ID tokens carry.
+    fn of_an_id_token(&self) -> bool {
+        self.nonce.is_some() || self.at_hash.is_some() || self.c_hash.is_some() || self.s_hash.is_some()
+    }
+
     /// The identity the claims stand for: the subject (the client's id when there is no `sub`)
     /// with its client and scopes; none without either.
     pub(super) fn identity(self) -> Option<Identity> {
@@ -179,6 +203,30 @@ impl Claims {
             _ => {}
         }
         Some(Identity { subject, client_id, scopes })
+    }
+}
+
+/// What a token's `typ` header says it is, compared as RFC 7515 §4.1.9 asks: without case, with
+/// or without the `application/` prefix.
+#[derive(Debug, PartialEq)]
+enum TokenType {
+    /// `at+jwt`: an access token by RFC 9068.
+    AccessToken,
+    /// `JWT`, or no `typ`: what most issuers write on their access tokens, and on ID tokens.
+    Generic,
+    /// Anything else: an ID token, a logout token, a token of another protocol.
+    Other,
+}
+
+impl TokenType {
+    fn of(typ: Option<&str>) -> TokenType {
+        let Some(typ) = typ else { return TokenType::Generic };
+        let lower = typ.to_ascii_lowercase();
+        match lower.strip_prefix("application/").unwrap_or(&lower) {
+            "at+jwt" => TokenType::AccessToken,
+            "jwt" => TokenType::Generic,
+            _ => TokenType::Other,
+        }
     }
 }
 
@@ -200,6 +248,19 @@ impl Inner {
         let header = jsonwebtoken::decode_header(token).map_err(|_| refused("it is not a JWT"))?;
         if !asymmetric(header.alg) {
             return Err(refused("it is signed with a shared secret, not the issuer's key"));
+        }
+        match TokenType::of(header.typ.as_deref()) {
+            TokenType::AccessToken => {}
+            TokenType::Generic if !self.only_at_jwt => {}
+            TokenType::Generic => {
+                return Err(refused("its type is not at+jwt, and only access tokens typed so are taken"));
+            }
+            TokenType::Other => {
+                return Err(refused(&format!(
+                    "its type is {}, not an access token's",
+                    echo(header.typ.as_deref().unwrap_or_default())
+                )));
+            }
         }
         let key: Arc<Key> = match &self.keys {
             Keys::Fixed(keys) => keys.find(header.kid.as_deref(), header.alg).cloned(),
@@ -226,6 +287,11 @@ impl Inner {
                 ErrorKind::ImmatureSignature => refused("it is not valid yet (nbf)"),
                 other => refused(&echo(&format!("{other:?}"))),
             })?;
+        if claims.claims.of_an_id_token() {
+            return Err(refused(
+                "it carries ID-token claims (nonce, at_hash, c_hash or s_hash): an ID token is not an access token",
+            ));
+        }
         claims.claims.identity().ok_or_else(|| refused("it names no subject (sub) nor client (client_id)"))
     }
 }
@@ -269,10 +335,15 @@ mod tests {
     }
 
     fn sign(key: &str, kid: &str, claims: serde_json::Value) -> String {
+        sign_typed(key, kid, Some("JWT"), claims)
+    }
+
+    fn sign_typed(key: &str, kid: &str, typ: Option<&str>, claims: serde_json::Value) -> String {
         use base64::Engine as _;
         let der = base64::engine::general_purpose::STANDARD.decode(key).unwrap();
         let mut header = Header::new(Algorithm::EdDSA);
         header.kid = Some(kid.to_owned());
+        header.typ = typ.map(str::to_owned);
         jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ed_der(&der)).unwrap()
     }
 
@@ -355,6 +426,45 @@ mod tests {
         for token in refused {
             assert_eq!(fixed().authenticate(&token).await, Err(AuthError::Invalid), "{token:.80}");
         }
+    }
+
+    #[tokio::test]
+    async fn only_access_tokens_are_taken_whatever_else_the_issuer_signs() {
+        let strict = JwtAuthenticator::builder(ISSUER, RESOURCE)
+            .only_at_jwt(true)
+            .build_with_keys(&jwks(&[("a", X_A)]))
+            .unwrap();
+        for typ in [Some("at+jwt"), Some("AT+JWT"), Some("application/at+jwt")] {
+            let token = sign_typed(KEY_A, "a", typ, claims());
+            assert!(fixed().authenticate(&token).await.is_ok(), "{typ:?}");
+            assert!(strict.authenticate(&token).await.is_ok(), "{typ:?}, strict");
+        }
+        // Most issuers type access tokens `JWT` or not at all: taken, unless strict.
+        for typ in [Some("JWT"), Some("jwt"), None] {
+            let token = sign_typed(KEY_A, "a", typ, claims());
+            assert!(fixed().authenticate(&token).await.is_ok(), "{typ:?}");
+            assert_eq!(strict.authenticate(&token).await, Err(AuthError::Invalid), "{typ:?}, strict");
+        }
+        // Signed by the issuer for this audience, unexpired, and still not access tokens.
+        let id_token = with(json!({"nonce": "n-0S6_WzA2Mj", "at_hash": "77QmUPtjPfzWtF2AnpK9RQ", "auth_time": now()}));
+        for (typ, claims) in [
+            (Some("logout+jwt"), with(json!({"events": {"http://schemas.openid.net/event/backchannel-logout": {}}}))),
+            (Some("application/logout+jwt"), claims()),
+            (Some("id_token+jwt"), claims()),
+            (Some("secevent+jwt"), claims()),
+            (Some("JOSE"), claims()),
+            (Some(""), claims()),
+            (Some("JWT"), id_token.clone()),
+            (None, id_token.clone()),
+            (Some("at+jwt"), with(json!({"nonce": "n"}))),
+            (Some("JWT"), with(json!({"c_hash": "x"}))),
+            (Some("JWT"), with(json!({"s_hash": "x"}))),
+        ] {
+            let token = sign_typed(KEY_A, "a", typ, claims.clone());
+            assert_eq!(fixed().authenticate(&token).await, Err(AuthError::Invalid), "{typ:?} {claims}");
+        }
+        // `auth_time` alone is an access token's claim too (RFC 9068 §2.2.1).
+        assert!(fixed().authenticate(&sign(KEY_A, "a", with(json!({"auth_time": now()})))).await.is_ok());
     }
 
     /// A JWK set served over HTTP, counting its fetches; `keys` can change while it runs.

@@ -26,6 +26,7 @@ pub struct OAuth {
     resource: String,
     scopes: Vec<String>,
     jwks_url: Option<String>,
+    only_at_jwt: bool,
     introspection: Option<(String, String, String)>,
 }
 
@@ -50,6 +51,7 @@ impl OAuth {
             resource: resource.into(),
             scopes: Vec::new(),
             jwks_url: None,
+            only_at_jwt: false,
             introspection: None,
         }
     }
@@ -67,6 +69,14 @@ impl OAuth {
     /// Reads the issuer's keys from `url` instead of its metadata's `jwks_uri`.
     pub fn jwks_url(mut self, url: impl Into<String>) -> OAuth {
         self.jwks_url = Some(url.into());
+        self
+    }
+
+    /// Takes only JWTs typed `at+jwt` (RFC 9068): see [`JwtBuilder::only_at_jwt`].
+    ///
+    /// [`JwtBuilder::only_at_jwt`]: crate::auth::JwtBuilder::only_at_jwt
+    pub fn only_at_jwt(mut self, only: bool) -> OAuth {
+        self.only_at_jwt = only;
         self
     }
 
@@ -93,7 +103,7 @@ impl OAuth {
             Some((endpoint, client_id, secret)) => config
                 .authenticator(Introspection::new(&endpoint, &self.resource, client_id, secret)?.issuer(&self.issuer)),
             None => {
-                let mut tokens = JwtAuthenticator::builder(&self.issuer, &self.resource);
+                let mut tokens = JwtAuthenticator::builder(&self.issuer, &self.resource).only_at_jwt(self.only_at_jwt);
                 if let Some(url) = self.jwks_url {
                     tokens = tokens.jwks_url(url);
                 }
