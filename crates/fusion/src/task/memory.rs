@@ -10,21 +10,27 @@ use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPa
 /// The default bound of [`MemoryTasks`].
 pub const DEFAULT_MAX_TASKS: usize = 10_000;
 
+/// The default bound of one owner's tasks in a [`MemoryTasks`].
+pub const DEFAULT_MAX_TASKS_PER_OWNER: usize = 1_000;
+
 /// Tasks in this process's memory (the default store): a task dies with the process, and
-/// replicas do not see each other's. At most [`max_tasks`](MemoryTasks::max_tasks) are kept;
-/// when full, the task that ended longest ago makes room, and with every task still working a
+/// replicas do not see each other's. At most [`max_tasks`](MemoryTasks::max_tasks) are kept in
+/// all and [`max_tasks_per_owner`](MemoryTasks::max_tasks_per_owner) of one owner. A new task
+/// makes room only from its own owner's tasks, the one that ended longest ago: one caller never
+/// pushes out another's task before its time to live. With none of the owner's tasks ended, a
 /// new one is refused (the call is answered `SERVER_BUSY`).
 ///
 /// ```
 /// use mcp_fusion::task::{MemoryTasks, Tasks};
 ///
-/// let tasks = Tasks::new().store(MemoryTasks::new().max_tasks(1_000));
+/// let tasks = Tasks::new().store(MemoryTasks::new().max_tasks(1_000).max_tasks_per_owner(50));
 /// # let _ = tasks;
 /// ```
 #[derive(Debug, Clone)]
 pub struct MemoryTasks {
     tasks: Arc<Mutex<HashMap<String, StoredTask>>>,
     max_tasks: usize,
+    max_per_owner: usize,
 }
 
 impl Default for MemoryTasks {
@@ -36,12 +42,18 @@ impl Default for MemoryTasks {
 impl MemoryTasks {
     /// An empty store of at most [`DEFAULT_MAX_TASKS`] tasks.
     pub fn new() -> MemoryTasks {
-        MemoryTasks { tasks: Arc::default(), max_tasks: DEFAULT_MAX_TASKS }
+        MemoryTasks { tasks: Arc::default(), max_tasks: DEFAULT_MAX_TASKS, max_per_owner: DEFAULT_MAX_TASKS_PER_OWNER }
     }
 
     /// At most `max` tasks are kept (at least one).
     pub fn max_tasks(mut self, max: usize) -> MemoryTasks {
         self.max_tasks = max.max(1);
+        self
+    }
+
+    /// At most `max` tasks of one owner are kept (at least one).
+    pub fn max_tasks_per_owner(mut self, max: usize) -> MemoryTasks {
+        self.max_per_owner = max.max(1);
         self
     }
 
@@ -62,21 +74,31 @@ fn live<'t>(tasks: &'t mut HashMap<String, StoredTask>, id: &str, now: u64) -> O
 
 impl TaskStore for MemoryTasks {
     fn create(&self, task: StoredTask) -> BoxFuture<'static, Result<(), StoreError>> {
-        let max = self.max_tasks;
+        let (max, max_per_owner) = (self.max_tasks, self.max_per_owner);
         let created = self.with(|tasks| {
             let now = now_ms();
             tasks.retain(|_, kept| !kept.expired(now));
-            if tasks.len() >= max {
+            let owned = tasks.values().filter(|kept| kept.owner == task.owner).count();
+            if tasks.len() >= max || owned >= max_per_owner {
                 let oldest_ended = tasks
                     .values()
-                    .filter(|kept| kept.state.is_terminal())
+                    .filter(|kept| kept.owner == task.owner && kept.state.is_terminal())
                     .min_by_key(|kept| kept.updated_at_ms)
                     .map(|kept| kept.id.clone());
                 match oldest_ended {
                     Some(id) => {
                         tasks.remove(&id);
                     }
-                    None => return Err(StoreError(format!("{max} tasks are working, the most this store keeps"))),
+                    None if owned >= max_per_owner => {
+                        return Err(StoreError(format!(
+                            "{owned} tasks of this caller are working, the most this store keeps of one caller"
+                        )));
+                    }
+                    None => {
+                        return Err(StoreError(format!(
+                            "{max} tasks are kept, the most this store keeps, and none of this caller's has ended"
+                        )));
+                    }
                 }
             }
             tasks.insert(task.id.clone(), task);
@@ -195,6 +217,37 @@ mod tests {
         assert_eq!(store.get("t1").await.unwrap().unwrap().state, failed);
     }
 
+    fn owned(id: &str, owner: &str) -> StoredTask {
+        StoredTask { owner: owner.to_owned(), ..task(id, 60_000) }
+    }
+
+    #[tokio::test]
+    async fn a_caller_makes_room_only_from_its_own_ended_tasks_never_from_anothers() {
+        let store = MemoryTasks::new().max_tasks(8).max_tasks_per_owner(3);
+        store.create(owned("ana-1", "ana")).await.unwrap();
+        store.finish("ana-1", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap();
+        store.create(owned("ana-2", "ana")).await.unwrap();
+        // Bo floods: at three of his own, each new task replaces his oldest ended one.
+        for n in 0..50 {
+            store.create(owned(&format!("bo-{n}"), "bo")).await.unwrap();
+            store.finish(&format!("bo-{n}"), TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap();
+        }
+        assert!(store.get("ana-1").await.unwrap().is_some(), "ana's ended task outlives bo's flood");
+        assert!(store.get("ana-2").await.unwrap().is_some(), "ana's working task too");
+        assert_eq!(store.list("bo", None, 100).await.unwrap().tasks.len(), 3);
+        // Three working tasks of one caller: the fourth is refused, whoever else has room.
+        for id in ["cy-1", "cy-2", "cy-3"] {
+            store.create(owned(id, "cy")).await.unwrap();
+        }
+        let refused = store.create(owned("cy-4", "cy")).await.unwrap_err();
+        assert!(refused.to_string().contains("3 tasks of this caller are working"), "{refused}");
+        // Full in all (ana 2, bo 3, cy 3): dee's first task is refused, and nobody else's goes
+        // to make room for it.
+        let refused = store.create(owned("dee-1", "dee")).await.unwrap_err();
+        assert!(refused.to_string().contains("none of this caller's has ended"), "{refused}");
+        assert!(store.get("ana-1").await.unwrap().is_some());
+    }
+
     #[tokio::test]
     async fn an_expired_task_is_gone_and_a_full_store_makes_room_from_ended_tasks() {
         let store = MemoryTasks::new().max_tasks(2);
@@ -203,7 +256,7 @@ mod tests {
         store.create(task("a", 60_000)).await.unwrap();
         store.create(task("b", 60_000)).await.unwrap();
         let refused = store.create(task("c", 60_000)).await.unwrap_err();
-        assert!(refused.to_string().contains("2 tasks are working"), "{refused}");
+        assert!(refused.to_string().contains("none of this caller's has ended"), "{refused}");
         store.finish("a", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap();
         store.create(task("c", 60_000)).await.unwrap();
         assert_eq!(store.get("a").await.unwrap(), None);

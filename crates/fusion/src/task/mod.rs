@@ -17,7 +17,7 @@ mod store;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use memory::{DEFAULT_MAX_TASKS, MemoryTasks};
+pub use memory::{DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_OWNER, MemoryTasks};
 pub use store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPage, TaskState, TaskStore};
 
 pub(crate) use store::now_ms;
