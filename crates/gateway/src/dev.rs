@@ -181,10 +181,15 @@ impl Dev {
             roots.push(Root::new(root, &self.ignore)?);
         }
         let (events, changes) = mpsc::unbounded_channel();
-        let mut watcher = notify::recommended_watcher(move |event| {
-            // The receiver is gone only once the gateway stops.
-            let _ = events.send(event);
-        })
+        // A symlink under a watched path is not followed: what it points to may be anywhere
+        // (a home directory, a whole disk), and a change there is no change of this project.
+        let mut watcher = RecommendedWatcher::new(
+            move |event| {
+                // The receiver is gone only once the gateway stops.
+                let _ = events.send(event);
+            },
+            notify::Config::default().with_follow_symlinks(false),
+        )
         .map_err(|error| DevError::Watcher { path: roots[0].path.clone(), error })?;
         for root in &roots {
             watch_root(&mut watcher, root)?;

@@ -24,6 +24,9 @@
 //! assert_eq!(operations[0].input_schema["required"], json!(["id"]));
 //! ```
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use mcp_fusion_wire::value_kind as kind;
 use serde_json::{Map, Value};
 
@@ -36,6 +39,32 @@ pub const MAX_SCHEMA_NODES: usize = 100_000;
 
 /// How many operations one document may describe.
 pub const MAX_OPERATIONS: usize = 1_000;
+
+/// How many parameters one document may declare in all (path items' and operations'): far more
+/// than any API's, and few enough that reading them is quick.
+pub const MAX_PARAMETERS: usize = 10_000;
+
+/// Headers that say how the request is framed or routed, which the HTTP client sets: a call
+/// must never set them (`Host` to reach another virtual host, `Content-Length` to cut the body,
+/// `Connection` to have a proxy drop the mount's credentials).
+const FRAMING_HEADERS: [&str; 10] = [
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "expect",
+    "proxy-connection",
+];
+
+/// Whether a header parameter named `name` would set how the request is framed or routed.
+pub(crate) fn is_framing_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    FRAMING_HEADERS.contains(&lower.as_str()) || lower.starts_with("proxy-")
+}
 
 /// The methods an operation is found under, in the order they are read.
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
@@ -71,7 +100,7 @@ pub struct Parameter {
 }
 
 /// Where a parameter goes in the request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Location {
     /// A `{name}` of the path.
     Path,
@@ -143,7 +172,7 @@ pub fn import(document: &Value) -> Result<Vec<Operation>, ImportError> {
         None => return Err(ImportError::NotOpenApi("it has no \"openapi\" version".into())),
     }
     let paths = object_at(root.get("paths"), "/paths", "an object of paths")?;
-    let mut reader = Reader { document, nodes: 0 };
+    let mut reader = Reader { document, nodes: 0, parameters: 0 };
     let mut operations: Vec<Operation> = Vec::new();
     for (path, item) in paths {
         let at = format!("/paths/{}", pointer_token(path));
@@ -178,10 +207,11 @@ struct ReadParameter {
     schema: Value,
 }
 
-/// The document, and how many schema values have been inlined so far.
+/// The document, and how many schema values and parameters have been read so far.
 struct Reader<'a> {
     document: &'a Value,
     nodes: usize,
+    parameters: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -194,18 +224,22 @@ impl<'a> Reader<'a> {
         at: &str,
     ) -> Result<Operation, ImportError> {
         let operation = object_at(Some(self.resolve(operation, at, 0)?), at, "an operation object")?;
-        let mut parameters: Vec<ReadParameter> = Vec::new();
         let own = match operation.get("parameters") {
             Some(list) => self.parameters(list, &format!("{at}/parameters"))?,
             None => Vec::new(),
         };
-        // An operation's parameter replaces the path item's of the same name and place.
+        // An operation's parameter replaces the path item's of the same name and place, where
+        // the path item had it; found by an index, so that many parameters cost no more each.
+        let mut parameters: Vec<&ReadParameter> = Vec::with_capacity(shared.len() + own.len());
+        let mut index: HashMap<(&str, Location), usize> = HashMap::with_capacity(shared.len() + own.len());
         for parameter in shared.iter().chain(&own) {
-            parameters.retain(|kept| {
-                (kept.parameter.name.as_str(), kept.parameter.location)
-                    != (parameter.parameter.name.as_str(), parameter.parameter.location)
-            });
-            parameters.push(ReadParameter { parameter: parameter.parameter.clone(), schema: parameter.schema.clone() });
+            match index.entry((parameter.parameter.name.as_str(), parameter.parameter.location)) {
+                Entry::Occupied(slot) => parameters[*slot.get()] = parameter,
+                Entry::Vacant(slot) => {
+                    slot.insert(parameters.len());
+                    parameters.push(parameter);
+                }
+            }
         }
         let mut properties = Map::new();
         let mut required = Vec::new();
@@ -284,7 +318,7 @@ impl<'a> Reader<'a> {
             description,
             method: method.to_ascii_uppercase(),
             path: path.to_owned(),
-            parameters: parameters.into_iter().map(|read| read.parameter).collect(),
+            parameters: parameters.into_iter().map(|read| read.parameter.clone()).collect(),
             body,
             input_schema,
         })
@@ -297,6 +331,10 @@ impl<'a> Reader<'a> {
             expected: "an array of parameters",
             found: kind(list).into(),
         })?;
+        self.parameters += list.len();
+        if self.parameters > MAX_PARAMETERS {
+            return Err(ImportError::TooLarge(format!("it declares more than {MAX_PARAMETERS} parameters")));
+        }
         let mut read = Vec::with_capacity(list.len());
         for (index, entry) in list.iter().enumerate() {
             let at = format!("{at}/{index}");
@@ -335,6 +373,15 @@ impl<'a> Reader<'a> {
                     return Err(ImportError::Unsupported {
                         at: format!("{at}/name"),
                         what: format!("the header name {:?}, which HTTP does not allow", cut(&name)),
+                    });
+                }
+                if is_framing_header(&name) {
+                    return Err(ImportError::Unsupported {
+                        at: format!("{at}/name"),
+                        what: format!(
+                            "the header parameter {:?}, which would let a call set how the request is framed or routed",
+                            cut(&name)
+                        ),
                     });
                 }
             }
@@ -481,6 +528,10 @@ mod tests {
 
     use super::*;
 
+    fn said(document: Value) -> String {
+        import(&document).unwrap_err().to_string()
+    }
+
     fn document(paths: Value) -> Value {
         json!({"openapi": "3.0.3", "paths": paths, "components": {"schemas": {
             "Invoice": {"type": "object", "properties": {"amount_cents": {"type": "integer", "minimum": 1}}, "required": ["amount_cents"]},
@@ -529,7 +580,6 @@ mod tests {
 
     #[test]
     fn garbage_is_one_sentence_that_says_where() {
-        let said = |document: Value| import(&document).unwrap_err().to_string();
         assert_eq!(
             said(json!([])),
             "not an OpenAPI 3 document: it is an array; expected a JSON object with \"openapi\": \"3.x.y\" and \"paths\""
@@ -578,6 +628,55 @@ mod tests {
             said(document(json!({"/a": {"get": {"operationId": "same"}}, "/b": {"get": {"operationId": "same"}}})))
                 .starts_with("two operations are named \"same\" (GET /a and GET /b)")
         );
+    }
+
+    #[test]
+    fn header_parameters_that_frame_or_route_the_request_are_refused() {
+        for name in [
+            "Host",
+            "content-length",
+            "Transfer-Encoding",
+            "Connection",
+            "Keep-Alive",
+            "Upgrade",
+            "TE",
+            "Trailer",
+            "Expect",
+            "Proxy-Authorization",
+            "proxy-connection",
+        ] {
+            let refused = said(document(json!({"/a": {"get": {"parameters": [{"name": name, "in": "header"}]}}})));
+            assert!(
+                refused.contains(&format!(
+                    "/paths/~1a/get/parameters/0/name: the header parameter {name:?}, which would let a call set how the request is framed or routed"
+                )),
+                "{refused}"
+            );
+        }
+        // Named so as a query parameter, it is only a name.
+        assert!(import(&document(json!({"/a": {"get": {"parameters": [{"name": "host", "in": "query"}]}}}))).is_ok());
+    }
+
+    #[test]
+    fn many_parameters_are_read_in_one_pass_and_past_the_bound_refused() {
+        let many = |count: usize| -> Vec<Value> {
+            (0..count).map(|n| json!({"name": format!("p{n}"), "in": "query", "schema": {"type": "string"}})).collect()
+        };
+        // The path item's parameters, each replaced by the operation's of the same name and place.
+        let shared = many(4_000);
+        let mut own = many(4_000);
+        own.push(json!({"name": "X-Trace", "in": "header"}));
+        for parameter in own.iter_mut().take(4_000) {
+            parameter["required"] = json!(true);
+        }
+        let operations = import(&document(json!({"/a": {"parameters": shared, "get": {"parameters": own}}}))).unwrap();
+        let parameters = &operations[0].parameters;
+        assert_eq!(parameters.len(), 4_001);
+        assert!(parameters.iter().take(4_000).all(|parameter| parameter.required), "the operation's replaced them");
+        assert_eq!((parameters[4_000].name.as_str(), parameters[4_000].location), ("X-Trace", Location::Header));
+        // 60,000 parameters of one operation: refused by count, before any is read.
+        let refused = said(document(json!({"/a": {"get": {"parameters": many(60_000)}}})));
+        assert!(refused.contains("it declares more than 10000 parameters"), "{refused}");
     }
 
     #[test]

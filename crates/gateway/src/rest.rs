@@ -55,9 +55,13 @@ impl ApiSource<'_> {
             .user_agent(concat!("fusion-gateway/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|error| format!("no HTTP client: {error}"))?;
-        let (document, fetched_from) = self.read(&client, &headers).await?;
-        let operations =
-            import(&document).map_err(|error| format!("the OpenAPI document {}: {error}", self.document))?;
+        let (bytes, fetched_from) = self.read(&client, &headers).await?;
+        // Parsing and reading up to 16 MiB of JSON takes a while: on a thread of the blocking
+        // pool, so other mounts and the gateway's own requests are served meanwhile.
+        let source = self.document.to_owned();
+        let (document, operations) = tokio::task::spawn_blocking(move || parse_and_import(&source, &bytes))
+            .await
+            .map_err(|error| format!("the OpenAPI document {}: its import failed: {error}", self.document))??;
         if operations.len() > max_tools {
             return Err(format!(
                 "the OpenAPI document {} has {} operations, more than the {max_tools} tools its mount takes (max_tools), so none are served",
@@ -66,14 +70,18 @@ impl ApiSource<'_> {
             ));
         }
         let base = self.base(&document, fetched_from.as_ref(), !headers.is_empty())?;
+        for operation in &operations {
+            settable_by_a_call(operation, &headers, &base)
+                .map_err(|problem| format!("the OpenAPI document {}: {problem}", self.document))?;
+        }
         let tools = operations.iter().map(tool).collect();
         let operations =
             operations.into_iter().map(|operation| (operation.name.clone(), Arc::new(operation))).collect();
         Ok((tools, Api { client, base, headers, operations }))
     }
 
-    /// The document as JSON, and its URL when it was fetched.
-    async fn read(&self, client: &reqwest::Client, headers: &HeaderMap) -> Result<(Value, Option<Url>), String> {
+    /// The document's bytes, and its URL when it was fetched.
+    async fn read(&self, client: &reqwest::Client, headers: &HeaderMap) -> Result<(Vec<u8>, Option<Url>), String> {
         let source = self.document;
         let (bytes, url) = if source.starts_with("http://") || source.starts_with("https://") {
             let url =
@@ -108,12 +116,7 @@ impl ApiSource<'_> {
                 .map_err(|error| format!("the OpenAPI document {source} cannot be read: {error}"))?;
             (bytes, None)
         };
-        let document = serde_json::from_slice(&bytes).map_err(|error| {
-            format!(
-                "the OpenAPI document {source} is not JSON ({error}); a YAML document needs converting to JSON first"
-            )
-        })?;
-        Ok((document, url))
+        Ok((bytes, url))
     }
 
     /// Where the operations' paths are joined: `base_url`, else the document's first server
@@ -148,6 +151,42 @@ impl ApiSource<'_> {
         }
         base_url(base.as_str()).map_err(|problem| format!("the document's first server {problem}"))
     }
+}
+
+/// The document `source` holds in `bytes`, and its operations.
+fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Vec<Operation>), String> {
+    let document: Value = serde_json::from_slice(bytes).map_err(|error| {
+        format!("the OpenAPI document {source} is not JSON ({error}); a YAML document needs converting to JSON first")
+    })?;
+    let operations = import(&document).map_err(|error| format!("the OpenAPI document {source}: {error}"))?;
+    Ok((document, operations))
+}
+
+/// Why `operation` would let a call set what the mount sets: a header parameter named as one
+/// of the mount's headers (its credentials), or a query parameter named as one the base URL
+/// holds (a key in `?api_key=`), which the call's value would add to.
+fn settable_by_a_call(operation: &Operation, headers: &HeaderMap, base: &Url) -> Result<(), String> {
+    for parameter in &operation.parameters {
+        let name = parameter.name.as_str();
+        let taken = match parameter.location {
+            Location::Header => {
+                headers.keys().any(|set| set.as_str().eq_ignore_ascii_case(name)).then_some(("header", "its headers"))
+            }
+            Location::Query => {
+                base.query_pairs().any(|(set, _)| set == name).then_some(("query parameter", "its base_url's query"))
+            }
+            Location::Path => None,
+        };
+        if let Some((kind, set_by)) = taken {
+            return Err(format!(
+                "{} {} takes the {kind} {}, which the mount sets ({set_by}); a call must not set it, so rename or remove the parameter",
+                operation.method,
+                operation.path,
+                echo(name)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A base URL: http(s), no credentials, no fragment.
@@ -559,6 +598,40 @@ mod tests {
         pinned.headers = configured_headers(&[("X-Trace".into(), "mount".into())]).unwrap();
         let request = built(&pinned, "file", json!({"name": "a", "X-Trace": "caller"})).unwrap();
         assert_eq!(request.headers().get_all("x-trace").iter().collect::<Vec<_>>(), ["mount"]);
+    }
+
+    /// Loads a mount of `operation` (under `/a`) with `headers` and `base_url`; why not.
+    fn loaded(operation: Value, headers: &[(String, String)], base_url: &str) -> Result<usize, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("api.json");
+        std::fs::write(&path, json!({"openapi": "3.1.0", "paths": {"/a": {"get": operation}}}).to_string()).unwrap();
+        let source = ApiSource { document: path.to_str().unwrap(), base_url: Some(base_url), headers };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(source.load(100)).map(|(tools, _)| tools.len())
+    }
+
+    #[test]
+    fn a_parameter_that_would_set_what_the_mount_sets_is_refused_at_load() {
+        let key = [("X-API-Key".to_owned(), "MOUNTKEY".to_owned())];
+        let header = json!({"parameters": [{"name": "x-api-key", "in": "header"}]});
+        let refused = loaded(header, &key, "http://127.0.0.1:9/").unwrap_err();
+        assert!(
+            refused.ends_with(
+                "GET /a takes the header 'x-api-key', which the mount sets (its headers); a call must not set it, so rename or remove the parameter"
+            ),
+            "{refused}"
+        );
+        let query = json!({"parameters": [{"name": "api_key", "in": "query"}]});
+        let refused = loaded(query.clone(), &[], "http://127.0.0.1:9/v1?api_key=MOUNTKEY").unwrap_err();
+        assert!(
+            refused.contains("GET /a takes the query parameter 'api_key', which the mount sets (its base_url's query)"),
+            "{refused}"
+        );
+        // Other names, or the same name where the mount sets nothing, are the call's to set.
+        assert_eq!(loaded(query, &key, "http://127.0.0.1:9/v1?version=2"), Ok(1));
+        let framing = json!({"parameters": [{"name": "Content-Length", "in": "header"}]});
+        let refused = loaded(framing, &[], "http://127.0.0.1:9/").unwrap_err();
+        assert!(refused.contains("which would let a call set how the request is framed or routed"), "{refused}");
     }
 
     #[test]

@@ -148,3 +148,55 @@ fn garbage_flags_are_refused_in_a_line_that_says_what() {
     let output = Command::new(GATEWAY).args(["--config", "x.toml", "dev", "--", "sh"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// The watches the inotify instances of process `pid` hold.
+fn inotify_watches(pid: u32) -> usize {
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap();
+    fds.flatten()
+        .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target.as_os_str() == "anon_inode:inotify"))
+        .map(|fd| {
+            let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{}", fd.file_name().to_string_lossy()));
+            info.map_or(0, |info| info.lines().filter(|line| line.starts_with("inotify wd:")).count())
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_out_of_the_project_is_not_followed_neither_watched_nor_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().canonicalize().unwrap();
+    let project_dir = dir.join("project");
+    project(&project_dir);
+    // Outside the project: a tree of 600 directories, linked from inside it.
+    let outside = dir.join("outside");
+    for n in 0..600 {
+        std::fs::create_dir_all(outside.join(format!("d{n}"))).unwrap();
+    }
+    std::os::unix::fs::symlink(&outside, project_dir.join("src/vendor")).unwrap();
+    std::os::unix::fs::symlink(&outside, project_dir.join("linked")).unwrap();
+    let log = dir.join("gateway.log");
+    let mut gateway = tokio::process::Command::new(GATEWAY);
+    let script = project_dir.join("build.sh").display().to_string();
+    gateway
+        .args(["dev", "--watch", &project_dir.display().to_string(), "--ignore", "starts", "--", "sh", &script])
+        .env("RUST_LOG", "info");
+    let (transport, _) =
+        TokioChildProcess::builder(gateway).stderr(Stdio::from(std::fs::File::create(&log).unwrap())).spawn().unwrap();
+    let pid = transport.id().unwrap();
+    let client = Seen::default().serve(transport).await.unwrap();
+    eventually("dev.billing to answer", Duration::from_secs(60), || served(&client)).await;
+    let watches = inotify_watches(pid);
+    assert!(watches < 20, "{watches} inotify watches: the symlinked tree is watched");
+
+    // A write out there, then one here: the restart is for this one, and the only one.
+    std::fs::write(outside.join("d7/x.rs"), "outside").unwrap();
+    std::fs::write(project_dir.join("src/lib.txt"), "fine, edited\n").unwrap();
+    eventually("a restart", Duration::from_secs(60), || async { (starts(&project_dir) == 2).then_some(()) }).await;
+    eventually("dev.billing to answer again", Duration::from_secs(60), || served(&client)).await;
+    client.cancel().await.unwrap();
+    let log = std::fs::read_to_string(&log).unwrap();
+    let restarts: Vec<&str> = log.lines().filter(|line| line.contains("changed: restarting")).collect();
+    assert_eq!(restarts.len(), 1, "{log}");
+    assert!(restarts[0].contains("src/lib.txt changed"), "{log}");
+    assert!(!log.contains("outside"), "{log}");
+}
