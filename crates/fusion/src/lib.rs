@@ -104,6 +104,7 @@ pub mod prelude;
 pub mod prompt;
 pub mod resource;
 mod rounds;
+mod run_to_end;
 mod server;
 mod session;
 mod similarity;

@@ -30,6 +30,8 @@
 //!   further request is taken and every request in flight is cancelled, as if the client had
 //!   sent `notifications/cancelled` for each: the handlers see their cancellation at once,
 //!   and, as for any cancelled request, no answer is sent. A broken output is logged once.
+//!   [`serve_stdio`] returns once those calls have ended (each stopped before its commit
+//!   point, or finished what it committed, and logged), or after 30 s.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -70,6 +72,7 @@ pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     use rmcp::service::ServerInitializeError;
     super::announce_when_unlogged(format_args!("on stdio"));
     let transport = stdio().subscription_limits(server.subscription_limits());
+    let calls = server.clone();
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client went away before initializing: nothing to serve, nothing wrong.
@@ -77,8 +80,19 @@ pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
         Err(error) => return Err(std::io::Error::other(error)),
     };
     running.waiting().await.map_err(std::io::Error::other)?;
+    // The calls in flight were told of their cancellation: each stops before its commit point
+    // or finishes what it committed, and logs its outcome, before the process may end.
+    if tokio::time::timeout(CALLS_GRACE, calls.idle()).await.is_err() {
+        tracing::warn!(
+            calls = calls.in_flight(),
+            "the client is gone and calls still run after {CALLS_GRACE:?}: ending without them"
+        );
+    }
     Ok(())
 }
+
+/// How long a server whose client went away waits for its calls in flight to end.
+const CALLS_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 type Incoming = RxJsonRpcMessage<RoleServer>;
 

@@ -7,6 +7,7 @@ mod support;
 mod client;
 mod confirm;
 mod export;
+mod gone;
 mod http;
 mod keys;
 mod subscriptions;

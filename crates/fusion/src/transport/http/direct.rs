@@ -42,6 +42,7 @@ use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager
 use super::HttpConfig;
 use super::sessions::{IssuedSession, OwnedSessions};
 use super::strict::names_allowed_host;
+use crate::run_to_end::RunToEnd;
 use crate::server::FusionServer;
 use crate::transport::jsonrpc;
 
@@ -218,12 +219,16 @@ impl Direct {
         // lock, which every call in flight would take twice. The server stopping ends the call
         // below, and dropping it cancels this token.
         context.ct = CancellationToken::new();
-        // A client that goes away cancels its call, as with rmcp: this future is dropped then.
+        // A client that goes away cancels its call, as with rmcp: this future is dropped then,
+        // and the handler's runs on to its end on a task of its own, so that it either stops
+        // before its commit point or finishes (and logs) what it committed.
         let cancel_on_drop = context.ct.clone().drop_guard();
         // Boxed where it is made: the handler's future is large, and moving it up through the
         // futures that await it would copy it at each step.
-        let handled =
-            AssertUnwindSafe(Box::pin(rmcp::service::Service::handle_request(&self.server, request, context)));
+        let server = self.server.clone();
+        let handled = AssertUnwindSafe(RunToEnd::new(Box::pin(async move {
+            rmcp::service::Service::handle_request(&server, request, context).await
+        })));
         let message: ServerJsonRpcMessage = tokio::select! {
             // The call first: one that completes when first polled never waits on the server's
             // token.

@@ -125,6 +125,9 @@ impl Connections {
         // A tick of an eighth of the timeout: a slow client is cut within 12% of it.
         let tick = (config.limits.header_timeout / 8).clamp(Duration::from_millis(5), Duration::from_millis(250));
         http1.timer(CoarseTimer::start(tick)).header_read_timeout(config.limits.header_timeout);
+        // A client that half-closes (shuts its writing side after the request, as HTTP/1.1
+        // allows) still waits for its answer: the request is served, not dropped.
+        http1.half_close(true);
         // Not `pipeline_flush`: it holds an answer back while more bytes wait to be read, and
         // an answer refusing a request whose body was not read (both framings) was then lost
         // when the connection closed.
