@@ -65,6 +65,9 @@ impl Replica {
             .unwrap();
         let tokens =
             StaticTokens::new().token("ana-token", Identity::new("ana")).token("bo-token", Identity::new("bo"));
+        // One caller per round of a test that repeats itself.
+        let tokens = (0..10)
+            .fold(tokens, |tokens, n| tokens.token(format!("round{n}-token"), Identity::new(format!("round{n}"))));
         let config = HttpConfig::new("127.0.0.1:0").authenticator(tokens).session_store(store.clone());
         let config = configure(config);
         let http = HttpServer::bind(server.clone(), config).await.unwrap();
@@ -335,4 +338,59 @@ async fn a_tasks_end_reaches_its_session_listening_on_another_replica() {
         .await
         .expect("the end of a task run on one replica reached its session's stream on the other");
     assert!(heard.contains("completed"), "{heard}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn simultaneous_initializes_of_one_caller_on_two_replicas_open_no_more_than_its_cap() {
+    let redis = Redis::start();
+    let store = RedisStore::connect(redis.url()).await.unwrap();
+    let capped = |config: HttpConfig| config.max_sessions_per_caller(2);
+    let (one, two) = (Replica::with(&store, capped).await, Replica::with(&store, capped).await);
+    // Counting and taking a place were two steps: 10 at once, 5 a replica, opened 4 of cap 2.
+    for round in 0..10 {
+        let token = format!("round{round}-token");
+        let tries = (0..10).map(|n| if n % 2 == 0 { one.initialize(&token) } else { two.initialize(&token) });
+        let answers = futures_util::future::join_all(tries).await;
+        let opened: Vec<String> = answers
+            .iter()
+            .filter(|answer| answer.status() == 200)
+            .map(|answer| answer.headers()["mcp-session-id"].to_str().unwrap().to_owned())
+            .collect();
+        assert!(answers.iter().all(|answer| matches!(answer.status().as_u16(), 200 | 429)));
+        assert_eq!(opened.len(), 2, "round {round}: one caller opened {} sessions with a cap of 2", opened.len());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn while_a_session_is_restored_another_caller_naming_it_is_refused_and_the_restore_holds() {
+    let (_redis, _store, one, two) = two_replicas().await;
+    // The race needs bob's requests to arrive while ana's first one restores her session on
+    // the second replica: in each of 40 trials bob asks again and again until hers is answered.
+    let mut bobs = 0;
+    for trial in 0..40 {
+        let ana = one.open("ana-token").await;
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let hers = async {
+            let answer = two.session_of("ana-token", &ana).await;
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+            answer
+        };
+        let his = async {
+            let mut answers = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) || answers.is_empty() {
+                answers.push(two.session_of("bo-token", &ana).await);
+            }
+            answers
+        };
+        let (hers, his) = tokio::join!(hers, his);
+        assert_eq!(hers, (200, ana.clone()), "trial {trial}: ana's own restore");
+        bobs += his.len();
+        for (status, said) in his {
+            assert_eq!(status, 404, "trial {trial}: bob was answered inside ana's session: {said}");
+        }
+        assert_eq!(two.session_of("ana-token", &ana).await, (200, ana.clone()), "trial {trial}");
+    }
+    assert!(bobs >= 40, "bob asked {bobs} times");
 }

@@ -185,7 +185,7 @@ impl Registry {
     }
 
     fn opened(&self, id: &SessionId) {
-        self.live().sessions.insert(id.clone(), None);
+        self.live().sessions.entry(id.clone()).or_insert(None);
     }
 
     /// Whether this process may take one more session, restored from a store.
@@ -193,6 +193,12 @@ impl Registry {
     fn has_room(&self) -> bool {
         let live = self.live();
         live.sessions.len() + live.opening < self.limits.max_sessions
+    }
+
+    /// Whether this process holds the session `id` (its owner known or not yet).
+    #[cfg(feature = "redis")]
+    fn holds(&self, id: &str) -> bool {
+        self.live().sessions.contains_key(id)
     }
 
     /// Gives the session `id`, restored here, its owner.
@@ -284,7 +290,15 @@ fn admit(registry: &Arc<Registry>, shared: Option<&SharedStore>, request: &mut R
     let caller = Owner::of(request);
     if let Some(id) = request.headers().get(SESSION_HEADER) {
         let Some(id) = id.to_str().ok() else { return Ok(Admitted::Pass) };
-        let Some((known, experimental_tasks)) = registry.session(id) else {
+        let known = registry.session(id);
+        // A session held here without its owner yet is being restored from the store (its
+        // replayed `initialize` has not reached it): its owner is the store's to tell, so a
+        // request naming it is checked there, as one naming a session held elsewhere.
+        #[cfg(feature = "redis")]
+        if shared.is_some() && matches!(known, Some((None, _))) && super::shared_sessions::issued_form(id) {
+            return Ok(Admitted::Elsewhere { id: id.to_owned(), caller });
+        }
+        let Some((known, experimental_tasks)) = known else {
             // Only an id of the form this server issues (a UUID) is looked up in the store: any
             // other string a client sends never names a key there.
             #[cfg(feature = "redis")]
@@ -602,15 +616,22 @@ where
                 let mut inner = self.inner.clone();
                 std::mem::swap(&mut inner, &mut self.inner);
                 Either::Right(Either::Right(Box::pin(async move {
-                    if let Some(shared) = shared
+                    let mut reserved = None;
+                    if let Some(shared) = &shared
                         && let Some(owner) = &opening.owner
                     {
                         let max = (*owner != Owner::Unknown).then_some(max);
-                        if let Err(not) = shared.may_open(&owner.stored(), max).await {
-                            return Ok(not_opened(not, owner));
+                        match shared.may_open(&owner.stored(), max).await {
+                            Ok(reservation) => reserved = reservation,
+                            Err(not) => return Ok(not_opened(not, owner)),
                         }
                     }
+                    // The service's error (none, for axum's) leaves the reservation to lapse.
                     let response = inner.call(request).await?;
+                    // Answered: the session opened holds its own place among its owner's now.
+                    if let (Some(shared), Some(reservation)) = (&shared, reserved) {
+                        shared.release(reservation).await;
+                    }
                     opening.settle(&response);
                     Ok(response)
                 })))
@@ -697,7 +718,8 @@ async fn restorable(
         tracing::warn!(?caller, "refused a request naming another caller's session");
         return Err(refusal::session_not_found());
     }
-    if !registry.has_room() {
+    // One being restored here already holds its room.
+    if !registry.holds(&id) && !registry.has_room() {
         let max = registry.limits.max_sessions;
         tracing::warn!(max, "refused to restore a session: this replica holds as many as it may");
         return Err(refusal::busy(

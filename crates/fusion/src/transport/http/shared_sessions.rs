@@ -71,6 +71,30 @@ redis.call('PUBLISH', ARGV[2], 'u\n' .. table.concat(live, ',') .. '\n' .. ARGV[
 return #live
 ";
 
+/// Counts an owner's sessions and, when it holds fewer than its cap (`-1`: none), takes a place
+/// among them for the session an `initialize` is opening, in one step: replicas opening
+/// sessions of one owner at once cannot all see room for one more. The place is a reservation
+/// that lapses on its own; the session, once opened, takes its own place.
+const RESERVE_SCRIPT: &str = r"
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local held = redis.call('ZCARD', KEYS[1])
+local max = tonumber(ARGV[2])
+if max >= 0 and held >= max then return -1 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return held
+";
+
+/// How long a reservation holds an owner's place while its `initialize` is answered.
+const RESERVATION_MS: u64 = 60_000;
+
+/// The place an `initialize` took among its owner's sessions, given back once it is answered.
+#[derive(Debug, Clone)]
+pub(super) struct Reservation {
+    owner_key: String,
+    member: String,
+}
+
 /// Sessions in Redis, and the relay of what replicas tell them; clones share everything.
 #[derive(Clone)]
 pub(super) struct SharedSessions {
@@ -80,7 +104,7 @@ pub(super) struct SharedSessions {
     policy: FailurePolicy,
     timeout: Duration,
     channel: Arc<str>,
-    scripts: Arc<[Script; 3]>,
+    scripts: Arc<[Script; 4]>,
     /// When this process last told Redis that each session it holds is in use.
     touched: Arc<Mutex<HashMap<Arc<str>, Instant>>>,
 }
@@ -114,7 +138,7 @@ impl SharedSessions {
         (policy, timeout): (FailurePolicy, Duration),
     ) -> SharedSessions {
         let channel = Arc::from(format!("{}relay", store.key_prefix()));
-        let scripts = Arc::new([SUBSCRIBE_SCRIPT, DELETE_SCRIPT, UPDATED_SCRIPT].map(Script::new));
+        let scripts = Arc::new([SUBSCRIBE_SCRIPT, DELETE_SCRIPT, UPDATED_SCRIPT, RESERVE_SCRIPT].map(Script::new));
         SharedSessions { store, idle, policy, timeout, channel, scripts, touched: Arc::default() }
     }
 
@@ -128,21 +152,38 @@ impl SharedSessions {
     }
 
     /// Whether `owner` may open one more session, holding fewer than `max` across the replicas
-    /// (`None` for a caller nobody can tell apart: uncapped). Redis not answering in time
-    /// decides by the failure policy.
-    pub(super) async fn may_open(&self, owner: &str, max: Option<usize>) -> Result<(), NotOpened> {
-        let key = self.owner_key(owner);
-        let mut pipeline = redis::pipe();
-        pipeline.cmd("ZREMRANGEBYSCORE").arg(&key).arg("-inf").arg(Self::now_ms()).ignore();
-        pipeline.cmd("ZCARD").arg(&key);
-        match tokio::time::timeout(self.timeout, self.store.query::<(usize,)>("session_count", &pipeline)).await {
-            Ok(Ok((held,))) => match max {
-                Some(max) if held >= max => Err(NotOpened::CallerFull(max)),
-                _ => Ok(()),
-            },
-            Ok(Err(error)) => self.down(&error.to_string()),
-            Err(_) => self.down(&format!("no answer within {} ms", self.timeout.as_millis())),
+    /// (`None` for a caller nobody can tell apart: uncapped), and if so the place it took among
+    /// them, in one step. Redis not answering in time decides by the failure policy.
+    pub(super) async fn may_open(&self, owner: &str, max: Option<usize>) -> Result<Option<Reservation>, NotOpened> {
+        let reservation =
+            Reservation { owner_key: self.owner_key(owner), member: format!("opening:{}", uuid::Uuid::new_v4()) };
+        let now = Self::now_ms();
+        let args = [
+            now.to_string(),
+            max.map_or_else(|| "-1".to_owned(), |max| max.to_string()),
+            now.saturating_add(RESERVATION_MS).to_string(),
+            reservation.member.clone(),
+            self.idle_ms().max(RESERVATION_MS).to_string(),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let keys = [reservation.owner_key.clone()];
+        let reserved = self.store.invoke::<i64>("session_reserve", &self.scripts[3], &keys, &args);
+        match tokio::time::timeout(self.timeout, reserved).await {
+            Ok(Ok(held)) if held < 0 => Err(NotOpened::CallerFull(max.unwrap_or_default())),
+            Ok(Ok(_)) => Ok(Some(reservation)),
+            Ok(Err(error)) => self.down(&error.to_string()).map(|()| None),
+            Err(_) => self.down(&format!("no answer within {} ms", self.timeout.as_millis())).map(|()| None),
         }
+    }
+
+    /// Gives back the place `reservation` took: the session it was for holds its own by now,
+    /// or was not opened. Awaited before the `initialize` is answered, so the caller's next one
+    /// finds the place free.
+    pub(super) async fn release(&self, reservation: Reservation) {
+        let mut release = redis::cmd("ZREM");
+        release.arg(&reservation.owner_key).arg(&reservation.member);
+        // Not given back, it lapses on its own within a minute.
+        let _ = tokio::time::timeout(self.timeout, self.store.query::<()>("session_release", &release)).await;
     }
 
     fn down(&self, why: &str) -> Result<(), NotOpened> {
