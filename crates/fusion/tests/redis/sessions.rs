@@ -394,3 +394,30 @@ async fn while_a_session_is_restored_another_caller_naming_it_is_refused_and_the
     }
     assert!(bobs >= 40, "bob asked {bobs} times");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server; run by .ci/run"]
+async fn a_delete_while_the_relay_reconnects_still_ends_the_session_everywhere() {
+    let (redis, _store, one, two) = two_replicas().await;
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut admin = client.get_multiplexed_async_connection().await.unwrap();
+    for trial in 0..10 {
+        let ana = one.open("ana-token").await;
+        assert_eq!(two.session_of("ana-token", &ana).await, (200, ana.clone()), "trial {trial}: held on both");
+        // Every replica's relay connection dropped (as in a failover), and the session ended
+        // through one at once: the message of its end reaches nobody.
+        let killed: i64 =
+            redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("pubsub").query_async(&mut admin).await.unwrap();
+        assert!(killed >= 2, "trial {trial}: killed {killed} relay connections");
+        assert_eq!(one.delete("ana-token", &ana).await, 204);
+        let mut status = 0;
+        for _ in 0..500 {
+            status = two.session_of("ana-token", &ana).await.0;
+            if status == 404 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(status, 404, "trial {trial}: the session ended through one replica is still served by the other");
+    }
+}

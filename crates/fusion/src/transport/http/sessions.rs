@@ -195,6 +195,12 @@ impl Registry {
         live.sessions.len() + live.opening < self.limits.max_sessions
     }
 
+    /// The sessions this process holds.
+    #[cfg(feature = "redis")]
+    pub(super) fn ids(&self) -> Vec<SessionId> {
+        self.live().sessions.keys().cloned().collect()
+    }
+
     /// Whether this process holds the session `id` (its owner known or not yet).
     #[cfg(feature = "redis")]
     fn holds(&self, id: &str) -> bool {
@@ -354,6 +360,12 @@ pub struct OwnedSessions {
 }
 
 impl OwnedSessions {
+    /// The sessions this process holds.
+    #[cfg(feature = "redis")]
+    pub(super) fn held(&self) -> Vec<SessionId> {
+        self.registry.ids()
+    }
+
     pub(super) fn new(limits: Limits, registry: Arc<Registry>, shared: Option<SharedStore>) -> OwnedSessions {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(limits.session_idle_timeout);

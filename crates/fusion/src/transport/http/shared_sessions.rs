@@ -22,8 +22,8 @@ use futures_util::StreamExt as _;
 use futures_util::future::BoxFuture;
 use redis::Script;
 use rmcp::model::{InitializeRequestParams, LoggingLevel, ServerNotification};
-use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::store::{SessionState, SessionStore, SessionStoreError};
+use rmcp::transport::streamable_http_server::session::{SessionId, SessionManager as _};
 use tokio_util::sync::CancellationToken;
 
 use super::sessions::OwnedSessions;
@@ -235,6 +235,20 @@ impl SharedSessions {
         locked(&self.touched).insert(Arc::from(id), Instant::now());
     }
 
+    /// Those of `held` whose record is gone from the store: ended, or expired.
+    async fn ended_of(&self, held: &[SessionId]) -> Result<Vec<SessionId>, redis::RedisError> {
+        let mut ended = Vec::new();
+        for chunk in held.chunks(512) {
+            let mut pipeline = redis::pipe();
+            for id in chunk {
+                pipeline.cmd("EXISTS").arg(self.record_key(id));
+            }
+            let exists: Vec<bool> = self.store.query("session_exists", &pipeline).await?;
+            ended.extend(chunk.iter().zip(exists).filter(|(_, exists)| !exists).map(|(id, _)| id.clone()));
+        }
+        Ok(ended)
+    }
+
     /// The record of session `id`; `None` when there is none (it ended, expired, or never was).
     pub(super) async fn record(&self, id: &str) -> Result<Option<Record>, redis::RedisError> {
         let mut read = redis::cmd("HMGET");
@@ -316,6 +330,13 @@ impl SharedSessions {
                     let mut pubsub = self.store.inner.client.get_async_pubsub().await?;
                     pubsub.subscribe(&*self.channel).await?;
                     delay = Duration::from_millis(50);
+                    // What ended while nobody listened (a DELETE through another replica during
+                    // a reconnection) was told to no one: the sessions held here are checked
+                    // against their records once listening, and those gone end here too.
+                    for id in self.ended_of(&manager.held()).await? {
+                        tracing::info!(session = %id, "a session ended elsewhere while the relay was away: ending it here");
+                        let _ = manager.close_session(&id).await;
+                    }
                     let mut messages = pubsub.into_on_message();
                     while let Some(message) = messages.next().await {
                         let Ok(payload) = message.get_payload::<String>() else { continue };
