@@ -51,9 +51,11 @@ enum Message {
 /// and the guard that flushes it at exit.
 ///
 /// ```
+/// use tracing_subscriber::layer::SubscriberExt as _;
+///
 /// let (stderr, _guard) = mcp_fusion::logging::stderr();
-/// let log = tracing_subscriber::fmt::layer().with_writer(stderr.clone());
-/// # let _ = log;
+/// let subscriber = tracing_subscriber::registry().with(tracing_subscriber::fmt::layer().with_writer(stderr.clone()));
+/// # let _ = subscriber;
 /// assert_eq!(stderr.dropped_lines(), 0);
 /// ```
 pub fn stderr() -> (NonBlockingStderr, LogGuard) {

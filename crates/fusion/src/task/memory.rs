@@ -266,10 +266,13 @@ mod tests {
     #[tokio::test]
     async fn an_owner_lists_only_its_own_tasks_page_by_page() {
         let store = MemoryTasks::new();
+        // One clock reading for all: read per task, a busy machine's millisecond moves between
+        // them and reorders the creations.
+        let base = now_ms() - 1_000;
         for (id, owner, created) in [("b", "ana", 2), ("a", "ana", 2), ("c", "ana", 1), ("d", "bo", 1)] {
             let mut kept = task(id, 60_000);
             kept.owner = owner.to_owned();
-            kept.created_at_ms = now_ms() - 1_000 + created;
+            kept.created_at_ms = base + created;
             store.create(kept).await.unwrap();
         }
         let first = store.list("ana", None, 2).await.unwrap();
