@@ -104,6 +104,7 @@ pub mod prelude;
 pub mod prompt;
 pub mod resource;
 mod rounds;
+#[cfg(feature = "http")]
 mod run_to_end;
 mod server;
 mod session;
