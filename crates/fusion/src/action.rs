@@ -279,3 +279,29 @@ impl<S: Send + Sync + 'static> Action<S> {
         self
     }
 }
+
+impl<S: Send + Sync + 'static> Ctx<S> {
+    /// The name a model calls `action` by (an `#[action]` fn, or any fn that builds the
+    /// action) under this server's tools: `tasks.list_tasks` for an action of a grouped tool,
+    /// `tasks_list_tasks` flat, `list_tasks` standalone. A typed reference for an envelope's
+    /// `available_actions` and recovery: renaming the fn breaks the build, not the advice.
+    ///
+    /// ```
+    /// use mcp_fusion::prelude::*;
+    ///
+    /// /// List the tasks.
+    /// #[action(read_only)]
+    /// async fn list_tasks() -> Result<String> { Ok("no tasks".into()) }
+    ///
+    /// /// Read one task.
+    /// #[action(read_only)]
+    /// async fn get_task(ctx: Ctx<()>) -> Result<String, ToolError> {
+    ///     let list = ctx.action_name(list_tasks);
+    ///     Err(ToolError::not_found("No task 3.").suggest(format!("Call {list} for the ids.")).actions([list]))
+    /// }
+    /// # let _ = get_task;
+    /// ```
+    pub fn action_name(&self, action: impl FnOnce() -> Action<S>) -> String {
+        self.call().called_name(&action().name)
+    }
+}

@@ -21,6 +21,9 @@ pub(crate) struct CompiledGroup {
     pub actions: Vec<Arc<CompiledAction>>,
     by_action: HashMap<String, usize>,
     pub concurrency: Option<Arc<ConcurrencyGuard>>,
+    /// The argument that picks an action when the group is one tool; `None` for a group whose
+    /// actions are tools of their own (flat, standalone, a mount).
+    pub discriminator: Option<String>,
     /// Its tools as listed to a caller offered only some of its actions (named by the
     /// predicate); `None` for a mount, whose tools are listed as its upstream lists them.
     pub(crate) relist: Option<Relist>,
@@ -39,7 +42,7 @@ impl CompiledGroup {
     ) -> CompiledGroup {
         let by_action = actions.iter().enumerate().map(|(index, action)| (action.name().to_owned(), index)).collect();
         let actions = actions.into_iter().map(Arc::new).collect();
-        CompiledGroup { name, tools, actions, by_action, concurrency, relist: None }
+        CompiledGroup { name, tools, actions, by_action, concurrency, discriminator: None, relist: None }
     }
 
     /// The action named `name` (without the group's prefix).
@@ -81,6 +84,9 @@ pub(crate) struct CompiledAction {
     pub(crate) task: Option<crate::task::TaskSupport>,
     /// Whether it only reads (a lost task of it may simply run again).
     pub(crate) read_only: bool,
+    /// The names of other actions its author wrote (what for, the name), checked against the
+    /// catalog it joins.
+    pub(crate) names_written: Vec<(&'static str, String)>,
     /// For a mounted tool that groups its upstream's actions: how a call names one, so its
     /// validation errors name the action called, not only the tool.
     pub(crate) upstream_actions: Option<Arc<UpstreamActions>>,
@@ -122,6 +128,7 @@ impl CompiledAction {
             task: None,
             read_only: false,
             upstream_actions: None,
+            names_written: Vec::new(),
         }
     }
 

@@ -128,6 +128,20 @@ pub enum BuildError {
         /// The most a lockfile may hold.
         max: usize,
     },
+    /// An action names, where its author wrote a name at build time (a deprecation's
+    /// replacement, the `check_with` of an action that stands alone), an action the server
+    /// does not have.
+    #[error(
+        "{action:?} names {named:?} as its {what}, which is no action of this server: name an action it serves (`group.action`, or a standalone action's name)"
+    )]
+    NamesNoAction {
+        /// The qualified action.
+        action: String,
+        /// What the name is for (`replacement`, `check_with`).
+        what: &'static str,
+        /// The name as written.
+        named: String,
+    },
     /// An action's [`check_with`](crate::Action::check_with) names no read-only action of its
     /// group.
     #[error(

@@ -4,6 +4,7 @@ use crate::action::Action;
 use crate::guard::{Concurrency, RateLimit, Stage};
 use crate::guard::{Layers, Placement};
 use crate::middleware::Middleware;
+use mcp_fusion_contract::Exposition;
 
 /// A group of actions, exposed as one MCP tool (grouped exposition) or as one tool per
 /// action (flat exposition).
@@ -52,6 +53,10 @@ pub struct Group<S = ()> {
     pub(crate) rate_limits: Vec<RateLimit>,
     /// Whether the author accepted a grouped tool without an output schema.
     pub(crate) without_output_schema: bool,
+    /// How this group's actions become tools, when not as the server's exposition says.
+    pub(crate) exposition: Option<Exposition>,
+    /// A group of one action that stands alone: its tool is the action, named as it is.
+    pub(crate) standalone: bool,
 }
 
 impl<S: Send + Sync + 'static> Group<S> {
@@ -67,7 +72,41 @@ impl<S: Send + Sync + 'static> Group<S> {
             concurrency: None,
             rate_limits: Vec::new(),
             without_output_schema: false,
+            exposition: None,
+            standalone: false,
         }
+    }
+
+    /// The group of one action that stands alone (see
+    /// [`ServerBuilder::action`](crate::ServerBuilder::action)).
+    pub(crate) fn standalone(action: Action<S>) -> Group<S> {
+        let mut group = Group::new(action.name.clone(), action.description.clone());
+        group.standalone = true;
+        group.actions.push(action);
+        group
+    }
+
+    /// Lays this group's actions out as `exposition` says, whatever the server's: a server
+    /// can keep one group as one tool and expose another's actions flat
+    /// (`notes_read`, `notes_wipe`), each with its own hints and output schema.
+    ///
+    /// ```
+    /// use mcp_fusion::prelude::*;
+    ///
+    /// async fn read(_ctx: Ctx<()>, _input: NoInput) -> Result<String> { Ok("a note".into()) }
+    ///
+    /// let server = FusionServer::builder("notes", "1.0.0")
+    ///     .group(Group::new("notes", "Notes.").exposition(Exposition::flat())
+    ///         .action(Action::new("read", "Read the note.").read_only().handler(read)))
+    ///     .group(Group::new("drafts", "Drafts.")
+    ///         .action(Action::new("read", "Read a draft.").read_only().handler(read)))
+    ///     .build(()).unwrap();
+    /// let names: Vec<_> = server.tools().into_iter().map(|tool| tool.name.to_string()).collect();
+    /// assert_eq!(names, ["notes_read", "drafts"]);
+    /// ```
+    pub fn exposition(mut self, exposition: Exposition) -> Group<S> {
+        self.exposition = Some(exposition);
+        self
     }
 
     /// Accepts that the group's tool declares no `outputSchema` although some of its actions

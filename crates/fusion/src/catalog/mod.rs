@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
+pub(crate) use crate::context::CalledNames;
 pub(crate) use candidate::Candidate;
 pub use mcp_fusion_contract::Exposition;
 pub(crate) use mounted::{
     MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
 };
-pub(crate) use tools::{ActionSpec, GroupSpec, group_tools, listed_icons};
+pub(crate) use tools::{ActionSpec, GroupSpec, Layout, group_tools, listed_icons};
 
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
@@ -30,7 +31,8 @@ pub(crate) struct Catalog {
     routes: HashMap<String, Route>,
     groups: Vec<Arc<CompiledGroup>>,
     mounts: Mounts,
-    discriminator: Option<String>,
+    /// Each local action as a call names it.
+    names: Arc<CalledNames>,
     /// What callers are shown, when some actions ask for an identity or scopes.
     offers: Option<offer::Offers>,
 }
@@ -50,11 +52,7 @@ enum Route {
 impl Catalog {
     /// The catalog of `groups`, each already compiled with its tools, of which those named in
     /// `mounts` are mounted namespaces; group and tool names must be unique.
-    pub(crate) fn new(
-        exposition: &Exposition,
-        groups: Vec<Arc<CompiledGroup>>,
-        mounts: Mounts,
-    ) -> Result<Catalog, BuildError> {
+    pub(crate) fn new(groups: Vec<Arc<CompiledGroup>>, mounts: Mounts) -> Result<Catalog, BuildError> {
         let mut tools = Vec::new();
         let mut routes = HashMap::new();
         let mut group_names = HashSet::new();
@@ -64,9 +62,9 @@ impl Catalog {
             }
             for (t, tool) in group.tools.iter().enumerate() {
                 // A mount lists one tool per upstream tool, whatever the server's exposition.
-                let route = match exposition.discriminator() {
-                    Some(_) if !mounts.contains_key(&group.name) => Route::Group { tool: tools.len(), group: g },
-                    _ => Route::Action { tool: tools.len(), group: g, action: t },
+                let route = match group.discriminator {
+                    Some(_) => Route::Group { tool: tools.len(), group: g },
+                    None => Route::Action { tool: tools.len(), group: g, action: t },
                 };
                 if routes.insert(tool.name.to_string(), route).is_some() {
                     return Err(BuildError::Duplicate { what: "tool", name: tool.name.to_string() });
@@ -75,9 +73,22 @@ impl Catalog {
             }
         }
         debug_assert!(mounts.keys().all(|namespace| group_names.contains(namespace.as_str())));
-        let discriminator = exposition.discriminator().map(str::to_owned);
         let offers = offer::Offers::of(&groups);
-        Ok(Catalog { tools, routes, groups, mounts, discriminator, offers })
+        let names = Arc::new(called_names(&groups));
+        for action in groups.iter().flat_map(|group| &group.actions) {
+            for (what, named) in &action.names_written {
+                if names.called(named, &action.qualified).is_none() {
+                    let (action, named) = (action.qualified.to_string(), named.clone());
+                    return Err(BuildError::NamesNoAction { action, what, named });
+                }
+            }
+        }
+        Ok(Catalog { tools, routes, groups, mounts, names, offers })
+    }
+
+    /// Each local action as a call names it.
+    pub(crate) fn names(&self) -> &Arc<CalledNames> {
+        &self.names
     }
 
     /// The tools `tools/list` returns.
@@ -112,10 +123,13 @@ impl Catalog {
             .unwrap_or(false)
     }
 
-    /// The action with the qualified name `qualified` (`billing.get_invoice`).
+    /// The action with the qualified name `qualified` (`billing.get_invoice`, or the name of
+    /// an action that stands alone).
     pub(crate) fn action(&self, qualified: &str) -> Option<&Arc<CompiledAction>> {
-        let (group, action) = qualified.split_once('.')?;
-        self.group(group)?.action(action)
+        match qualified.split_once('.') {
+            Some((group, action)) => self.group(group)?.action(action),
+            None => self.group(qualified)?.actions.iter().find(|action| &*action.qualified == qualified),
+        }
     }
 
     /// The mounted namespaces' upstreams.
@@ -158,4 +172,18 @@ impl Catalog {
     fn tool_names(&self) -> impl Iterator<Item = &str> {
         self.tools.iter().map(|tool| tool.name.as_ref())
     }
+}
+
+/// The actions' names as calls say them: qualified for an action of a grouped tool, the tool's
+/// name for one that is a tool of its own (flat, standalone, mounted).
+fn called_names(groups: &[Arc<CompiledGroup>]) -> CalledNames {
+    CalledNames::new(groups.iter().flat_map(|group| {
+        group.actions.iter().enumerate().map(|(index, action)| {
+            let called = match (&group.discriminator, group.tools.get(index)) {
+                (None, Some(tool)) => tool.name.to_string(),
+                _ => action.qualified.to_string(),
+            };
+            (&*action.qualified, action.name(), called)
+        })
+    }))
 }

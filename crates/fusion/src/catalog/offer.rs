@@ -79,9 +79,9 @@ impl Catalog {
         match *self.routes.get(tool)? {
             Route::Action { group, action, .. } => Some(&self.groups[group].actions[action].access),
             Route::Group { group, .. } => {
-                let discriminator = self.discriminator.as_deref().unwrap_or("action");
-                let action = arguments?.get(discriminator)?.as_str()?;
-                Some(&self.groups[group].action(action)?.access)
+                let group = &self.groups[group];
+                let action = arguments?.get(group.discriminator.as_deref()?)?.as_str()?;
+                Some(&group.action(action)?.access)
             }
         }
     }

@@ -28,7 +28,7 @@ impl Catalog {
             }
             Some(&Route::Group { group, .. }) => {
                 let group = &self.groups[group];
-                let discriminator = self.discriminator.as_deref().unwrap_or("action");
+                let discriminator = group.discriminator.as_deref().unwrap_or("action");
                 let sent = arguments.remove(discriminator);
                 let action = route_in_group(group, discriminator, sent, &arguments)?;
                 Ok((Arc::clone(action), arguments))
@@ -95,7 +95,7 @@ impl Catalog {
     fn local_guess(&self, group: &CompiledGroup, name: &str) -> Option<Candidate> {
         let action = name.strip_prefix(group.name.as_str()).and_then(|rest| rest.strip_prefix('.')).unwrap_or(name);
         let index = group.actions.iter().position(|known| known.name() == action)?;
-        match &self.discriminator {
+        match &group.discriminator {
             Some(discriminator) => Some(Candidate::Action {
                 tool: group.tools.first()?.name.to_string(),
                 discriminator: discriminator.clone(),
@@ -121,18 +121,16 @@ impl Catalog {
             named.push((own.to_owned(), tool.description.as_deref()));
             calls.push(Candidate::Tool { tool: tool.name.to_string() });
         }
-        if let Some(discriminator) = &self.discriminator {
-            for group in self.groups.iter().filter(|group| !self.mounts.contains_key(&group.name)) {
-                let Some(tool) = group.tools.first() else { continue };
-                for action in &group.actions {
-                    named.push((action.name().to_owned(), None));
-                    calls.push(Candidate::Action {
-                        tool: tool.name.to_string(),
-                        discriminator: discriminator.clone(),
-                        action: action.name().to_owned(),
-                        listed: action.qualified.to_string(),
-                    });
-                }
+        for group in self.groups.iter().filter(|group| !self.mounts.contains_key(&group.name)) {
+            let (Some(discriminator), Some(tool)) = (&group.discriminator, group.tools.first()) else { continue };
+            for action in &group.actions {
+                named.push((action.name().to_owned(), None));
+                calls.push(Candidate::Action {
+                    tool: tool.name.to_string(),
+                    discriminator: discriminator.clone(),
+                    action: action.name().to_owned(),
+                    listed: action.qualified.to_string(),
+                });
             }
         }
         let likely = likely(name, named.iter().map(|(name, description)| Named { name, description: *description }));

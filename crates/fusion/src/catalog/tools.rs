@@ -32,15 +32,43 @@ pub(crate) struct GroupSpec<'a> {
     pub actions: &'a [&'a ActionSpec],
 }
 
+/// How one group's actions become tools: as an exposition says, or as the one action that
+/// stands alone, named as it is.
+#[derive(Debug, Clone)]
+pub(crate) enum Layout {
+    /// Grouped or flat.
+    Exposed(Exposition),
+    /// The group is one action, its tool named as the action.
+    Standalone,
+}
+
+impl Layout {
+    /// The argument that names the action, when grouped.
+    pub(crate) fn discriminator(&self) -> Option<&str> {
+        match self {
+            Layout::Exposed(exposition) => exposition.discriminator(),
+            Layout::Standalone => None,
+        }
+    }
+
+    /// The name of the tool that serves `action` of `group`.
+    pub(crate) fn tool_name(&self, group: &str, action: &str) -> String {
+        match self {
+            Layout::Exposed(exposition) => exposition.tool_name(group, action),
+            Layout::Standalone => action.to_owned(),
+        }
+    }
+}
+
 /// The tools of one group: one grouped tool, or one flat tool per action (in action order).
-pub(crate) fn group_tools(exposition: &Exposition, group: &GroupSpec<'_>) -> Vec<Tool> {
-    match exposition.discriminator() {
+pub(crate) fn group_tools(layout: &Layout, group: &GroupSpec<'_>) -> Vec<Tool> {
+    match layout.discriminator() {
         Some(discriminator) => vec![grouped_tool(group, discriminator)],
         None => group
             .actions
             .iter()
             .map(|action| {
-                let mut tool = flat_tool(exposition.tool_name(group.name, &action.name), action);
+                let mut tool = flat_tool(layout.tool_name(group.name, &action.name), action);
                 let icons = if action.icons.is_empty() { group.icons } else { &action.icons };
                 tool.icons = listed_icons(icons);
                 tool

@@ -1,7 +1,10 @@
 //! What a handler and a middleware know about the call they serve, and what a transport knows
 //! about a request.
 
+mod called;
 mod request;
+
+pub(crate) use called::CalledNames;
 
 #[cfg(feature = "http")]
 pub(crate) use request::LOG_LEVEL_META;
@@ -99,6 +102,8 @@ pub struct CallInfo {
     pub(crate) launch: Mutex<Option<crate::launch::Launch>>,
     /// For a call that may become a task: the id of its task, once kept.
     pub(crate) task_started: Option<tokio::sync::watch::Receiver<Option<String>>>,
+    /// Each local action as a call names it.
+    names: Option<Arc<arc_swap::ArcSwap<CalledNames>>>,
 }
 
 impl CallInfo {
@@ -133,6 +138,7 @@ impl CallInfo {
             rounds: Rounds::over(None),
             launch: Mutex::new(None),
             task_started: None,
+            names: None,
         }
     }
 
@@ -159,6 +165,28 @@ impl CallInfo {
     /// The call as one of the entry `kind`.
     pub(crate) fn of_kind(mut self, kind: EntryKind) -> CallInfo {
         self.kind = kind;
+        self
+    }
+
+    /// The name a model calls the action named `name` by under this server's tools (see
+    /// [`Ctx::action_name`]): `name` qualified (`tasks.list_tasks`), or bare (`list_tasks`, an
+    /// action of this call's group first). A name no action has comes back as it is, and is
+    /// logged once.
+    pub fn called_name(&self, name: &str) -> String {
+        let Some(names) = &self.names else { return name.to_owned() };
+        let names = names.load();
+        match names.called(name, &self.action) {
+            Some(called) => called.to_owned(),
+            None => {
+                names.unknown(name, &self.action);
+                name.to_owned()
+            }
+        }
+    }
+
+    /// The call naming actions with the server's names.
+    pub(crate) fn naming(mut self, names: Arc<arc_swap::ArcSwap<CalledNames>>) -> CallInfo {
+        self.names = Some(names);
         self
     }
 

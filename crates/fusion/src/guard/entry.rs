@@ -96,10 +96,14 @@ pub(crate) struct GuardedEntry<'a> {
 }
 
 impl GuardedEntry<'_> {
-    /// The read-only action of the group to check with, qualified (`billing.get_invoice`).
+    /// The read-only action of the group to check with, qualified (`billing.get_invoice`); for
+    /// an action that stands alone (its own group), as written.
     pub(crate) fn check_with(&self) -> Option<String> {
         let check = self.asks.check_with?;
         let group = self.group.name;
+        if **self.qualified == *group {
+            return Some(check.to_owned());
+        }
         Some(match check.strip_prefix(group).and_then(|rest| rest.strip_prefix('.')) {
             Some(_) => check.to_owned(),
             None => format!("{group}.{check}"),

@@ -7,7 +7,7 @@ use mcp_fusion_contract::{ContractDiff, Contracts, Lockfile, contracts_of, diff_
 use mcp_fusion_wire::{ChangeSeverity, ContractAwareness, echo};
 use rmcp::model::Tool;
 
-use crate::catalog::{Exposition, GroupSpec};
+use crate::catalog::GroupSpec;
 
 /// The most tool names the drift summary names.
 const NAMED_IN_SUMMARY: usize = 5;
@@ -109,7 +109,7 @@ impl Awareness {
     /// whose contract did not change enough to tell.
     pub(crate) fn of_group(
         &self,
-        exposition: &Exposition,
+        discriminator: Option<&str>,
         group: &GroupSpec<'_>,
         tools: &[Tool],
     ) -> Vec<Option<ContractAwareness>> {
@@ -118,7 +118,7 @@ impl Awareness {
             .actions
             .iter()
             .enumerate()
-            .map(|(index, action)| match exposition.discriminator() {
+            .map(|(index, action)| match discriminator {
                 Some(_) => self.block(&diff, group.name.to_owned(), Some(action.name.as_str()), &action.qualified),
                 None => self.block(&diff, tools[index].name.to_string(), None, &action.qualified),
             })

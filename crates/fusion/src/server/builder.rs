@@ -14,6 +14,7 @@ use super::mount::compile_mount;
 use super::prompts::Prompts;
 use super::resources::Resources;
 use super::{FusionServer, Inner};
+use crate::action::Action;
 use crate::cache::{CacheHint, CacheHints, Listing};
 use crate::catalog::{Catalog, Exposition, Mounts};
 use crate::error::BuildError;
@@ -170,6 +171,31 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Adds a group of actions.
     pub fn group(mut self, group: Group<S>) -> ServerBuilder<S> {
         self.groups.push(group);
+        self
+    }
+
+    /// Adds an action that stands alone: its own tool, named as the action (`create_task`),
+    /// with its own annotations and output schema, whatever the server's exposition. What a
+    /// server ported from rmcp's `#[tool]`s keeps: every tool's name and hints. Standalone
+    /// actions and groups mix in one server; a standalone action's qualified name (in logs,
+    /// rate limits, `available_actions`) is its own name.
+    ///
+    /// ```
+    /// use mcp_fusion::prelude::*;
+    ///
+    /// async fn list(_ctx: Ctx<()>, _input: NoInput) -> Result<String> { Ok("no tasks".into()) }
+    /// async fn wipe(_ctx: Ctx<()>, _input: NoInput) -> Result<String> { Ok("wiped".into()) }
+    ///
+    /// let server = FusionServer::builder("tasks", "1.0.0")
+    ///     .action(Action::new("list_tasks", "List the tasks.").read_only().handler(list))
+    ///     .action(Action::new("delete_all", "Delete every task.").destructive().handler(wipe))
+    ///     .build(()).unwrap();
+    /// let tools = server.tools();
+    /// assert_eq!((tools[0].name.as_ref(), tools[1].name.as_ref()), ("list_tasks", "delete_all"));
+    /// assert_eq!(tools[0].annotations.as_ref().unwrap().read_only_hint, Some(true));
+    /// ```
+    pub fn action(mut self, action: Action<S>) -> ServerBuilder<S> {
+        self.groups.push(Group::standalone(action));
         self
     }
 
@@ -377,7 +403,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             mounted.insert(group.name.clone(), Arc::new(upstream));
             compiled.push(Arc::new(group));
         }
-        let catalog = Catalog::new(&settings.exposition, compiled, mounted)?;
+        let catalog = Catalog::new(compiled, mounted)?;
+        settings.names.store(Arc::clone(catalog.names()));
         if let Some(awareness) = &settings.awareness {
             let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
             awareness.log_drift(catalog.tools(), &namespaces);
@@ -426,6 +453,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             subscriptions: Arc::new(Subscriptions::new(self.subscription_limits)),
             log_levels: Default::default(),
             request_state: self.request_state,
+            names: Default::default(),
         };
         (self.info, self.instructions, self.groups, settings)
     }

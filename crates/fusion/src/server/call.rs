@@ -214,6 +214,27 @@ impl CompiledAction {
             }
         };
         let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
+        self.named_as_called(outcome, warnings, settings)
+    }
+
+    /// The outcome and warnings with each action they name said as a model calls it.
+    fn named_as_called(
+        &self,
+        outcome: Result<Output, Refusal>,
+        mut warnings: Vec<ToolError>,
+        settings: &Settings,
+    ) -> (Result<Output, Refusal>, Vec<ToolError>) {
+        let names_actions = |error: &ToolError| !error.available_actions.is_empty();
+        let failed = matches!(&outcome, Err(Refusal::Failed(error)) if names_actions(error));
+        if !failed && !warnings.iter().any(names_actions) {
+            return (outcome, warnings);
+        }
+        let names = settings.names.load();
+        let outcome = match outcome {
+            Err(Refusal::Failed(error)) => Err(Refusal::Failed(names.rename(error, &self.qualified))),
+            other => other,
+        };
+        warnings = warnings.into_iter().map(|warning| names.rename(warning, &self.qualified)).collect();
         (outcome, warnings)
     }
 
@@ -243,7 +264,8 @@ impl CompiledAction {
             )
             .of_kind(self.kind)
             .with_rounds(rounds)
-            .launching(launch),
+            .launching(launch)
+            .naming(Arc::clone(&settings.names)),
         );
         let info = Arc::clone(admitted.get_or_init(|| info));
         // A client that set a logging level hears the events of its calls: they run in a span

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::awareness::Awareness;
 use crate::action::Action;
-use crate::catalog::{ActionSpec, Exposition, GroupSpec, group_tools};
+use crate::catalog::{ActionSpec, CalledNames, Exposition, GroupSpec, Layout, group_tools};
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::group::Group;
@@ -43,6 +43,8 @@ pub(crate) struct Settings {
     pub log_levels: Levels,
     /// How the state of multi round-trip requests is sealed.
     pub request_state: crate::rounds::Sealing,
+    /// Each local action as a call names it, as of the current catalog.
+    pub names: Arc<arc_swap::ArcSwap<CalledNames>>,
 }
 
 /// What a resource or a prompt asks of the guards: they are compiled as a read-only action of
@@ -89,16 +91,33 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     group: Group<S>,
     state: &Arc<S>,
 ) -> Result<CompiledGroup, BuildError> {
-    let Group { name, description, title, icons, actions, middleware, concurrency, rate_limits, without_output_schema } =
-        group;
-    check_name("group", &name)?;
+    let Group {
+        name,
+        description,
+        title,
+        icons,
+        actions,
+        middleware,
+        concurrency,
+        rate_limits,
+        without_output_schema,
+        exposition,
+        standalone,
+    } = group;
+    let layout = match standalone {
+        true => Layout::Standalone,
+        false => Layout::Exposed(exposition.unwrap_or_else(|| settings.exposition.clone())),
+    };
+    check_name(if standalone { "action" } else { "group" }, &name)?;
     check_icons(|| format!("the group {name:?}"), &icons)?;
     if actions.is_empty() {
         return Err(BuildError::EmptyGroup { group: name });
     }
     let concurrency = concurrency.map(|limits| Arc::new(ConcurrencyGuard::new(format!("Tool \"{name}\""), limits)));
     let scope = GroupScope { name: &name, rate_limits: &rate_limits, concurrency: concurrency.as_ref() };
-    check_checks(&name, &actions)?;
+    if !standalone {
+        check_checks(&name, &actions)?;
+    }
     let mut compiled = Vec::with_capacity(actions.len());
     let mut specs = Vec::with_capacity(actions.len());
     let mut names = HashSet::with_capacity(actions.len());
@@ -107,31 +126,31 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         if !names.insert(action.name.clone()) {
             return Err(BuildError::Duplicate { what: "action", name: format!("{name}.{}", action.name) });
         }
-        let (action, spec) = compile_action(settings, &scope, &middleware, action, state)?;
+        let (action, spec) = compile_action(settings, &scope, &layout, &middleware, action, state)?;
         compiled.push(action);
         specs.push(spec);
     }
     let members: Vec<&ActionSpec> = specs.iter().collect();
-    if settings.exposition.discriminator().is_some() && !without_output_schema {
+    if layout.discriminator().is_some() && !without_output_schema {
         check_grouped_output(&name, &members)?;
     }
     let spec =
         GroupSpec { name: &name, description: &description, title: title.as_deref(), icons: &icons, actions: &members };
-    let tools = group_tools(&settings.exposition, &spec);
+    let tools = group_tools(&layout, &spec);
     for (index, action) in compiled.iter_mut().enumerate() {
-        let tool = match settings.exposition.discriminator() {
+        let tool = match layout.discriminator() {
             Some(_) => tools.first(),
             None => tools.get(index),
         };
         action.output_schema = tool.is_some_and(|tool| tool.output_schema.is_some());
     }
     if let Some(awareness) = &settings.awareness {
-        for (action, block) in compiled.iter_mut().zip(awareness.of_group(&settings.exposition, &spec, &tools)) {
+        for (action, block) in compiled.iter_mut().zip(awareness.of_group(layout.discriminator(), &spec, &tools)) {
             action.awareness = block;
         }
     }
     let mut group = CompiledGroup::new(name.clone(), tools, compiled, concurrency);
-    let exposition = settings.exposition.clone();
+    group.discriminator = layout.discriminator().map(str::to_owned);
     group.relist = Some(Arc::new(move |admitted: &dyn Fn(&str) -> bool| {
         let members: Vec<&ActionSpec> = specs.iter().filter(|spec| admitted(&spec.name)).collect();
         let spec = GroupSpec {
@@ -141,7 +160,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             icons: &icons,
             actions: &members,
         };
-        group_tools(&exposition, &spec)
+        group_tools(&layout, &spec)
     }));
     Ok(group)
 }
@@ -218,17 +237,21 @@ fn check_checks<S>(group: &str, actions: &[Action<S>]) -> Result<(), BuildError>
 fn compile_action<S: Send + Sync + 'static>(
     settings: &Settings,
     group: &GroupScope<'_>,
+    layout: &Layout,
     middleware: &Layers,
     action: Action<S>,
     state: &Arc<S>,
 ) -> Result<(CompiledAction, ActionSpec), BuildError> {
-    let qualified: Arc<str> = format!("{}.{}", group.name, action.name).into();
+    let (qualified, name_at): (Arc<str>, usize) = match layout {
+        Layout::Standalone => (action.name.as_str().into(), 0),
+        Layout::Exposed(_) => (format!("{}.{}", group.name, action.name).into(), group.name.len() + 1),
+    };
     check_icons(|| format!("the action {qualified:?}"), &action.icons)?;
     let handler = action
         .handler
         .as_ref()
         .ok_or_else(|| BuildError::MissingHandler { what: "action", action: qualified.to_string() })?;
-    let input = input_schema(settings, &qualified, handler.as_ref(), action.strict)?;
+    let input = input_schema(layout.discriminator(), &qualified, handler.as_ref(), action.strict)?;
     let output = handler.output_schema(&mut output_generator()).map(into_object);
     let checker = Checker::new(&input, action.sensitive.clone(), Formats::Asserted)
         .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
@@ -237,7 +260,7 @@ fn compile_action<S: Send + Sync + 'static>(
     let chain = assemble(guards, &levels, handler.endpoint(Arc::clone(state)));
     let mut compiled = CompiledAction::new(
         Arc::clone(&qualified),
-        group.name.len() + 1,
+        name_at,
         Some(checker),
         handler.decoder(),
         chain,
@@ -246,6 +269,12 @@ fn compile_action<S: Send + Sync + 'static>(
     compiled.access = RequireCaller::new(Arc::clone(&qualified), action.require_identity, action.scopes.clone());
     compiled.task = action.task;
     compiled.read_only = action.annotations.read_only == Some(true);
+    if let Some(Some(replacement)) = &action.deprecated {
+        compiled.names_written.push(("replacement", replacement.clone()));
+    }
+    if let (Layout::Standalone, Some(check)) = (layout, &action.check_with) {
+        compiled.names_written.push(("check_with", check.clone()));
+    }
     let spec = ActionSpec {
         name: action.name,
         qualified,
@@ -262,7 +291,7 @@ fn compile_action<S: Send + Sync + 'static>(
 /// The input schema the handler's type generates, which must describe an object whose
 /// fields do not include the discriminator.
 fn input_schema<S>(
-    settings: &Settings,
+    discriminator: Option<&str>,
     qualified: &str,
     handler: &dyn ErasedHandler<S>,
     strict: bool,
@@ -275,7 +304,7 @@ fn input_schema<S>(
             schema: Value::Object(input).to_string(),
         });
     }
-    if let Some(field) = settings.exposition.discriminator().filter(|d| property_names(&input).iter().any(|p| p == d)) {
+    if let Some(field) = discriminator.filter(|d| property_names(&input).iter().any(|p| p == d)) {
         return Err(BuildError::FieldIsDiscriminator { action: qualified.to_owned(), field: field.to_owned() });
     }
     Ok(input)

@@ -237,8 +237,9 @@ impl FusionServer {
         if !change(&mut groups, &mut mounts) {
             return Ok(());
         }
-        let catalog = Catalog::new(&self.inner.settings.exposition, groups, mounts)?;
+        let catalog = Catalog::new(groups, mounts)?;
         let changed = catalog.tools() != current.tools();
+        self.inner.settings.names.store(Arc::clone(catalog.names()));
         self.inner.catalog.store(Arc::new(catalog));
         if changed {
             self.listing_changed(ListChanged::Tools);

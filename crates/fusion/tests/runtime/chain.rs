@@ -185,7 +185,8 @@ fn the_chain_lists_every_stage_in_order() {
                         .rate_limit(RateLimit::new(5, Duration::from_secs(1)).per_identity())
                         .middleware(from_fn(|call: Call, next: Next| next.run(call)).named("own"))
                         .handler(ok),
-                ),
+                )
+                .action(Action::new("b", "B.").handler(ok)),
         )
         .build(())
         .unwrap();

@@ -484,7 +484,9 @@ async fn gone(_ctx: Ctx<()>, _input: Search) -> Result<String, ToolError> {
 async fn a_failed_result_is_exactly_one_text_block() {
     let server = FusionServer::builder("dep", "1")
         .group(
-            Group::new("docs", "Docs.").action(Action::new("get", "Get.").deprecated(Some("docs.find")).handler(gone)),
+            Group::new("docs", "Docs.")
+                .action(Action::new("get", "Get.").deprecated(Some("docs.find")).handler(gone))
+                .action(Action::new("find", "Find.").handler(gone)),
         )
         .build(())
         .unwrap();

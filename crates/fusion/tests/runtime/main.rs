@@ -15,3 +15,4 @@ mod idempotency;
 mod listing;
 mod lockfile;
 mod observability;
+mod shapes;
