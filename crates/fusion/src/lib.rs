@@ -131,7 +131,6 @@ pub use server::{FusionServer, ServerBuilder};
 pub use transport::http;
 pub use transport::stdio::serve_stdio;
 
-#[cfg(feature = "macros")]
 #[doc = include_str!("../docs/action.md")]
 pub use mcp_fusion_macros::action;
 
@@ -147,7 +146,6 @@ pub mod __fuzz {
 }
 
 /// What `#[action]`'s expansion names; not an API.
-#[cfg(feature = "macros")]
 #[doc(hidden)]
 pub mod __macro {
     /// The state of a context type, for a handler whose context is written as an alias.

@@ -33,7 +33,6 @@
 //! `Result` here is [`crate::Result`]: `Result<T>` takes any error with `?`, and
 //! `Result<T, E>` is the standard one.
 
-#[cfg(feature = "macros")]
 pub use crate::action;
 pub use crate::guard::{Concurrency, RateLimit};
 #[cfg(feature = "http")]
