@@ -125,7 +125,7 @@ pub use error::{BoxError, BuildError, Result};
 pub use group::Group;
 pub use input::{FieldIssue, NoInput, Validate, Validated};
 pub use middleware::from_fn;
-pub use output::{IntoOutput, Output, Payload};
+pub use output::{IntoOutput, Output, Payload, Structured};
 pub use server::{FusionServer, ServerBuilder};
 #[cfg(feature = "http")]
 pub use transport::http;

@@ -60,6 +60,12 @@ impl Output {
         }
     }
 
+    /// A structured result whose text block is `text` (a summary line, what a model or a
+    /// host showing text reads) rather than the value's JSON; `structuredContent` is `value`.
+    pub fn structured_with_text(text: impl Into<String>, value: Value) -> Output {
+        Output { structured: Some(value), ..Output::text(text) }
+    }
+
     /// A result of any content blocks: images, audio, embedded resources, text.
     pub fn blocks(content: Vec<ContentBlock>) -> Output {
         Output { content, structured: None, passed_through: None, payload: None }
@@ -139,10 +145,56 @@ struct Record {
     payload: Option<Payload>,
 }
 
+/// Structured content with a text block of the handler's choosing, declaring `T`'s output
+/// schema as [`Json<T>`](rmcp::Json) does: for a result a model reads as one line ("Created
+/// task 3") and a program reads as data.
+///
+/// ```
+/// use mcp_fusion::prelude::*;
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Task { id: u64, title: String }
+///
+/// /// Create a task.
+/// #[action]
+/// async fn create_task() -> Result<Structured<Task>> {
+///     let task = Task { id: 3, title: "Write the report".into() };
+///     Ok(Structured::new(format!("Created task {}", task.id), task))
+/// }
+///
+/// let server = FusionServer::builder("tasks", "1").action(create_task()).build(()).unwrap();
+/// assert!(server.tools()[0].output_schema.is_some());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Structured<T> {
+    /// The text block.
+    pub text: String,
+    /// The structured content.
+    pub value: T,
+}
+
+impl<T> Structured<T> {
+    /// `value` as structured content, `text` as the text block.
+    pub fn new(text: impl Into<String>, value: T) -> Structured<T> {
+        Structured { text: text.into(), value }
+    }
+}
+
+impl<T: Serialize + JsonSchema + Send + 'static> IntoOutput for Structured<T> {
+    fn output_schema(generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(generator.root_schema_for::<T>())
+    }
+
+    fn into_output(self) -> Result<Output, BoxError> {
+        Ok(Output::structured_with_text(self.text, serde_json::to_value(self.value)?))
+    }
+}
+
 /// What a handler may return on success, like axum's `IntoResponse`.
 ///
 /// - [`Json<T>`](rmcp::Json) (`T: Serialize + JsonSchema`): structured content, and the action
 ///   declares `T`'s schema as its output schema;
+/// - [`Structured<T>`]: the same, with a text block of the handler's choosing;
 /// - `String` / `&'static str`: a text block;
 /// - [`serde_json::Value`]: its JSON text;
 /// - [`ContentBlock`] / `Vec<ContentBlock>`: as given (images, audio, embedded resources);
@@ -150,7 +202,7 @@ struct Record {
 #[diagnostic::on_unimplemented(
     message = "an action cannot return `{Self}`: wrap it in `Json(..)` to return it as structured content",
     label = "`{Self}` is not an action's output",
-    note = "an action returns `Json<T>` (T: Serialize + JsonSchema; an object keeps the tool's outputSchema, so put a list in a struct field), `String`, `&'static str`, `serde_json::Value`, `ContentBlock`, `Vec<ContentBlock>` or `Output`"
+    note = "an action returns `Json<T>` (T: Serialize + JsonSchema; an object keeps the tool's outputSchema, so put a list in a struct field), `Structured<T>` (the same with a text of its own), `String`, `&'static str`, `serde_json::Value`, `ContentBlock`, `Vec<ContentBlock>` or `Output`"
 )]
 pub trait IntoOutput: Send + 'static {
     /// The output schema this type declares, if any.

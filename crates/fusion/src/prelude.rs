@@ -42,5 +42,5 @@ pub use crate::resource::{Resource, ResourceTemplate};
 pub use crate::wire::ErrorCode;
 pub use crate::{
     Action, BoxError, BuildError, CallInfo, Ctx, Exposition, FieldIssue, FusionServer, Group, Icon, Json, NoInput,
-    Result, ToolError, Validate, Validated, serve_stdio,
+    Result, Structured, ToolError, Validate, Validated, serve_stdio,
 };

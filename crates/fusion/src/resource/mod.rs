@@ -102,6 +102,7 @@ pub(crate) struct About {
     pub rate_limits: Vec<RateLimit>,
     pub timeout: Option<Duration>,
     pub cache: Option<CacheHint>,
+    pub annotations: Option<rmcp::model::Annotations>,
 }
 
 /// The builder methods both kinds share.
@@ -130,6 +131,27 @@ macro_rules! about_methods {
         /// for a [`Blob`] when unset; `Json` contents are `application/json`).
         pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
             self.about.mime_type = Some(mime_type.into());
+            self
+        }
+
+        /// How a client should use it (MCP annotations, listed with it): who it is for
+        /// (`audience`), how much it matters from 0.0 to 1.0 (`priority`), when it last
+        /// changed (`last_modified`, RFC 3339). A priority outside 0.0–1.0 or a time that is
+        /// not RFC 3339 fails the build.
+        ///
+        /// ```
+        /// use mcp_fusion::resource::Resource;
+        /// use rmcp::model::{Annotations, Role};
+        ///
+        /// let annotations = Annotations::default()
+        ///     .with_audience(vec![Role::Assistant])
+        ///     .with_priority(0.8)
+        ///     .with_timestamp_now();
+        /// let tasks: Resource<()> = Resource::new("tasks://all", "tasks").annotations(annotations);
+        /// # let _ = tasks;
+        /// ```
+        pub fn annotations(mut self, annotations: rmcp::model::Annotations) -> Self {
+            self.about.annotations = Some(annotations);
             self
         }
 

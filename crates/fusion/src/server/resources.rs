@@ -112,6 +112,7 @@ pub(crate) fn compile_resource<S: Send + Sync + 'static>(
 ) -> Result<Entry<ListedResource>, BuildError> {
     let Resource { about, handler } = resource;
     check_icons(|| format!("the resource {:?}", about.uri), &about.icons)?;
+    check_annotations(&about)?;
     if about.uri.contains(['{', '}']) {
         return Err(uri_error(&about.uri, "a fixed URI has no {parameter}: declare it as a ResourceTemplate"));
     }
@@ -127,6 +128,7 @@ pub(crate) fn compile_template<S: Send + Sync + 'static>(
 ) -> Result<Entry<ListedTemplate>, BuildError> {
     let ResourceTemplate { about, handler, completers } = template;
     check_icons(|| format!("the resource template {:?}", about.uri), &about.icons)?;
+    check_annotations(&about)?;
     let template = UriTemplate::parse(&about.uri).map_err(|error| uri_error(&about.uri, &error.to_string()))?;
     let compiled = compile(settings, &about, handler, Some(template), completers, state)?;
     Ok(Entry { listed: listed_template(&about, &compiled.params), compiled: Arc::new(compiled) })
@@ -384,6 +386,22 @@ pub(crate) fn page<T: Clone>(items: &[T], cursor: Option<&str>) -> Result<(Vec<T
     Ok((items[start..end].to_vec(), next))
 }
 
+/// A priority MCP can carry (0.0 to 1.0) and a time a client can read (RFC 3339).
+fn check_annotations(about: &About) -> Result<(), BuildError> {
+    let Some(annotations) = &about.annotations else { return Ok(()) };
+    if let Some(priority) = annotations.priority.filter(|priority| !(0.0..=1.0).contains(priority)) {
+        return Err(uri_error(&about.uri, &format!("its priority {priority} is outside 0.0 to 1.0")));
+    }
+    if let Some(time) = &annotations.last_modified
+        && chrono::DateTime::parse_from_rfc3339(time).is_err()
+    {
+        let shown: String = time.chars().take(40).collect();
+        let reason = format!("its last_modified {shown:?} is not an RFC 3339 time (like 2026-12-01T09:30:00Z)");
+        return Err(uri_error(&about.uri, &reason));
+    }
+    Ok(())
+}
+
 fn uri_error(uri: &str, reason: &str) -> BuildError {
     BuildError::ResourceUri { uri: uri.to_owned(), reason: reason.to_owned() }
 }
@@ -394,6 +412,7 @@ fn listed_resource(about: &About) -> ListedResource {
     listed.icons = listed_icons(&about.icons);
     listed.description.clone_from(&about.description);
     listed.mime_type.clone_from(&about.mime_type);
+    listed.annotations.clone_from(&about.annotations);
     listed
 }
 
@@ -405,6 +424,7 @@ fn listed_template(about: &About, params: &Map<String, Value>) -> ListedTemplate
     listed.icons = listed_icons(&about.icons);
     listed.description.clone_from(&about.description);
     listed.mime_type.clone_from(&about.mime_type);
+    listed.annotations.clone_from(&about.annotations);
     listed
 }
 

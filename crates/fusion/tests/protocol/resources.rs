@@ -678,3 +678,43 @@ async fn a_listener_that_asked_hears_the_listings_change() {
         other => panic!("expected tools/list_changed, got {other:?}"),
     }
 }
+
+async fn notes(_ctx: Ctx<()>) -> Result<String, ToolError> {
+    Ok("a note".into())
+}
+
+#[tokio::test]
+async fn annotations_are_listed_with_resources_and_templates_and_bad_ones_refused() {
+    use rmcp::model::{Annotations, Role};
+    let modified = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:30:00Z").unwrap().to_utc();
+    let annotations = Annotations::for_resource(0.8, modified).with_audience(vec![Role::User, Role::Assistant]);
+    let server = FusionServer::builder("notes", "1")
+        .resource(Resource::new("notes://today", "today").annotations(annotations.clone()).handler(notes))
+        .resource_template(
+            ResourceTemplate::new("billing://invoices/{id}", "invoice")
+                .annotations(Annotations::default().with_priority(0.2))
+                .handler(invoice),
+        )
+        .build(())
+        .unwrap();
+    let client = connect(server).await;
+    let listed = client.list_all_resources().await.unwrap();
+    assert_eq!(listed[0].annotations, Some(annotations));
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert_eq!(templates[0].annotations.as_ref().and_then(|a| a.priority), Some(0.2));
+    client.cancel().await.unwrap();
+
+    let refused = |annotations: Annotations| {
+        let resource = Resource::new("notes://today", "today").annotations(annotations).handler(notes);
+        match FusionServer::builder("notes", "1").resource(resource).build(()) {
+            Err(BuildError::ResourceUri { reason, .. }) => reason,
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("built"),
+        }
+    };
+    assert!(refused(Annotations::default().with_priority(1.5)).contains("priority 1.5"));
+    let mut late = Annotations::default();
+    late.last_modified = Some("yesterday".into());
+    let late = refused(late);
+    assert!(late.contains("\"yesterday\" is not an RFC 3339 time"), "{late}");
+}

@@ -156,3 +156,29 @@ fn a_name_written_at_build_time_that_no_action_has_is_refused() {
     assert!(checked("list_tasks").is_ok());
     assert!(matches!(checked("list_task"), Err(BuildError::NamesNoAction { what: "check_with", .. })));
 }
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Task {
+    id: u64,
+    title: String,
+}
+
+/// Create a task, said in one line beside its data.
+#[action]
+async fn create_titled() -> Result<Structured<Task>> {
+    let task = Task { id: 3, title: "Write the report".into() };
+    Ok(Structured::new(format!("Created task {}", task.id), task))
+}
+
+#[tokio::test]
+async fn a_summary_line_sits_beside_structured_content_and_its_schema_for_a_real_client() {
+    let server = FusionServer::builder("tasks", "1.0.0").action(create_titled()).build(()).unwrap();
+    let client = crate::support::connect(server).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let schema = tools[0].output_schema.clone().expect("the output schema of Task");
+    assert_eq!(schema["required"], json!(["id", "title"]));
+    let result = crate::support::call(&client, "create_titled", json!({})).await;
+    assert_eq!(crate::support::texts(&result), ["Created task 3"]);
+    assert_eq!(result.structured_content, Some(json!({"id": 3, "title": "Write the report"})));
+    client.cancel().await.unwrap();
+}
