@@ -156,6 +156,15 @@ impl<S: Send + Sync + 'static> Action<S> {
         self
     }
 
+    /// Marks the action as one that writes without deleting or overwriting (MCP's "additive"
+    /// update: `readOnlyHint: false`, `destructiveHint: false`). Unmarked, a writing tool is
+    /// destructive by MCP's default, and hosts ask before each call.
+    pub fn additive(mut self) -> Action<S> {
+        self.annotations.read_only = Some(false);
+        self.annotations.destructive = Some(false);
+        self
+    }
+
     /// Marks the action idempotent (repeating a call has no further effect).
     pub fn idempotent(mut self) -> Action<S> {
         self.annotations.idempotent = Some(true);

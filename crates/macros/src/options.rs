@@ -35,6 +35,7 @@ const ARGUMENTS: &[(&str, Takes, &str)] = &[
     ("icon", Takes::Value, "icon = Icon::new(\"https://example.com/invoice.png\")"),
     ("read_only", Takes::Nothing, "read_only"),
     ("destructive", Takes::Nothing, "destructive"),
+    ("additive", Takes::Nothing, "additive"),
     ("idempotent", Takes::Nothing, "idempotent"),
     ("open_world", Takes::Switch, "open_world"),
     ("annotations", Takes::Value, "annotations = Annotations { read_only: Some(true), ..Default::default() }"),
