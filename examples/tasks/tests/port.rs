@@ -114,8 +114,47 @@ async fn a_bad_call_to_the_port_names_the_field_or_the_next_call_by_its_tool_nam
     let fields: Vec<&str> = invalid.fields.iter().map(|field| field.name.as_str()).collect();
     assert!(fields.contains(&"title") && fields.contains(&"due"), "{fields:?}");
 
+    let misspelt = invalid.fields.iter().find(|field| field.name == "titel").expect("the unknown key is named");
+    assert!(misspelt.text.contains("title"), "{}", misspelt.text);
+
     let impossible = envelope(call(&port, "create_task", json!({"title": "Write", "due": "2026-13-40"})).await).error;
     assert_eq!(impossible.code, ErrorCode::ValidationError);
     assert!(impossible.recovery.as_deref().unwrap().contains("like 2026-12-31"));
+
+    let many = envelope(call(&port, "search_tasks", json!({"query": "x", "limit": 1000})).await);
+    assert_eq!(many.fields.len(), 1);
+    assert!(many.fields[0].name == "limit" && many.fields[0].text.contains("100"), "{:?}", many.fields);
     port.cancel().await.unwrap();
+}
+
+/// What the original answers to the same bad calls, as `docs/porting-from-rmcp.md` tells it: a
+/// protocol error, a text naming the first missing field, or a call that runs.
+#[tokio::test]
+async fn the_original_answers_the_same_bad_calls_with_protocol_errors_or_runs_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = spawn(&original(), &dir.path().join("tasks.json")).await;
+    let answer = |tool: &'static str, arguments: Value| {
+        let original = &original;
+        async move {
+            let Value::Object(arguments) = arguments else { unreachable!() };
+            let request = CallToolRequestParams::new(tool).with_arguments(arguments);
+            match original.call_tool(request).await {
+                Err(rmcp::service::ServiceError::McpError(error)) => format!("{}: {}", error.code.0, error.message),
+                Ok(result) => format!("isError {:?}: {}", result.is_error, result.content[0].as_text().unwrap().text),
+                Err(other) => panic!("{tool}: {other}"),
+            }
+        }
+    };
+    assert_eq!(answer("get_task", json!({"id": 9})).await, "-32602: no task has id 9");
+    assert_eq!(
+        answer("create_task", json!({"titel": "Write"})).await,
+        "isError Some(true): failed to deserialize parameters: missing field `title`"
+    );
+    assert_eq!(
+        answer("create_task", json!({"title": "Write", "due": "31.12.2026"})).await,
+        "-32602: the due date \"31.12.2026\" is not a date like 2026-12-31"
+    );
+    let many = answer("search_tasks", json!({"query": "x", "limit": 1000})).await;
+    assert!(many.starts_with("isError Some(false)"), "{many}");
+    original.cancel().await.unwrap();
 }
