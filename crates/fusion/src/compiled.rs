@@ -87,6 +87,9 @@ pub(crate) struct CompiledAction {
     /// The names of other actions its author wrote (what for, the name), checked against the
     /// catalog it joins.
     pub(crate) names_written: Vec<(&'static str, String)>,
+    /// Whether the actions its envelopes name are this server's, to be said as called; a
+    /// mounted tool's name its upstream's, said the mount's way where they are made.
+    pub(crate) names_local_actions: bool,
     /// For a mounted tool that groups its upstream's actions: how a call names one, so its
     /// validation errors name the action called, not only the tool.
     pub(crate) upstream_actions: Option<Arc<UpstreamActions>>,
@@ -129,6 +132,7 @@ impl CompiledAction {
             read_only: false,
             upstream_actions: None,
             names_written: Vec::new(),
+            names_local_actions: true,
         }
     }
 

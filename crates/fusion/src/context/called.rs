@@ -75,7 +75,7 @@ impl CalledNames {
             tracing::warn!(
                 action = %from,
                 named = %mcp_fusion_wire::echo(name),
-                "an envelope names an action this server does not have; check the name, or pass `Ctx::action_name(the_action_fn)`"
+                "an envelope names no action of this server (or, bare, one that several groups have): write it qualified (`group.action`), or pass `Ctx::action_name(the_action_fn)`"
             );
         }
     }

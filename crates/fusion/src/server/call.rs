@@ -226,7 +226,7 @@ impl CompiledAction {
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
         let names_actions = |error: &ToolError| !error.available_actions.is_empty();
         let failed = matches!(&outcome, Err(Refusal::Failed(error)) if names_actions(error));
-        if !failed && !warnings.iter().any(names_actions) {
+        if !self.names_local_actions || (!failed && !warnings.iter().any(names_actions)) {
             return (outcome, warnings);
         }
         let names = settings.names.load();

@@ -184,6 +184,7 @@ fn compile_tool(
         settings.mask_internal_errors,
     );
     action.output_schema = tool.output_schema.is_some();
+    action.names_local_actions = false;
     if let Some(PublishedRoute::Grouped { discriminator, actions }) = published_route(&tool) {
         action.upstream_actions = Some(Arc::new(UpstreamActions { discriminator, actions }));
     }
