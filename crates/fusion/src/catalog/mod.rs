@@ -128,7 +128,7 @@ impl Catalog {
     pub(crate) fn action(&self, qualified: &str) -> Option<&Arc<CompiledAction>> {
         match qualified.split_once('.') {
             Some((group, action)) => self.group(group)?.action(action),
-            None => self.group(qualified)?.actions.iter().find(|action| &*action.qualified == qualified),
+            None => self.group(qualified)?.action(qualified),
         }
     }
 

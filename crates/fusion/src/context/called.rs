@@ -59,10 +59,11 @@ impl CalledNames {
                 None => self.unknown(name, from),
             }
         }
-        if let Some(recovery) = &mut error.recovery {
-            for (written, called) in renamed {
-                *recovery = replace_name(recovery, &written, called);
-            }
+        if let Some(recovery) = error.recovery.as_mut().filter(|_| !renamed.is_empty()) {
+            let said = |name: &str| {
+                renamed.iter().find(|(written, _)| written == name).map(|(_, called)| (*called).to_owned())
+            };
+            *recovery = map_whole_names(recovery, said);
         }
         error
     }
@@ -81,23 +82,26 @@ impl CalledNames {
     }
 }
 
-/// `text` with each whole occurrence of the name `written` (not part of a longer name)
-/// replaced by `called`.
-fn replace_name(text: &str, written: &str, called: &str) -> String {
-    let part_of_name = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-');
-    let mut out = String::with_capacity(text.len());
+/// `text` with each whole name in it (a run of letters, digits, `_`, `.` and `-`, less the
+/// full stops that end a sentence after it) that `say` gives another for replaced by that one.
+pub(crate) fn map_whole_names(text: &str, say: impl Fn(&str) -> Option<String>) -> String {
+    let in_name = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-');
+    let mut out = String::with_capacity(text.len() + 64);
     let mut rest = text;
-    while let Some(at) = rest.find(written) {
-        out.push_str(&rest[..at]);
-        rest = &rest[at + written.len()..];
-        let before = out.chars().last().is_some_and(|c| part_of_name(c) || c == '.');
-        // A dot after the name ends a sentence unless a name goes on after it.
-        let mut after = rest.chars();
-        let after = match after.next() {
-            Some('.') => after.next().is_some_and(part_of_name),
-            next => next.is_some_and(part_of_name),
-        };
-        out.push_str(if before || after { written } else { called });
+    while let Some(start) = rest.find(in_name) {
+        let (before, from) = rest.split_at(start);
+        out.push_str(before);
+        let end = from.find(|c: char| !in_name(c)).unwrap_or(from.len());
+        let (name, after) = from.split_at(end);
+        let bare = name.trim_end_matches('.');
+        match say(bare) {
+            Some(said) => {
+                out.push_str(&said);
+                out.push_str(&name[bare.len()..]);
+            }
+            None => out.push_str(name),
+        }
+        rest = after;
     }
     out.push_str(rest);
     out

@@ -4,7 +4,7 @@
 mod called;
 mod request;
 
-pub(crate) use called::CalledNames;
+pub(crate) use called::{CalledNames, map_whole_names};
 
 #[cfg(feature = "http")]
 pub(crate) use request::LOG_LEVEL_META;

@@ -10,6 +10,8 @@ use mcp_fusion_wire::{EnvelopeKind, parse};
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use serde_json::Value;
 
+use crate::context::map_whole_names;
+
 /// The qualified action names an upstream's tools publish in their `_meta`: a flat tool's
 /// action, each action of a grouped tool (`{tool}.{action}`).
 pub(super) fn published_actions(tools: &[Tool]) -> HashSet<String> {
@@ -43,31 +45,9 @@ pub(super) fn renamed(namespace: &str, published: &HashSet<String>, mut result: 
     result
 }
 
-/// Whether `c` can be part of a tool or action name.
-fn in_name(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
-}
-
 /// `text` with each whole name of `published` prefixed by `namespace.`.
 fn in_namespace(namespace: &str, published: &HashSet<String>, text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut rest = text;
-    while let Some(start) = rest.find(in_name) {
-        let (before, from) = rest.split_at(start);
-        out.push_str(before);
-        let end = from.find(|c: char| !in_name(c)).unwrap_or(from.len());
-        let (name, after) = from.split_at(end);
-        // A sentence's full stop is no part of the name before it.
-        let bare = name.trim_end_matches('.');
-        if published.contains(bare) {
-            out.push_str(namespace);
-            out.push('.');
-        }
-        out.push_str(name);
-        rest = after;
-    }
-    out.push_str(rest);
-    out
+    map_whole_names(text, |name| published.contains(name).then(|| format!("{namespace}.{name}")))
 }
 
 #[cfg(test)]
