@@ -184,7 +184,7 @@ pub use serde;
 
 /// The README's examples, compiled and run as doctests so they stay true (one of them is a test
 /// of its own, on `testing`).
-#[cfg(all(doctest, feature = "testing"))]
+#[cfg(all(doctest, feature = "testing", feature = "http"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 

@@ -2,12 +2,12 @@
 //!
 //! - [`stdio`]: newline-delimited JSON-RPC on stdin and stdout ([`serve_stdio`](crate::serve_stdio)),
 //!   or any pair of byte streams ([`LineTransport`](stdio::LineTransport)).
-//! - [`http`] (cargo feature `http`, on by default): Streamable HTTP, rmcp's service mounted
+//! - [`http`] (cargo feature `http`): Streamable HTTP, rmcp's service mounted
 //!   in axum, with sessions or stateless, bearer-token authentication, Host and Origin checks.
 //!
 //! Whatever the transport, a call reaches the server as a tool name, its arguments and a
 //! [`RequestInfo`]: the session, the client, the caller, the cancellation token.
-#![doc = include_str!("../../docs/transports.md")]
+#![cfg_attr(feature = "http", doc = include_str!("../../docs/transports.md"))]
 
 #[cfg(feature = "http")]
 pub mod http;

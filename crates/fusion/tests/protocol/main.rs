@@ -12,5 +12,6 @@ mod peer;
 mod prompts;
 mod resources;
 mod stdio_jsonrpc;
+#[cfg(feature = "http")]
 mod subscriptions;
 mod tasks;
