@@ -27,7 +27,7 @@ use rmcp::model::{
 };
 use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 
 /// What `test_simple_text` returns (scenario `tools-call-simple-text`).
@@ -90,6 +90,9 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_missing_capability",
     "test_trigger_tool_change",
     "json_schema_2020_12_tool",
+    "greet",
+    "slow_compute",
+    "failing_job",
 ];
 
 /// No arguments: the suite calls these tools with `{}` or with no `arguments` at all.
@@ -328,19 +331,26 @@ async fn elicitation_sep1330_enums(ctx: Ctx<()>, _input: NoArgs) -> Result<Strin
     Ok(format!("Elicitation completed: {}", describe(&result)))
 }
 
-/// The input of `json_schema_2020_12_tool` (scenario `json-schema-2020-12`, SEP-1613, in the
-/// suite's pending set): its schema is written by hand so that `$schema`, `$defs` and the `$ref`
-/// into them reach `tools/list` as the suite expects.
+/// The input of `json_schema_2020_12_tool` (scenario `json-schema-2020-12`, SEP-1613 and
+/// SEP-2106): its schema is written by hand, word for word the suite's, so that `$schema`,
+/// `$defs` with an `$anchor`, the `$ref` into them, `allOf` over `anyOf` and `if`/`then`/`else`
+/// reach `tools/list` as written.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct JsonSchema202012 {
     /// A name.
     pub name: Option<String>,
     /// An address.
     pub address: Option<Address>,
+    /// How to reach the person: `phone` or `email`.
+    pub contact_method: Option<String>,
+    /// A phone number.
+    pub phone: Option<String>,
+    /// An email address.
+    pub email: Option<String>,
 }
 
-/// The `address` definition of [`JsonSchema202012`].
+/// The `address` of [`JsonSchema202012`].
 #[derive(Debug, Deserialize)]
 pub struct Address {
     /// The street.
@@ -349,37 +359,48 @@ pub struct Address {
     pub city: Option<String>,
 }
 
+/// The schema of `json_schema_2020_12_tool`, as the suite writes it.
+pub const SCHEMA_2020_12: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "$anchor": "addressDef",
+      "type": "object",
+      "properties": {
+        "street": { "type": "string" },
+        "city": { "type": "string" }
+      }
+    }
+  },
+  "properties": {
+    "name": { "type": "string" },
+    "address": { "$ref": "#/$defs/address" },
+    "contactMethod": { "type": "string", "enum": ["phone", "email"] },
+    "phone": { "type": "string" },
+    "email": { "type": "string" }
+  },
+  "allOf": [{ "anyOf": [{ "required": ["phone"] }, { "required": ["email"] }] }],
+  "if": { "properties": { "contactMethod": { "const": "phone" } }, "required": ["contactMethod"] },
+  "then": { "required": ["phone"] },
+  "else": { "required": ["email"] },
+  "additionalProperties": false
+}"##;
+
 impl JsonSchema for JsonSchema202012 {
     fn schema_name() -> Cow<'static, str> {
         "JsonSchema202012".into()
     }
 
     fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "type": "object",
-            "$defs": {
-                "address": {
-                    "type": "object",
-                    "properties": {
-                        "street": { "type": "string" },
-                        "city": { "type": "string" }
-                    }
-                }
-            },
-            "properties": {
-                "name": { "type": "string" },
-                "address": { "$ref": "#/$defs/address" }
-            },
-            "additionalProperties": false
-        })
+        serde_json::from_str(SCHEMA_2020_12).expect("the suite's schema is JSON")
     }
 }
 
-/// `json_schema_2020_12_tool`: says what it received.
 async fn json_schema_2020_12(_ctx: Ctx<()>, input: JsonSchema202012) -> Result<String, ToolError> {
     let address = input.address.map(|a| (a.street, a.city));
-    Ok(format!("Received name={:?}, address={:?}", input.name, address))
+    let contact = (input.contact_method, input.phone, input.email);
+    Ok(format!("Received name={:?}, address={:?}, contact={:?}", input.name, address, contact))
 }
 
 /// The fixture server.
@@ -485,7 +506,7 @@ pub fn server() -> Result<FusionServer, BuildError> {
         .timeout(CALL_TIMEOUT)
         .group(test)
         .group(json);
-    let server = rounds::prompts(with_prompts(with_resources(builder))).build(())?;
+    let server = tasks::tools(rounds::prompts(with_prompts(with_resources(builder)))).build(())?;
     // The first server built is the one `test_trigger_tool_change` edits (one a process).
     let _ = rounds::SERVER.set(server.clone());
     Ok(server)
@@ -602,6 +623,7 @@ fn with_prompts(builder: ServerBuilder<()>) -> ServerBuilder<()> {
 }
 
 mod rounds;
+pub mod tasks;
 
 #[cfg(test)]
 mod tests;

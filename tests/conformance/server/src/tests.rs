@@ -57,9 +57,12 @@ fn keeps_the_2020_12_keywords() {
     let server = server().unwrap();
     let tool = server.tools().into_iter().find(|t| t.name == "json_schema_2020_12_tool").unwrap();
     let schema = Value::Object((*tool.input_schema).clone());
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
-    assert!(schema["$defs"]["address"].is_object());
-    assert_eq!(schema["additionalProperties"], false);
+    let mut written: Value = serde_json::from_str(SCHEMA_2020_12).unwrap();
+    // Every keyword as written ($schema, $defs with its $anchor, allOf over anyOf, if/then/else,
+    // additionalProperties); the one addition is the framework's closing of the referenced
+    // object to keys it does not name, which a strict action publishes as it checks it.
+    written["properties"]["address"]["unevaluatedProperties"] = json!(false);
+    assert_eq!(schema, written);
 }
 
 #[test]
@@ -80,9 +83,14 @@ async fn text_and_error_fixtures() {
     assert_eq!(err.is_error, Some(true));
     assert!(text(&err).contains(ERROR_MESSAGE));
 
-    let args = json!({"name": "Ada", "address": {"street": "1 Loop", "city": "Paris"}});
+    let args = json!({"name": "Ada", "address": {"street": "1 Loop", "city": "Paris"}, "email": "ada@example.com"});
     let echo = server.call("json_schema_2020_12_tool", object(args), RequestInfo::default()).await;
     assert_eq!(echo.is_error, Some(false), "{:?}", echo.content);
+    // The conditional keywords hold: a phone contact without a phone is refused, and said so.
+    let args = json!({"contactMethod": "phone", "email": "ada@example.com"});
+    let refused = server.call("json_schema_2020_12_tool", object(args), RequestInfo::default()).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(text(&refused).contains("phone"), "{}", text(&refused));
 }
 
 #[tokio::test]
@@ -360,4 +368,14 @@ async fn a_client_without_the_capabilities_gets_an_error() {
     assert_eq!(elicitation.is_error, Some(true));
     assert!(text(&elicitation).contains("CLIENT_CAPABILITY_MISSING"), "{}", text(&elicitation));
     assert!(recorder.sampling.lock().unwrap().is_empty() && recorder.elicitation.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_tasks_fixtures_answer_a_plain_call() {
+    let server = server().unwrap();
+    let greeting = server.call("greet", object(json!({"name": "World"})), RequestInfo::default()).await;
+    assert_eq!(text(&greeting), "Hello, World!");
+    let computed =
+        server.call("slow_compute", object(json!({"seconds": 0, "label": "now"})), RequestInfo::default()).await;
+    assert_eq!((computed.is_error, text(&computed)), (Some(false), "now: computed in 0 s"));
 }

@@ -1,0 +1,87 @@
+//! The fixtures of the suite's tasks scenarios (the tasks extension,
+//! `io.modelcontextprotocol/tasks`, SEP-2663): tools that stand alone under the names the
+//! scenarios call, each a task or a plain call as the scenario needs it.
+
+use std::time::Duration;
+
+use mcp_fusion::task::TaskSupport;
+use mcp_fusion::wire::ToolError;
+use mcp_fusion::{Action, Ctx, ServerBuilder};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::NoArgs;
+
+/// The longest `slow_compute` works: the suite asks for at most a minute (and cancels that one).
+pub const MAX_SECONDS: u64 = 120;
+
+/// The message of `failing_job`'s tool error.
+pub const FAILING_JOB_MESSAGE: &str = "failing_job always fails: this is the error the task's result carries.";
+
+/// Whom `greet` greets.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Greet {
+    /// The name to greet.
+    pub name: String,
+}
+
+/// `greet`: a plain call, never a task (`Hello, {name}!`).
+async fn greet(_ctx: Ctx<()>, input: Greet) -> Result<String, ToolError> {
+    Ok(format!("Hello, {}!", input.name))
+}
+
+/// How long `slow_compute` works, and what it calls the work.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SlowCompute {
+    /// Seconds to work before answering (0 answers at once).
+    #[schemars(range(max = 120))]
+    pub seconds: u64,
+    /// A label the answer repeats.
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+/// `slow_compute`: works `seconds`, then answers; stopped by `tasks/cancel` (the call's token).
+async fn slow_compute(ctx: Ctx<()>, input: SlowCompute) -> Result<String, ToolError> {
+    let seconds = input.seconds.min(MAX_SECONDS);
+    let label = input.label.unwrap_or_else(|| "work".to_owned());
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs(seconds)) => Ok(format!("{label}: computed in {seconds} s")),
+        () = ctx.call().cancellation().cancelled() => Err(ToolError::internal(format!("{label}: stopped"))),
+    }
+}
+
+/// `failing_job`: a task whose handler fails after a second, with a tool error (a task that
+/// ends `completed` with `isError: true`, not `failed`).
+async fn failing_job(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        () = ctx.call().cancellation().cancelled() => {}
+    }
+    Err(ToolError::new("JOB_FAILED", FAILING_JOB_MESSAGE).suggest("Nothing to change: this job always fails."))
+}
+
+/// The tasks scenarios' tools, added to `builder` as tools of their own names.
+pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
+    builder
+        .action(
+            Action::new("greet", "Says hello to a name; never a task (conformance scenarios tasks-*).")
+                .read_only()
+                .handler(greet),
+        )
+        .action(
+            Action::new(
+                "slow_compute",
+                "Works the given seconds, then answers; a task for a client that declared the tasks extension.",
+            )
+            .read_only()
+            .task(TaskSupport::Optional)
+            .handler(slow_compute),
+        )
+        .action(
+            Action::new("failing_job", "Always fails after a second, with a tool error; runs only as a task.")
+                .read_only()
+                .task(TaskSupport::Required)
+                .handler(failing_job),
+        )
+}
