@@ -38,7 +38,7 @@ export REDIS_SERVER
 "$REDIS_SERVER" --version
 
 step "RedisStore against a real redis-server"
-cargo test -p mcp-fusion --features redis --test redis -- --ignored --test-threads=1
+cargo test -p mcp-fusion --features redis,http --test redis -- --ignored --test-threads=1
 
 step "billing-server replicas sharing tasks through a real redis-server (one killed with -9)"
 cargo test -p billing-server --test replicas -- --ignored --test-threads=1

@@ -37,7 +37,7 @@ pub(crate) use access::Addressed;
 pub use builder::ServerBuilder;
 #[cfg(feature = "http")]
 pub(crate) use relay::Relay;
-#[cfg(feature = "redis")]
+#[cfg(all(feature = "redis", feature = "http"))]
 pub(crate) use relay::Relayed;
 
 use crate::catalog::Catalog;

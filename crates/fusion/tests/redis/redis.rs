@@ -5,7 +5,7 @@
 //! Every test starts its own `redis-server` on a free port (no persistence) and kills it when
 //! it ends, panics included. They are ignored by default: `tests/redis/run.sh` installs
 //! `redis-server` if need be and runs them with
-//! `cargo test -p mcp-fusion --features redis --test redis -- --ignored --test-threads=1`.
+//! `cargo test -p mcp-fusion --features redis,http --test redis -- --ignored --test-threads=1`.
 //! `REDIS_SERVER=/path/to/redis-server` picks the binary.
 
 use crate::support;
