@@ -75,6 +75,7 @@ pub struct Action<S = ()> {
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) deprecated: Option<Option<String>>,
     pub(crate) deprecated_fields: Vec<(String, Option<String>)>,
+    pub(crate) param_headers: Vec<(String, String)>,
     pub(crate) by_key: bool,
     pub(crate) check_with: Option<String>,
     pub(crate) task: Option<crate::task::TaskSupport>,
@@ -99,6 +100,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             rate_limits: Vec::new(),
             deprecated: None,
             deprecated_fields: Vec::new(),
+            param_headers: Vec::new(),
             by_key: false,
             check_with: None,
             task: None,
@@ -201,6 +203,41 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// the stage lets through.
     pub fn middleware_after(mut self, stage: Stage, middleware: impl Middleware) -> Action<S> {
         self.middleware.push(Placement::After(stage), middleware);
+        self
+    }
+
+    /// Mirrors the top-level input field `field` into the HTTP header `Mcp-Param-{header}`
+    /// (SEP-2243, MCP 2026-07-28): the tool's schema says so (`x-mcp-header`), a client sends
+    /// the field's value in that header too, so that a gateway or load balancer can route on
+    /// it, and the HTTP transport refuses a call whose header and argument disagree (`-32020`,
+    /// HTTP 400, naming both) before the handler runs.
+    ///
+    /// The field must be one string, integer or boolean (not an `Option`), and the action its
+    /// own tool (standalone, or in a flat group); anything a client would drop the tool for
+    /// fails the build ([`BuildError::ParamHeader`](crate::BuildError::ParamHeader)).
+    ///
+    /// ```
+    /// use mcp_fusion::{Action, Ctx, FusionServer, ToolError};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Deploy {
+    ///     /// Where to deploy: `eu` or `us`.
+    ///     region: String,
+    /// }
+    ///
+    /// async fn deploy(_ctx: Ctx<()>, input: Deploy) -> Result<String, ToolError> {
+    ///     Ok(format!("deployed to {}", input.region))
+    /// }
+    ///
+    /// let server = FusionServer::builder("deployer", "1.0.0")
+    ///     .action(Action::new("deploy", "Deploy the service.").param_header("region", "Region").handler(deploy))
+    ///     .build(())
+    ///     .unwrap();
+    /// let tool = &server.tools()[0];
+    /// assert_eq!(tool.input_schema["properties"]["region"]["x-mcp-header"], "Region");
+    /// ```
+    pub fn param_header(mut self, field: impl Into<String>, header: impl Into<String>) -> Action<S> {
+        self.param_headers.push((field.into(), header.into()));
         self
     }
 

@@ -7,8 +7,10 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 ///
 /// `?` on any `std::error::Error` (a `rusqlite::Error`, an `io::Error`, …) ends the call with
 /// a critical `INTERNAL_ERROR` naming the action; a [`ToolError`](mcp_fusion_wire::ToolError)
-/// returned or `?`-ed through it reaches the model unchanged, whatever wraps it. Whether the
-/// model reads the error's text or only an incident id (the text then goes to the log) is
+/// returned or `?`-ed through it reaches the model unchanged, whatever wraps it; an
+/// `rmcp::ErrorData` returned or `?`-ed answers the request with that JSON-RPC error instead (a
+/// task fails with it). Whether the model reads the error's text or only an incident id (the
+/// text then goes to the log) is
 /// [`ServerBuilder::mask_internal_errors`](crate::ServerBuilder::mask_internal_errors):
 /// masked by default in release builds, shown in debug builds.
 ///
@@ -208,6 +210,16 @@ pub enum BuildError {
         /// The qualified action.
         action: String,
         /// What the validator said.
+        reason: String,
+    },
+    /// An argument mirrored into an `Mcp-Param-*` header
+    /// ([`Action::param_header`](crate::Action::param_header), or an `x-mcp-header` in the input's
+    /// schema) breaks a rule a client holds the tool to.
+    #[error("{action:?} cannot mirror an argument into an HTTP header: {reason}")]
+    ParamHeader {
+        /// The qualified action.
+        action: String,
+        /// Which rule, and what to write instead.
         reason: String,
     },
     /// A mount was set ready with more tools than it takes ([`Mount::max_tools`]).

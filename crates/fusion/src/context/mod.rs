@@ -325,8 +325,16 @@ impl CallInfo {
     }
 
     /// The envelope of a failure of this call: a `ToolError` unchanged, anything else a
-    /// critical `INTERNAL_ERROR` naming the action.
+    /// critical `INTERNAL_ERROR` naming the action. An `rmcp::ErrorData` is the handler's
+    /// choice of a JSON-RPC error: the request is answered with it (a task fails with it), and
+    /// the middleware sees the internal error its message makes.
     pub(crate) fn failure<E: Into<BoxError> + 'static>(&self, error: E) -> ToolError {
+        let mut slot = Some(error);
+        if let Some(rpc) = json_rpc_error(&mut slot) {
+            self.rounds.refuse(rpc.clone());
+            return Failure::from_error(rpc).into_tool_error(&self.action, self.mask_internal_errors);
+        }
+        let Some(error) = slot else { unreachable!("the slot is emptied only when it held a JSON-RPC error") };
         Failure::from_error(error).into_tool_error(&self.action, self.mask_internal_errors)
     }
 
@@ -337,6 +345,20 @@ impl CallInfo {
     pub(crate) fn take_warnings(&self) -> Vec<ToolError> {
         std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
+}
+
+/// The `rmcp::ErrorData` in `slot`, returned as it is or boxed (`?` in a handler returning
+/// `Result<T>`), taken out; anything else stays.
+fn json_rpc_error<E: 'static>(slot: &mut Option<E>) -> Option<rmcp::ErrorData> {
+    let any: &mut dyn std::any::Any = slot;
+    if let Some(rpc) = any.downcast_mut::<Option<rmcp::ErrorData>>() {
+        return rpc.take();
+    }
+    let boxed = any.downcast_mut::<Option<BoxError>>()?;
+    if !boxed.as_ref().is_some_and(|error| error.is::<rmcp::ErrorData>()) {
+        return None;
+    }
+    boxed.take().and_then(|error| error.downcast::<rmcp::ErrorData>().ok()).map(|rpc| *rpc)
 }
 
 /// The context a handler receives: the application state and the facts of the call.

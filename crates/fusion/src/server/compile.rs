@@ -251,7 +251,8 @@ fn compile_action<S: Send + Sync + 'static>(
         .handler
         .as_ref()
         .ok_or_else(|| BuildError::MissingHandler { what: "action", action: qualified.to_string() })?;
-    let input = input_schema(layout.discriminator(), &qualified, handler.as_ref(), action.strict)?;
+    let mut input = input_schema(layout.discriminator(), &qualified, handler.as_ref(), action.strict)?;
+    super::param_headers::annotate(&mut input, &action.param_headers, &qualified, layout.discriminator().is_some())?;
     let output = handler.output_schema(&mut output_generator()).map(into_object);
     let checker = Checker::new(&input, action.sensitive.clone(), Formats::Asserted)
         .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;

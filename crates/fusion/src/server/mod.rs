@@ -13,6 +13,7 @@ mod completion;
 mod experimental_tasks;
 mod mount;
 mod mount_output;
+mod param_headers;
 mod peers;
 mod prompts;
 #[cfg(feature = "http")]

@@ -375,3 +375,60 @@ async fn sampling_without_the_capability_is_refused_with_its_name_and_a_call_in_
     let text = &in_process.content[0].as_text().unwrap().text;
     assert!(text.starts_with(r#"<tool_error code="CLIENT_UNREACHABLE" severity="error">"#), "{text}");
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Deploy {
+    /// Where to deploy.
+    region: String,
+}
+
+async fn deploy(_ctx: Ctx<()>, input: Deploy) -> Result<String, ToolError> {
+    Ok(format!("deployed to {}", input.region))
+}
+
+/// A `tools/call` of `deploy` to `region`, with `Mcp-Param-Region: header` when given.
+async fn deploy_with(addr: SocketAddr, region: &str, header: Option<&str>) -> (u16, Value) {
+    let params = json!({"name": "deploy", "arguments": {"region": region}, "_meta": meta(json!({}))});
+    let mut request = reqwest::Client::new()
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "deploy");
+    if let Some(header) = header {
+        request = request.header("mcp-param-region", header);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params});
+    let response = request.body(body.to_string()).send().await.unwrap();
+    let status = response.status().as_u16();
+    let mut messages = messages(&response.text().await.unwrap());
+    (status, messages.pop().unwrap())
+}
+
+#[tokio::test]
+async fn an_argument_mirrored_in_a_header_is_published_and_a_header_that_disagrees_is_refused_before_the_handler() {
+    let server = FusionServer::builder("routed", "1")
+        .action(Action::new("deploy", "Deploy.").param_header("region", "Region").handler(deploy))
+        .build(())
+        .unwrap();
+    assert_eq!(server.tools()[0].input_schema["properties"]["region"]["x-mcp-header"], "Region");
+    let addr = serve(server).await;
+
+    // Agreeing, in plain text and in the Base64 form a value with spaces takes.
+    let (status, answer) = deploy_with(addr, "eu", Some("eu")).await;
+    assert_eq!((status, &answer["result"]["content"][0]["text"]), (200, &json!("deployed to eu")), "{answer}");
+    let (status, answer) = deploy_with(addr, " eu west ", Some("=?base64?IGV1IHdlc3Qg?=")).await;
+    assert_eq!((status, &answer["result"]["content"][0]["text"]), (200, &json!("deployed to  eu west ")), "{answer}");
+
+    // Disagreeing, missing, or not Base64: 400 and -32020, naming the header and the field.
+    for (header, says) in [
+        (Some("us"), "Mcp-Param-Region header `us` does not match body value `eu`"),
+        (None, "missing Mcp-Param-Region header for `region`"),
+        (Some("=?base64?SGVs!!!bG8=?="), "Mcp-Param-Region header is not valid Base64"),
+    ] {
+        let (status, answer) = deploy_with(addr, "eu", header).await;
+        assert_eq!((status, &answer["error"]["code"]), (400, &json!(-32020)), "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(says), "{answer}");
+    }
+}

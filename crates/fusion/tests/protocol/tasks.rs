@@ -151,3 +151,47 @@ async fn plain_result(version: ProtocolVersion) {
     };
     assert_eq!(result.content[0].as_text().unwrap().text, "inv_1,inv_2,inv_3");
 }
+
+async fn reject(_ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, rmcp::ErrorData> {
+    Err(rmcp::ErrorData::invalid_params("the export's source is gone", Some(json!({"source": "ledger"}))))
+}
+
+/// The same error through `?` in a handler returning `mcp_fusion::Result`.
+async fn reject_boxed(ctx: Ctx<Arc<Gate>>, input: Export) -> mcp_fusion::Result<String> {
+    Ok(reject(ctx, input).await?)
+}
+
+fn rejecting_server(boxed: bool) -> FusionServer {
+    let action = Action::new("export_invoices", "Export invoices.").read_only().task(TaskSupport::Optional);
+    let action = if boxed { action.handler(reject_boxed) } else { action.handler(reject) };
+    FusionServer::builder("tasks-rejecting", "1")
+        .group(Group::new("billing", "Invoices.").action(action))
+        .build(gate())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_handlers_json_rpc_error_fails_its_task_and_answers_a_plain_call() {
+    for boxed in [false, true] {
+        json_rpc_error_of(boxed).await;
+    }
+}
+
+async fn json_rpc_error_of(boxed: bool) {
+    // As a task: `failed`, with the handler's error as it was made.
+    let client = connect(rejecting_server(boxed), true, ProtocolVersion::V_2026_07_28).await;
+    let CallToolResponse::Task(created) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("a task was expected");
+    };
+    let done = ended(&client, &created.task.task_id).await;
+    let TaskPayload::Failed { error } = &done.task.payload else { panic!("failed expected: {done:?}") };
+    assert_eq!(error["code"], -32602);
+    assert_eq!(error["message"], "the export's source is gone");
+    assert_eq!(error["data"], json!({"source": "ledger"}));
+
+    // As a plain call: the request's JSON-RPC error.
+    let client = connect(rejecting_server(boxed), false, ProtocolVersion::V_2025_11_25).await;
+    let error = client.call_tool_once(export_call()).await.unwrap_err();
+    let rmcp::service::ServiceError::McpError(error) = error else { panic!("a JSON-RPC error was expected: {error}") };
+    assert_eq!((error.code.0, error.message.as_ref()), (-32602, "the export's source is gone"));
+}

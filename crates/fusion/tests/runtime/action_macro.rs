@@ -248,3 +248,26 @@ async fn a_task_argument_makes_a_task_action() {
     let created = server.respond("billing", arguments, request).await.unwrap();
     assert!(matches!(created, rmcp::model::CallToolResponse::Task(_)), "{created:?}");
 }
+
+#[derive(Deserialize, JsonSchema)]
+struct Region {
+    /// Where to look.
+    region: String,
+}
+
+/// Counts the invoices of one region, routed by it.
+#[action(read_only, param_header("region", "Region"))]
+async fn count_in(input: Region) -> Result<String, ToolError> {
+    Ok(format!("3 in {}", input.region))
+}
+
+#[test]
+fn a_param_header_argument_annotates_the_field_and_a_grouped_tool_refuses_it() {
+    let server = FusionServer::builder("books", "1").action(count_in()).build(Books { currency: "EUR" }).unwrap();
+    assert_eq!(server.tools()[0].input_schema["properties"]["region"]["x-mcp-header"], "Region");
+    let grouped = FusionServer::builder("books", "1")
+        .group(Group::new("billing", "Invoices.").action(count_in()))
+        .build(Books { currency: "EUR" })
+        .unwrap_err();
+    assert!(grouped.to_string().contains("a grouped tool takes one object of arguments"), "{grouped}");
+}

@@ -89,10 +89,12 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_input_required_result_capabilities",
     "test_missing_capability",
     "test_trigger_tool_change",
+    "test_param_header",
     "json_schema_2020_12_tool",
     "greet",
     "slow_compute",
     "failing_job",
+    "protocol_error_job",
 ];
 
 /// No arguments: the suite calls these tools with `{}` or with no `arguments` at all.
@@ -403,6 +405,17 @@ async fn json_schema_2020_12(_ctx: Ctx<()>, input: JsonSchema202012) -> Result<S
     Ok(format!("Received name={:?}, address={:?}, contact={:?}", input.name, address, contact))
 }
 
+/// The input of `test_param_header`: a region that travels in a header too.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Routed {
+    /// Where to route the call.
+    pub region: String,
+}
+
+async fn param_header(_ctx: Ctx<()>, input: Routed) -> Result<String, ToolError> {
+    Ok(format!("Routed to {}", input.region))
+}
+
 /// The fixture server.
 pub fn server() -> Result<FusionServer, BuildError> {
     let test = Group::new("test", "Fixtures of the MCP conformance suite.")
@@ -491,7 +504,16 @@ pub fn server() -> Result<FusionServer, BuildError> {
             .read_only()
             .handler(elicitation_sep1330_enums),
         );
-    let test = rounds::actions(test);
+    let test = rounds::actions(test).action(
+        Action::new(
+            "param_header",
+            "Routes by region, which a client also sends in the Mcp-Param-Region header \
+             (conformance scenario http-custom-header-server-validation).",
+        )
+        .read_only()
+        .param_header("region", "Region")
+        .handler(param_header),
+    );
     let json = Group::new("json", "JSON Schema 2020-12 fixtures of the MCP conformance suite.").action(
         Action::new(
             "schema_2020_12_tool",

@@ -18,6 +18,9 @@ pub const MAX_SECONDS: u64 = 120;
 /// The message of `failing_job`'s tool error.
 pub const FAILING_JOB_MESSAGE: &str = "failing_job always fails: this is the error the task's result carries.";
 
+/// The message of `protocol_error_job`'s JSON-RPC error.
+pub const PROTOCOL_ERROR_MESSAGE: &str = "protocol_error_job always ends with this JSON-RPC error.";
+
 /// Whom `greet` greets.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Greet {
@@ -61,6 +64,12 @@ async fn failing_job(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> 
     Err(ToolError::new("JOB_FAILED", FAILING_JOB_MESSAGE).suggest("Nothing to change: this job always fails."))
 }
 
+/// `protocol_error_job`: a task whose handler ends with a JSON-RPC error, not a tool error (a
+/// task that ends `failed`, the error inlined).
+async fn protocol_error_job(_ctx: Ctx<()>, _input: NoArgs) -> Result<String, rmcp::ErrorData> {
+    Err(rmcp::ErrorData::internal_error(PROTOCOL_ERROR_MESSAGE, None))
+}
+
 /// The tasks scenarios' tools, added to `builder` as tools of their own names.
 pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
     builder
@@ -83,5 +92,14 @@ pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
                 .read_only()
                 .task(TaskSupport::Required)
                 .handler(failing_job),
+        )
+        .action(
+            Action::new(
+                "protocol_error_job",
+                "Always ends with a JSON-RPC error; a task for a client that declared tasks.",
+            )
+            .read_only()
+            .task(TaskSupport::Optional)
+            .handler(protocol_error_job),
         )
 }
