@@ -108,7 +108,13 @@ fn requests() -> Vec<Value> {
 fn answered_directly(request: &Value) -> bool {
     let method = request["method"].as_str().unwrap();
     let named = !request["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_null();
-    !request["params"]["arguments"].is_array() && method != "no/such/method" && (method != "server/discover" || named)
+    // On 2026-07-28 a tool that mirrors an argument in an `Mcp-Param-*` header is rmcp's to
+    // check, and so to answer.
+    let mirrors_a_header = named && request["params"]["name"] == "test_param_header";
+    !request["params"]["arguments"].is_array()
+        && method != "no/such/method"
+        && (method != "server/discover" || named)
+        && !mirrors_a_header
 }
 
 /// The request in the form of 2026-07-28: its version and capabilities in its `_meta`.
