@@ -91,7 +91,8 @@ pub enum TaskState {
         /// The `CallToolResult`, as JSON.
         result: JsonObject,
     },
-    /// It ended with a JSON-RPC error (its replica was lost).
+    /// It ended with a JSON-RPC error: the handler's own (an `rmcp::ErrorData`), or the
+    /// framework's when its replica was lost.
     Failed {
         /// The JSON-RPC error object.
         error: JsonObject,
