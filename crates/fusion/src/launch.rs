@@ -1,8 +1,26 @@
 //! The hand-over between a call that becomes a task and the runtime that keeps it: the call
 //! runs its guards, and stops at the handler until the task is kept.
 
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
 use mcp_fusion_wire::ToolError;
+use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
+
+/// Where the questions of a task's work wait for their answers (`tasks/update`): the task's
+/// store, as its work sees it once the task is kept.
+pub(crate) trait TaskInbox: Send + Sync + std::fmt::Debug {
+    /// Puts `question` (an `InputRequest` as JSON) under `key` among those the task waits on.
+    fn ask(&self, key: &str, question: Value) -> BoxFuture<'_, Result<(), String>>;
+    /// The answers its client gave since the last take, each taken once.
+    fn take(&self) -> BoxFuture<'_, Result<Map<String, Value>, String>>;
+    /// Resolves when an answer may have come: an update through this process at once, one
+    /// through another replica within a poll interval.
+    fn changed(&self) -> BoxFuture<'_, ()>;
+    /// Whether the task is to stop (its client cancelled it, or its time to live ended).
+    fn stopped(&self) -> bool;
+}
 
 /// How a call that may become a task reached the runtime.
 #[derive(Debug)]
@@ -20,6 +38,7 @@ pub(crate) struct Launch {
     kept: oneshot::Receiver<Result<String, ToolError>>,
     started: watch::Sender<Option<String>>,
     watcher: Option<watch::Receiver<Option<String>>>,
+    inbox: Option<Arc<dyn TaskInbox>>,
 }
 
 /// Held by the runtime: told when the call reached its handler, and telling it whether the
@@ -38,8 +57,24 @@ impl Launch {
         let (admitted, admitted_rx) = oneshot::channel();
         let (kept_tx, kept) = oneshot::channel();
         let (started, watcher) = watch::channel(None);
-        let launch = Launch { admitted, kept, started, watcher: Some(watcher) };
+        let launch = Launch { admitted, kept, started, watcher: Some(watcher), inbox: None };
         (launch, LaunchControl { admitted: admitted_rx, kept: kept_tx })
+    }
+
+    /// The hand-over whose task's questions wait in `inbox`.
+    pub(crate) fn with_inbox(mut self, inbox: Arc<dyn TaskInbox>) -> Launch {
+        self.inbox = Some(inbox);
+        self
+    }
+
+    /// Where the task's questions wait, when its store keeps them.
+    pub(crate) fn inbox(&self) -> Option<Arc<dyn TaskInbox>> {
+        self.inbox.clone()
+    }
+
+    /// The id of the task once it is kept, for whoever needs it after the guards.
+    pub(crate) fn task_id(&self) -> watch::Receiver<Option<String>> {
+        self.started.subscribe()
     }
 
     /// What tells the call's guards the id of its task once it is kept (taken once).

@@ -24,6 +24,8 @@ use rmcp::{Peer, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::launch::TaskInbox;
+
 /// How long the answers of a round may take by default: long enough for a person to read a
 /// form and answer it.
 pub(crate) const DEFAULT_TTL: Duration = Duration::from_secs(600);
@@ -114,8 +116,9 @@ enum Channel {
     Connection(Peer<RoleServer>),
     /// Nothing reaches the client (stateless HTTP before 2026-07-28, a call made in process).
     Unreachable,
-    /// The call runs as a task, which tells its client only its status.
-    Task,
+    /// The call runs as a task: a question waits in its store (when the store keeps
+    /// questions) until its client answers with `tasks/update`; without one it cannot ask.
+    Task(Option<Arc<dyn TaskInbox>>),
 }
 
 /// A call's questions and answers.
@@ -147,9 +150,10 @@ impl Rounds {
         }
     }
 
-    /// The rounds of a call that runs as a task: it cannot ask.
-    pub(crate) fn in_task() -> Rounds {
-        Rounds::with(Channel::Task, BTreeMap::new())
+    /// The rounds of a call that runs as a task: its questions wait in `inbox`, or, without
+    /// one, cannot be asked.
+    pub(crate) fn in_task(inbox: Option<Arc<dyn TaskInbox>>) -> Rounds {
+        Rounds::with(Channel::Task(inbox), BTreeMap::new())
     }
 
     /// The rounds of a request before 2026-07-28: questions go over `peer`, the connection of a
@@ -188,7 +192,7 @@ impl Rounds {
 
     /// Whether questions go to the client at all (a session's connection, or rounds).
     pub(crate) fn reachable(&self) -> bool {
-        !matches!(self.channel, Channel::Unreachable | Channel::Task)
+        !matches!(self.channel, Channel::Unreachable | Channel::Task(None))
     }
 
     /// Asks the client `request` under `key`: the answer, as the client sent it, when it is in
@@ -245,11 +249,52 @@ impl Rounds {
                 format!("{action} needs to ask the client ({key}), but this request has no way to reach it: it came over stateless HTTP before MCP 2026-07-28, or in process."),
             )
             .suggest(format!("Call {action} over a session (stdio or stateful HTTP), or with protocol version 2026-07-28, where the server asks within the request."))),
-            Channel::Task => Err(ToolError::new(
+            Channel::Task(Some(inbox)) => self.wait_in_task(inbox.as_ref(), action, key, &request).await,
+            Channel::Task(None) => Err(ToolError::new(
                 ErrorCode::Custom("CLIENT_UNREACHABLE".to_owned()),
                 format!("{action} needs to ask the client ({key}), but it runs as a task, and a task tells its client only its status: the question was not sent."),
             )
             .suggest(format!("Nothing to do but report it: {action} must ask its questions before its work runs as a task."))),
+        }
+    }
+
+    /// Puts the question in the task's store, where `tasks/get` shows it, and waits for its
+    /// answer (`tasks/update`); questions asked at once wait side by side, each for its own.
+    async fn wait_in_task(
+        &self,
+        inbox: &dyn TaskInbox,
+        action: &str,
+        key: &str,
+        request: &InputRequest,
+    ) -> Result<Value, ToolError> {
+        let unkept = |reason: String| {
+            tracing::warn!(action, key, %reason, "a task's question could not be kept");
+            ToolError::new(
+                ErrorCode::Custom("CLIENT_UNREACHABLE".to_owned()),
+                format!("{action} needs to ask the client ({key}), but the question could not be kept with its task."),
+            )
+            .suggest(format!(
+                "Call {action} again; if it fails again, tell the user the server cannot keep a task's questions now."
+            ))
+        };
+        let question = serde_json::to_value(request).map_err(|error| unkept(error.to_string()))?;
+        inbox.ask(key, question).await.map_err(unkept)?;
+        loop {
+            let taken = inbox.take().await.map_err(unkept)?;
+            {
+                let mut answers = self.lock_answers();
+                answers.extend(taken);
+                if let Some(answer) = answers.get(key) {
+                    return Ok(answer.clone());
+                }
+            }
+            if inbox.stopped() {
+                return Err(ToolError::new(
+                    ErrorCode::cancelled(),
+                    format!("{action} stopped while it waited for its client's answer ({key})."),
+                ));
+            }
+            inbox.changed().await;
         }
     }
 

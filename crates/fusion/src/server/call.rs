@@ -250,8 +250,8 @@ impl CompiledAction {
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let requested_level = request.log_level;
-        let rounds = match launch {
-            Some(_) => Rounds::in_task(),
+        let rounds = match &launch {
+            Some(launch) => Rounds::in_task(launch.inbox()),
             None => self.rounds(&request, &arguments, settings)?,
         };
         let info = Arc::new(

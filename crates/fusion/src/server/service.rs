@@ -380,7 +380,11 @@ impl ServerHandler for FusionServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.update_task_of(&request.task_id, &RequestInfo::from_context(context)).await
+        let responses = match serde_json::to_value(&request.input_responses) {
+            Ok(serde_json::Value::Object(responses)) => responses,
+            _ => JsonObject::new(),
+        };
+        self.update_task_of(&request.task_id, responses, &RequestInfo::from_context(context)).await
     }
 
     async fn cancel_task(

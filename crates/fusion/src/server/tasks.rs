@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError, echo};
 use rmcp::model::{
     CallToolResponse, ClientCapabilities, CustomNotification, DetailedTask, ErrorCode as RpcCode, GetTaskResult,
@@ -14,7 +15,7 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -23,11 +24,11 @@ use super::call::Refusal;
 use crate::auth::CallerKey;
 use crate::compiled::CompiledAction;
 use crate::context::RequestInfo;
-use crate::launch::{Admission, Launch, LaunchControl};
+use crate::launch::{Admission, Launch, LaunchControl, TaskInbox};
 use crate::observe::{CALL_TARGET, TASKS_TOTAL};
 use crate::output::{Output, envelope_result};
 use crate::task::experimental::{self, STATUS_NOTIFICATION};
-use crate::task::{FinishIf, Renewal, StoredTask, TaskCursor, TaskState, TaskSupport, Tasks, iso, now_ms};
+use crate::task::{FinishIf, Renewal, StoredTask, TaskCursor, TaskState, TaskStore, TaskSupport, Tasks, iso, now_ms};
 
 /// A call's end, as the spawned call hands it back.
 type Ended = (Result<Output, Refusal>, Vec<ToolError>);
@@ -47,6 +48,63 @@ struct Running {
     token: CancellationToken,
     cancel_asked: Arc<AtomicBool>,
     ended: Arc<Notify>,
+    /// Woken when a client answers one of its questions through this process.
+    answered: Arc<Notify>,
+}
+
+/// A task's questions in its store, as its work sees them once the task is kept.
+struct StoreInbox {
+    store: Arc<dyn TaskStore>,
+    id: watch::Receiver<Option<String>>,
+    answered: Arc<Notify>,
+    /// How often an answer given through another replica is looked for.
+    poll: Duration,
+    token: CancellationToken,
+}
+
+impl std::fmt::Debug for StoreInbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreInbox").field("id", &*self.id.borrow()).field("poll", &self.poll).finish_non_exhaustive()
+    }
+}
+
+impl StoreInbox {
+    fn id(&self) -> Result<String, String> {
+        self.id.borrow().clone().ok_or_else(|| "the task is not kept yet".to_owned())
+    }
+}
+
+impl TaskInbox for StoreInbox {
+    fn ask(&self, key: &str, question: Value) -> BoxFuture<'_, Result<(), String>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let id = self.id()?;
+            let questions = JsonObject::from_iter([(key, question)]);
+            match self.store.ask(&id, questions, now_ms()).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err("the task ended".to_owned()),
+                Err(error) => Err(error.to_string()),
+            }
+        })
+    }
+
+    fn take(&self) -> BoxFuture<'_, Result<JsonObject, String>> {
+        Box::pin(async move { self.store.take_answers(&self.id()?).await.map_err(|error| error.to_string()) })
+    }
+
+    fn changed(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            tokio::select! {
+                () = self.answered.notified() => {}
+                () = tokio::time::sleep(self.poll) => {}
+                () = self.token.cancelled() => {}
+            }
+        })
+    }
+
+    fn stopped(&self) -> bool {
+        self.token.is_cancelled()
+    }
 }
 
 /// How a call was answered: at once (refused before its handler, or a plain call), or with a
@@ -145,6 +203,17 @@ impl FusionServer {
         request.progress_token = None;
         request.log_level = None;
         let (launch, LaunchControl { mut admitted, kept }) = Launch::pair();
+        let answered = Arc::new(Notify::new());
+        let inbox = StoreInbox {
+            store: Arc::clone(&self.inner.tasks.config.store),
+            id: launch.task_id(),
+            answered: Arc::clone(&answered),
+            poll: self.inner.tasks.config.poll_interval.clamp(Duration::from_millis(10), Duration::from_millis(250)),
+            token: token.clone(),
+        };
+        // The experimental form of 2025-11-25 has no way to show a question: its tasks cannot ask.
+        let launch =
+            if experimental::marked(&request.extensions) { launch } else { launch.with_inbox(Arc::new(inbox)) };
         let mut work = self.spawn_call(Arc::clone(&action), arguments, request, launch);
         let admission = tokio::select! {
             biased;
@@ -176,7 +245,7 @@ impl FusionServer {
             let _ = kept.send(Err(refusal.clone()));
             return Ok(Called::Answered(envelope_result(refusal.to_call_result(), &[], action.output_schema).into()));
         }
-        let running = Running { token, cancel_asked: Arc::default(), ended: Arc::default() };
+        let running = Running { token, cancel_asked: Arc::default(), ended: Arc::default(), answered };
         self.inner.tasks.running().insert(id.clone(), running.clone());
         let _ = kept.send(Ok(id.clone()));
         counted(&action.qualified, "created");
@@ -381,10 +450,26 @@ impl FusionServer {
         Ok(())
     }
 
-    /// `tasks/update`: the caller's own task only. Answers are for questions a task asked, and
-    /// tasks here ask none: they are acknowledged and ignored, as the extension says.
-    pub(super) async fn update_task_of(&self, id: &str, request: &RequestInfo) -> Result<(), ErrorData> {
-        self.owned_task(id, &caller_key(request).to_string()).await.map(drop)
+    /// `tasks/update`: the caller's own task only. Each response to a question the task waits
+    /// on is handed to its work (here, or on the replica that runs it); a response to no such
+    /// question is acknowledged and ignored, as the extension says.
+    pub(super) async fn update_task_of(
+        &self,
+        id: &str,
+        responses: JsonObject,
+        request: &RequestInfo,
+    ) -> Result<(), ErrorData> {
+        let task = self.owned_task(id, &caller_key(request).to_string()).await?;
+        if task.state.is_terminal() || responses.is_empty() {
+            return Ok(());
+        }
+        let store = &self.inner.tasks.config.store;
+        if store.answer(&task.id, responses, now_ms()).await.map_err(store_unavailable)?
+            && let Some(running) = self.inner.tasks.running().get(&task.id)
+        {
+            running.answered.notify_waiters();
+        }
+        Ok(())
     }
 
     /// The task `id`, if `owner` (a caller key) started it. Someone else's task reads as
@@ -482,6 +567,7 @@ fn millis(duration: Duration) -> u64 {
 /// The task's metadata as MCP shows it.
 pub(super) fn wire_task(task: &StoredTask) -> Task {
     let status = match &task.state {
+        TaskState::Working if !task.asked.is_empty() => TaskStatus::InputRequired,
         TaskState::Working => TaskStatus::Working,
         TaskState::Completed { .. } => TaskStatus::Completed,
         TaskState::Failed { .. } => TaskStatus::Failed,
@@ -517,6 +603,15 @@ impl FusionServer {
 /// The task with its result or error, as `tasks/get` answers it.
 fn detailed_task(task: &StoredTask) -> DetailedTask {
     let payload = match &task.state {
+        TaskState::Working if !task.asked.is_empty() => {
+            match serde_json::from_value(Value::Object(task.asked.clone())) {
+                Ok(input_requests) => TaskPayload::InputRequired { input_requests },
+                Err(error) => {
+                    tracing::warn!(task = %echo(&task.id), %error, "a task's questions do not read as input requests");
+                    TaskPayload::Working
+                }
+            }
+        }
         TaskState::Working => TaskPayload::Working,
         TaskState::Completed { result } => TaskPayload::Completed { result: result.clone() },
         TaskState::Failed { error } => TaskPayload::Failed { error: error.clone() },

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 
 use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPage, TaskState, TaskStore, now_ms};
+use rmcp::model::JsonObject;
 
 /// The default bound of [`MemoryTasks`].
 pub const DEFAULT_MAX_TASKS: usize = 10_000;
@@ -159,6 +160,44 @@ impl TaskStore for MemoryTasks {
         Box::pin(std::future::ready(Ok(asked)))
     }
 
+    fn ask(&self, id: &str, questions: JsonObject, now_ms: u64) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let asked = self.with(|tasks| match live(tasks, id, now_ms) {
+            Some(task) if !task.state.is_terminal() => {
+                task.asked.extend(questions);
+                task.updated_at_ms = now_ms;
+                true
+            }
+            _ => false,
+        });
+        Box::pin(std::future::ready(Ok(asked)))
+    }
+
+    fn answer(&self, id: &str, responses: JsonObject, now_ms: u64) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let taken = self.with(|tasks| match live(tasks, id, now_ms) {
+            Some(task) if !task.state.is_terminal() => {
+                let mut taken = false;
+                for (key, response) in responses {
+                    if task.asked.remove(&key).is_some() {
+                        task.answers.insert(key, response);
+                        taken = true;
+                    }
+                }
+                if taken {
+                    task.updated_at_ms = now_ms;
+                }
+                taken
+            }
+            _ => false,
+        });
+        Box::pin(std::future::ready(Ok(taken)))
+    }
+
+    fn take_answers(&self, id: &str) -> BoxFuture<'static, Result<JsonObject, StoreError>> {
+        let answers = self
+            .with(|tasks| live(tasks, id, now_ms()).map(|task| std::mem::take(&mut task.answers)).unwrap_or_default());
+        Box::pin(std::future::ready(Ok(answers)))
+    }
+
     fn list(
         &self,
         owner: &str,
@@ -204,6 +243,29 @@ mod tests {
         assert_eq!(store.renew("t1", now_ms()).await.unwrap(), Renewal::Ended);
         assert!(!store.request_cancel("t1").await.unwrap());
         assert_eq!(store.renew("nope", now_ms()).await.unwrap(), Renewal::Unknown);
+    }
+
+    #[tokio::test]
+    async fn questions_wait_until_answered_and_each_answer_is_taken_once() {
+        let store = MemoryTasks::new();
+        store.create(task("t1", 60_000)).await.unwrap();
+        let question = |text: &str| serde_json::json!({"method": "elicitation/create", "params": {"message": text}});
+        let asked = JsonObject::from_iter([("a".to_owned(), question("A?")), ("b".to_owned(), question("B?"))]);
+        assert!(store.ask("t1", asked, now_ms()).await.unwrap());
+        let answer = serde_json::json!({"action": "accept", "content": {}});
+        let given = JsonObject::from_iter([("a".to_owned(), answer.clone()), ("zz".to_owned(), answer.clone())]);
+        assert!(store.answer("t1", given, now_ms()).await.unwrap());
+        let kept = store.get("t1").await.unwrap().unwrap();
+        assert_eq!(kept.asked.keys().collect::<Vec<_>>(), ["b"], "the answered question left, the other stays");
+        assert_eq!(store.take_answers("t1").await.unwrap(), JsonObject::from_iter([("a".to_owned(), answer.clone())]));
+        assert!(store.take_answers("t1").await.unwrap().is_empty(), "taken once");
+        // An answer to nothing asked, or to an ended task, is taken by nobody.
+        assert!(
+            !store.answer("t1", JsonObject::from_iter([("zz".to_owned(), answer.clone())]), now_ms()).await.unwrap()
+        );
+        store.finish("t1", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap();
+        assert!(!store.ask("t1", JsonObject::new(), now_ms()).await.unwrap());
+        assert!(!store.answer("t1", JsonObject::from_iter([("b".to_owned(), answer)]), now_ms()).await.unwrap());
     }
 
     #[tokio::test]

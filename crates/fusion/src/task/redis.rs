@@ -12,6 +12,8 @@
 //! | `updated` | `updated_at_ms` |
 //! | `lease` | `lease_until_ms` |
 //! | `cancel` | `1` once a client asked it to stop, else `0` |
+//! | `q:{key}` | a question its work waits on (an `InputRequest`, JSON) |
+//! | `a:{key}` | a client's answer to it (JSON), until its work takes it |
 //!
 //! The fields a script reads or writes are plain strings, so that no script has to decode
 //! JSON. The sorted set `{prefix}tasks-of:{owner}` indexes an owner's tasks by creation time,
@@ -23,6 +25,7 @@ use std::sync::LazyLock;
 
 use futures_util::future::BoxFuture;
 use redis::Script;
+use rmcp::model::JsonObject;
 
 use super::store::{FinishIf, Renewal, StoreError, StoredTask, TaskCursor, TaskPage, TaskState, TaskStore, now_ms};
 use crate::guard::RedisStore;
@@ -75,9 +78,66 @@ return redis.call('ZREM', KEYS[1], unpack(ARGV))
 ";
 
 /// The fields of the task `KEYS[1]`: `{json, s, state, updated, lease, cancel}`, all nil when
-/// there is no such task.
+/// there is no such task, then each question and answer field and its value.
 const GET_SCRIPT: &str = r"
-return redis.call('HMGET', KEYS[1], 'json', 's', 'state', 'updated', 'lease', 'cancel')
+local fields = redis.call('HMGET', KEYS[1], 'json', 's', 'state', 'updated', 'lease', 'cancel')
+if not fields[1] then
+  return fields
+end
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local prefix = string.sub(all[i], 1, 2)
+  if prefix == 'q:' or prefix == 'a:' then
+    fields[#fields + 1] = all[i]
+    fields[#fields + 1] = all[i + 1]
+  end
+end
+return fields
+";
+/// Adds the questions `ARGV[2..]` (key, JSON, key, JSON, …) to the working task `KEYS[1]` at
+/// the time `ARGV[1]`. Returns 1 when it was working, else 0.
+const ASK_SCRIPT: &str = r"
+if redis.call('HGET', KEYS[1], 's') ~= 'w' then
+  return 0
+end
+for i = 2, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], 'q:' .. ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[1], 'updated', ARGV[1])
+return 1
+";
+/// Takes the answers `ARGV[2..]` (key, JSON, …) to questions the working task `KEYS[1]` waits
+/// on, at the time `ARGV[1]`: each answered question becomes its answer; others are ignored.
+/// Returns 1 when any was taken, else 0.
+const ANSWER_SCRIPT: &str = r"
+if redis.call('HGET', KEYS[1], 's') ~= 'w' then
+  return 0
+end
+local taken = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], 'q:' .. ARGV[i]) == 1 then
+    redis.call('HDEL', KEYS[1], 'q:' .. ARGV[i])
+    redis.call('HSET', KEYS[1], 'a:' .. ARGV[i], ARGV[i + 1])
+    taken = 1
+  end
+end
+if taken == 1 then
+  redis.call('HSET', KEYS[1], 'updated', ARGV[1])
+end
+return taken
+";
+/// Takes the answers of the task `KEYS[1]` (each once): `{key, JSON, key, JSON, …}`.
+const TAKE_SCRIPT: &str = r"
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, 2) == 'a:' then
+    redis.call('HDEL', KEYS[1], all[i])
+    out[#out + 1] = string.sub(all[i], 3)
+    out[#out + 1] = all[i + 1]
+  end
+end
+return out
 ";
 
 /// Extends the lease of the working task `KEYS[1]` to `ARGV[1]` (never shortens it). Returns
@@ -137,6 +197,9 @@ struct Scripts {
     cancel: Script,
     list: Script,
     unlist: Script,
+    ask: Script,
+    answer: Script,
+    take: Script,
 }
 
 /// The scripts every [`RedisStore`] runs for tasks.
@@ -148,6 +211,9 @@ static SCRIPTS: LazyLock<Scripts> = LazyLock::new(|| Scripts {
     cancel: Script::new(CANCEL_SCRIPT),
     list: Script::new(LIST_SCRIPT),
     unlist: Script::new(UNLIST_SCRIPT),
+    ask: Script::new(ASK_SCRIPT),
+    answer: Script::new(ANSWER_SCRIPT),
+    take: Script::new(TAKE_SCRIPT),
 });
 
 /// The key of the task `id`.
@@ -190,7 +256,26 @@ fn decode(fields: Vec<Option<String>>) -> Result<Option<StoredTask>, String> {
     task.updated_at_ms = number("updated", &updated)?;
     task.lease_until_ms = number("lease", &lease)?;
     task.cancel_requested = cancel == "1";
+    while let (Some(Some(name)), Some(Some(value))) = (fields.next(), fields.next()) {
+        let value =
+            serde_json::from_str(&value).map_err(|error| format!("a task's {name:?} that does not decode: {error}"))?;
+        match name.split_at_checked(2) {
+            Some(("q:", key)) => task.asked.insert(key.to_owned(), value),
+            Some(("a:", key)) => task.answers.insert(key.to_owned(), value),
+            _ => return Err(format!("a task field {name:?} that is neither a question nor an answer")),
+        };
+    }
     Ok(Some(task))
+}
+
+/// `ARGV` of the question and answer scripts: the time, then each key and its JSON.
+fn keyed_args(now_ms: u64, entries: JsonObject) -> Vec<String> {
+    let mut args = vec![now_ms.min(MAX_EXACT_MS).to_string()];
+    for (key, value) in entries {
+        args.push(key);
+        args.push(value.to_string());
+    }
+    args
 }
 
 impl TaskStore for RedisStore {
@@ -274,6 +359,35 @@ impl TaskStore for RedisStore {
         Box::pin(async move { Ok(store.run_script::<i64>(&SCRIPTS.cancel, key, Vec::new()).await? == 1) })
     }
 
+    fn ask(&self, id: &str, questions: JsonObject, now_ms: u64) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let store = self.clone();
+        let key = task_key(self, id);
+        let args = keyed_args(now_ms, questions);
+        Box::pin(async move { Ok(store.run_script::<i64>(&SCRIPTS.ask, key, args).await? == 1) })
+    }
+
+    fn answer(&self, id: &str, responses: JsonObject, now_ms: u64) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let store = self.clone();
+        let key = task_key(self, id);
+        let args = keyed_args(now_ms, responses);
+        Box::pin(async move { Ok(store.run_script::<i64>(&SCRIPTS.answer, key, args).await? == 1) })
+    }
+
+    fn take_answers(&self, id: &str) -> BoxFuture<'static, Result<JsonObject, StoreError>> {
+        let store = self.clone();
+        let key = task_key(self, id);
+        Box::pin(async move {
+            let taken: Vec<String> = store.run_script(&SCRIPTS.take, key, Vec::new()).await?;
+            let mut answers = JsonObject::new();
+            for pair in taken.chunks_exact(2) {
+                let value = serde_json::from_str(&pair[1])
+                    .map_err(|error| record_error(&store, format!("an answer that does not decode: {error}")))?;
+                answers.insert(pair[0].clone(), value);
+            }
+            Ok(answers)
+        })
+    }
+
     fn list(
         &self,
         owner: &str,
@@ -346,8 +460,17 @@ mod tests {
 
     #[test]
     fn writes_after_creation_keep_the_expiry() {
-        for script in [RENEW_SCRIPT, FINISH_SCRIPT, CANCEL_SCRIPT, LIST_SCRIPT, UNLIST_SCRIPT] {
-            assert!(!script.contains("EXPIRE") && !script.contains("'SET'") && !script.contains("DEL"), "{script}");
+        for script in [
+            RENEW_SCRIPT,
+            FINISH_SCRIPT,
+            CANCEL_SCRIPT,
+            LIST_SCRIPT,
+            UNLIST_SCRIPT,
+            ASK_SCRIPT,
+            ANSWER_SCRIPT,
+            TAKE_SCRIPT,
+        ] {
+            assert!(!script.contains("EXPIRE") && !script.contains("'SET'") && !script.contains("'DEL'"), "{script}");
         }
         assert!(CREATE_SCRIPT.contains("redis.call('PEXPIRE', KEYS[1], ARGV[7])"));
     }

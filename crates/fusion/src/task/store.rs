@@ -36,6 +36,13 @@ pub struct StoredTask {
     pub cancel_requested: bool,
     /// Where it stands.
     pub state: TaskState,
+    /// The questions its work asked the client and waits on, by key (each an `InputRequest`
+    /// as JSON): a working task with any reads as `input_required`.
+    #[serde(default)]
+    pub asked: JsonObject,
+    /// The answers a client gave (`tasks/update`) that its work has not taken yet, by key.
+    #[serde(default)]
+    pub answers: JsonObject,
 }
 
 impl StoredTask {
@@ -58,6 +65,8 @@ impl StoredTask {
             lease_until_ms: now_ms,
             cancel_requested: false,
             state: TaskState::Working,
+            asked: JsonObject::new(),
+            answers: JsonObject::new(),
         }
     }
 
@@ -65,6 +74,14 @@ impl StoredTask {
     pub(crate) fn status_message(&self) -> Option<String> {
         match &self.state {
             TaskState::Working if self.cancel_requested => Some(format!("{} was asked to stop.", self.action)),
+            TaskState::Working if !self.asked.is_empty() => {
+                let keys: Vec<&str> = self.asked.keys().map(String::as_str).collect();
+                Some(format!(
+                    "{} waits for its client's answer to {}: send it with tasks/update.",
+                    self.action,
+                    keys.join(", ")
+                ))
+            }
             TaskState::Working => Some(format!("{} is running.", self.action)),
             TaskState::Completed { .. } => None,
             TaskState::Failed { error } => error.get("message").and_then(serde_json::Value::as_str).map(str::to_owned),
@@ -162,6 +179,30 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Asks the working task `id` to stop (its replica sees it when it renews the lease);
     /// whether it was working.
     fn request_cancel(&self, id: &str) -> BoxFuture<'static, Result<bool, StoreError>>;
+
+    /// Adds `questions` (key to `InputRequest` as JSON) to those the working task `id` waits
+    /// on; whether it was working.
+    ///
+    /// The default keeps none (an error): a task of a store without questions cannot ask its
+    /// client anything, and its handler is told so.
+    fn ask(&self, id: &str, questions: JsonObject, now_ms: u64) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let _ = (id, questions, now_ms);
+        Box::pin(std::future::ready(Err(StoreError("this task store keeps no questions".to_owned()))))
+    }
+
+    /// Takes a client's `responses` (`tasks/update`) to the questions the working task `id`
+    /// waits on: each answered question leaves `asked` and its answer joins `answers`; a
+    /// response to no such question is ignored. Whether any was taken.
+    fn answer(&self, id: &str, responses: JsonObject, now_ms: u64) -> BoxFuture<'static, Result<bool, StoreError>> {
+        let _ = (id, responses, now_ms);
+        Box::pin(std::future::ready(Ok(false)))
+    }
+
+    /// The answers of the task `id` that its work has not taken yet, taken now (each once).
+    fn take_answers(&self, id: &str) -> BoxFuture<'static, Result<JsonObject, StoreError>> {
+        let _ = id;
+        Box::pin(std::future::ready(Ok(JsonObject::new())))
+    }
 
     /// The tasks of `owner` that are kept, oldest first (by creation, then id), from just
     /// after `after`; at most `limit` of them.

@@ -11,7 +11,7 @@ use mcp_fusion::wire::ToolError;
 use mcp_fusion::{Action, Ctx, FusionServer, Group};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig, GetTaskParams,
-    GetTaskResult, Implementation, ProtocolVersion, TaskPayload, TaskStatus,
+    GetTaskResult, Implementation, ProtocolVersion, TaskPayload, TaskStatus, UpdateTaskParams,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _, RunningService};
 use rmcp::{RoleClient, ServiceExt as _};
@@ -194,4 +194,113 @@ async fn json_rpc_error_of(boxed: bool) {
     let error = client.call_tool_once(export_call()).await.unwrap_err();
     let rmcp::service::ServiceError::McpError(error) = error else { panic!("a JSON-RPC error was expected: {error}") };
     assert_eq!((error.code.0, error.message.as_ref()), (-32602, "the export's source is gone"));
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Approval {
+    /// Whether to export.
+    approve: bool,
+}
+
+/// Asks its user twice at once, then once more: each question waits in the task's store.
+async fn ask_then_export(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolError> {
+    let (first, second) = tokio::join!(
+        ctx.elicit::<Approval>("Export 2025?").key("y2025"),
+        ctx.elicit::<Approval>("Export 2026?").key("y2026")
+    );
+    let approved = |answer: mcp_fusion::Elicited<Approval>| {
+        matches!(answer, mcp_fusion::Elicited::Accepted(Approval { approve: true }))
+    };
+    let (first, second) = (approved(first?), approved(second?));
+    let last = approved(ctx.elicit::<Approval>("And send it?").key("send").await?);
+    Ok(format!("2025={first} 2026={second} sent={last}"))
+}
+
+fn asking_server() -> FusionServer {
+    FusionServer::builder("tasks-asking", "1")
+        .group(
+            Group::new("billing", "Invoices.").action(
+                Action::new("export_invoices", "Export invoices.")
+                    .read_only()
+                    .task(TaskSupport::Optional)
+                    .handler(ask_then_export),
+            ),
+        )
+        .build(gate())
+        .unwrap()
+}
+
+/// A 2026-07-28 client of [`asking_server`] that declares tasks and elicitation.
+async fn asking_client() -> RunningService<RoleClient, ClientConfig> {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = asking_server().serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let capabilities = ClientCapabilities::builder().enable_tasks().enable_elicitation().build();
+    let config = ClientConfig::new(capabilities, Implementation::new("rmcp-tasks", "1"));
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    config.serve_with_lifecycle(client_io, lifecycle).await.unwrap()
+}
+
+/// Polls the task until it waits on exactly the questions `keys`, for at most ten seconds.
+async fn asking(client: &RunningService<RoleClient, ClientConfig>, id: &str, keys: &[&str]) -> GetTaskResult {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let task = client.get_task(GetTaskParams::new(id)).await.unwrap();
+            if let TaskPayload::InputRequired { input_requests } = &task.task.payload
+                && input_requests.keys().map(String::as_str).eq(keys.iter().copied())
+            {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the task does not wait on {keys:?}"))
+}
+
+fn answers(given: &[(&str, bool)]) -> rmcp::model::InputResponses {
+    given
+        .iter()
+        .map(|(key, approve)| ((*key).to_owned(), json!({"action": "accept", "content": {"approve": approve}})))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_task_that_asks_waits_input_required_and_resumes_with_each_answer_given() {
+    let client = asking_client().await;
+
+    let CallToolResponse::Task(created) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("a task was expected");
+    };
+    let id = created.task.task_id.clone();
+    // Two questions at once: both pending, and the status says what it waits for.
+    let both = asking(&client, &id, &["y2025", "y2026"]).await;
+    assert_eq!(both.task.status(), TaskStatus::InputRequired);
+    assert!(both.task.task.status_message.as_deref().unwrap().contains("waits for its client's answer"), "{both:?}");
+
+    // One answer, and one to no question (ignored): only the other stays pending.
+    client.update_task(UpdateTaskParams::new(&id, answers(&[("y2025", true), ("nope", true)]))).await.unwrap();
+    asking(&client, &id, &["y2026"]).await;
+    // The second: the work goes on to its next question, then ends with all three answers.
+    client.update_task(UpdateTaskParams::new(&id, answers(&[("y2026", false)]))).await.unwrap();
+    asking(&client, &id, &["send"]).await;
+    client.update_task(UpdateTaskParams::new(&id, answers(&[("send", true)]))).await.unwrap();
+    let done = ended(&client, &id).await;
+    let TaskPayload::Completed { result } = &done.task.payload else { panic!("completed expected: {done:?}") };
+    assert_eq!(result["content"][0]["text"], "2025=true 2026=false sent=true");
+}
+
+#[tokio::test]
+async fn a_task_cancelled_while_it_waits_for_an_answer_ends_cancelled() {
+    let client = asking_client().await;
+    let CallToolResponse::Task(created) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("a task was expected");
+    };
+    asking(&client, &created.task.task_id, &["y2025", "y2026"]).await;
+    client.cancel_task(CancelTaskParams::new(&created.task.task_id)).await.unwrap();
+    let cancelled = ended(&client, &created.task.task_id).await;
+    assert_eq!(cancelled.task.status(), TaskStatus::Cancelled);
 }

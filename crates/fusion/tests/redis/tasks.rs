@@ -88,6 +88,34 @@ async fn a_task_created_on_one_replica_is_read_renewed_cancelled_and_finished_on
 
 #[tokio::test]
 #[ignore = "needs redis-server; run by .ci/run"]
+async fn a_question_asked_on_one_replica_is_answered_through_the_other_and_taken_once() {
+    let redis = Redis::start();
+    let (one, two) = replicas(&redis).await;
+    one.create(task("t1", 60_000)).await.unwrap();
+    // A key and a value as a client may send them: a colon, quotes, a large number.
+    let question = json!({"method": "elicitation/create", "params": {"message": "Export \"2025\"?"}});
+    let asked = object(json!({"a:b": question, "second": question}));
+    assert!(one.ask("t1", asked.clone(), now_ms()).await.unwrap());
+    assert_eq!(two.get("t1").await.unwrap().unwrap().asked, asked);
+
+    let answer = json!({"action": "accept", "content": {"count": 9_007_199_254_740_993_u64}});
+    let given = object(json!({"a:b": answer, "never-asked": answer}));
+    assert!(two.answer("t1", given, now_ms()).await.unwrap());
+    let read = one.get("t1").await.unwrap().unwrap();
+    assert_eq!(read.asked.keys().collect::<Vec<_>>(), ["second"]);
+    assert_eq!(one.take_answers("t1").await.unwrap(), object(json!({"a:b": answer})));
+    assert!(one.take_answers("t1").await.unwrap().is_empty(), "taken once");
+
+    // Asking and answering keep the expiry set at creation; an ended task takes neither.
+    let ttl = pttl(&redis, &format!("{PREFIX}task:t1")).await;
+    assert!((1..=60_000).contains(&ttl), "PTTL {ttl}");
+    one.finish("t1", TaskState::Cancelled, now_ms(), FinishIf::Working).await.unwrap();
+    assert!(!one.ask("t1", asked, now_ms()).await.unwrap());
+    assert!(!two.answer("t1", object(json!({"second": answer})), now_ms()).await.unwrap());
+}
+
+#[tokio::test]
+#[ignore = "needs redis-server; run by .ci/run"]
 async fn a_lapsed_lease_lets_a_reader_on_another_replica_declare_the_task_lost() {
     let redis = Redis::start();
     let (one, two) = replicas(&redis).await;

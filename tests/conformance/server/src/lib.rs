@@ -94,6 +94,8 @@ pub const TOOL_NAMES: &[&str] = &[
     "greet",
     "slow_compute",
     "failing_job",
+    "confirm_delete",
+    "multi_input",
     "protocol_error_job",
 ];
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_fusion::task::TaskSupport;
 use mcp_fusion::wire::ToolError;
-use mcp_fusion::{Action, Ctx, ServerBuilder};
+use mcp_fusion::{Action, Ctx, Elicited, ServerBuilder};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -70,6 +70,53 @@ async fn protocol_error_job(_ctx: Ctx<()>, _input: NoArgs) -> Result<String, rmc
     Err(rmcp::ErrorData::internal_error(PROTOCOL_ERROR_MESSAGE, None))
 }
 
+/// The file `confirm_delete` deletes.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DeleteFile {
+    /// The file to delete.
+    pub filename: String,
+}
+
+/// A user's word on a deletion.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Confirm {
+    /// Whether to go ahead.
+    pub confirm: bool,
+}
+
+/// One entry of `multi_input`'s two questions.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Entry {
+    /// A name for the entry.
+    pub name: String,
+    /// Whether to keep it.
+    pub confirm: bool,
+}
+
+/// `confirm_delete`: a task that asks its user once (`input_required` until `tasks/update`
+/// answers), then ends.
+async fn confirm_delete(ctx: Ctx<()>, input: DeleteFile) -> Result<String, ToolError> {
+    let question = format!("Delete {}?", input.filename);
+    match ctx.elicit::<Confirm>(question).key("confirm_delete").await? {
+        Elicited::Accepted(answer) if answer.confirm => Ok(format!("Deleted {}.", input.filename)),
+        Elicited::Accepted(_) => Ok(format!("Kept {}.", input.filename)),
+        other => Err(other.refusal(ctx.action())),
+    }
+}
+
+/// `multi_input`: a task that asks two questions at once, each answered on its own.
+async fn multi_input(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    let (first, second) = tokio::join!(
+        ctx.elicit::<Entry>("First entry").key("first"),
+        ctx.elicit::<Entry>("Second entry").key("second")
+    );
+    let names = [first?, second?].map(|answer| match answer {
+        Elicited::Accepted(entry) => entry.name,
+        _ => "(none)".to_owned(),
+    });
+    Ok(format!("Entries: {}", names.join(", ")))
+}
+
 /// The tasks scenarios' tools, added to `builder` as tools of their own names.
 pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
     builder
@@ -92,6 +139,21 @@ pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
                 .read_only()
                 .task(TaskSupport::Required)
                 .handler(failing_job),
+        )
+        .action(
+            Action::new(
+                "confirm_delete",
+                "Deletes a file once its user confirms; asks as a task, answered by tasks/update.",
+            )
+            .destructive()
+            .task(TaskSupport::Optional)
+            .handler(confirm_delete),
+        )
+        .action(
+            Action::new("multi_input", "Asks two questions at once; as a task, each answered on its own.")
+                .read_only()
+                .task(TaskSupport::Optional)
+                .handler(multi_input),
         )
         .action(
             Action::new(
