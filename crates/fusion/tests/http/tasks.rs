@@ -328,7 +328,7 @@ struct Confirm {
     confirm: bool,
 }
 
-/// Asks the user before it exports: a task cannot ask.
+/// Asks the user before it exports.
 async fn asking(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolError> {
     let answer = ctx.elicit::<Confirm>("Export every invoice?").await?;
     Ok(format!("asked: {}", matches!(answer, mcp_fusion::Elicited::Accepted(Confirm { confirm: true }))))
@@ -343,30 +343,68 @@ async fn endless(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolErro
 }
 
 #[tokio::test]
-async fn a_task_cannot_ask_its_client_and_one_past_its_time_to_live_is_stopped_and_forgotten() {
+async fn a_task_asks_its_client_through_its_status_and_takes_the_answer_from_tasks_update() {
+    let server = FusionServer::builder("tasks-asking", "1")
+        .group(
+            Group::new("billing", "Invoices.")
+                .action(Action::new("asking", "Asks first.").task(TaskSupport::Optional).handler(asking)),
+        )
+        .build(gate())
+        .unwrap();
+    let tokens = StaticTokens::new().token("ana-token", Identity::new("ana"));
+    let addr = serve_with(server, HttpConfig::new("127.0.0.1:0").authenticator(tokens)).await;
+
+    // A client that cannot show a form: the call's own envelope, in the completed task.
+    let created = call(addr, "ana-token", json!({"action": "asking"}), tasks_meta()).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let done = settled(addr, "ana-token", &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    let envelope = parse(done["result"]["content"][0]["text"].as_str().unwrap());
+    assert_eq!(envelope.error.code.as_str(), "ELICITATION_UNSUPPORTED", "{done}");
+
+    // One that can: the question waits in the task, shown by tasks/get, until tasks/update.
+    let can_ask = meta(json!({"io.modelcontextprotocol/clientCapabilities": {
+        "elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}
+    }}));
+    let created = call(addr, "ana-token", json!({"action": "asking"}), can_ask).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let waiting = settled(addr, "ana-token", &id).await;
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    assert_eq!(waiting["inputRequests"]["elicitation-1"]["method"], "elicitation/create", "{waiting}");
+    let update = params(json!({
+        "taskId": id,
+        "inputResponses": {"elicitation-1": {"action": "accept", "content": {"confirm": true}}},
+        "_meta": tasks_meta(),
+    }));
+    let acked = answer(addr, "ana-token", "tasks/update", update).await;
+    assert_eq!(acked["result"]["resultType"], "complete", "{acked}");
+    let done = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let task = settled(addr, "ana-token", &id).await;
+            if task["status"] != "input_required" {
+                return task;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the task ends once answered");
+    assert_eq!(done["result"]["content"][0]["text"], "asked: true", "{done}");
+}
+
+#[tokio::test]
+async fn a_task_past_its_time_to_live_is_stopped_and_forgotten() {
     let gate = gate();
     let server = FusionServer::builder("tasks-ttl", "1")
         .tasks(mcp_fusion::task::Tasks::new().ttl(Duration::from_millis(300)))
         .group(
             Group::new("billing", "Invoices.")
-                .action(Action::new("asking", "Asks first.").task(TaskSupport::Optional).handler(asking))
                 .action(Action::new("endless", "Never ends.").task(TaskSupport::Optional).handler(endless)),
         )
         .build(Arc::clone(&gate))
         .unwrap();
     let tokens = StaticTokens::new().token("ana-token", Identity::new("ana"));
     let addr = serve_with(server, HttpConfig::new("127.0.0.1:0").authenticator(tokens)).await;
-
-    let created = call(addr, "ana-token", json!({"action": "asking"}), tasks_meta()).await;
-    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
-    let done = settled(addr, "ana-token", &id).await;
-    assert_eq!(done["status"], "completed", "{done}");
-    let envelope = parse(done["result"]["content"][0]["text"].as_str().unwrap());
-    assert_eq!(envelope.error.code.as_str(), "CLIENT_UNREACHABLE", "{done}");
-    assert_eq!(
-        envelope.error.message,
-        "billing.asking needs to ask the client (elicitation-1), but it runs as a task, and a task tells its client only its status: the question was not sent."
-    );
 
     let created = call(addr, "ana-token", json!({"action": "endless"}), tasks_meta()).await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
