@@ -79,6 +79,7 @@ pub struct Action<S = ()> {
     pub(crate) by_key: bool,
     pub(crate) check_with: Option<String>,
     pub(crate) task: Option<crate::task::TaskSupport>,
+    pub(crate) questions_first: bool,
 }
 
 impl<S: Send + Sync + 'static> Action<S> {
@@ -104,6 +105,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             by_key: false,
             check_with: None,
             task: None,
+            questions_first: false,
         }
     }
 
@@ -274,6 +276,17 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// so a refused call costs nothing and is answered as a plain call is.
     pub fn task(mut self, support: crate::task::TaskSupport) -> Action<S> {
         self.task = Some(support);
+        self
+    }
+
+    /// Lets the handler of a task action ask its questions in the call itself (on MCP
+    /// 2026-07-28, rounds of input-required results) before its work becomes a task at
+    /// [`Ctx::become_task`](crate::Ctx::become_task): the client gets the questions first and
+    /// the task's handle once they are answered. Without it, the call becomes a task when it
+    /// reaches its handler, and its questions wait in the task. A handler that ends without
+    /// calling `become_task` answers as a plain call.
+    pub fn questions_before_task(mut self) -> Action<S> {
+        self.questions_first = true;
         self
     }
 

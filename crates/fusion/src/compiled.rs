@@ -82,6 +82,8 @@ pub(crate) struct CompiledAction {
     pub(crate) access: RequireCaller,
     /// Whether its calls run as tasks for a client that declared the extension.
     pub(crate) task: Option<crate::task::TaskSupport>,
+    /// Whether its handler asks in the call and becomes a task itself (`Ctx::become_task`).
+    pub(crate) questions_first: bool,
     /// Whether it only reads (a lost task of it may simply run again).
     pub(crate) read_only: bool,
     /// The names of other actions its author wrote (what for, the name), checked against the
@@ -129,6 +131,7 @@ impl CompiledAction {
             kind: EntryKind::Action,
             access,
             task: None,
+            questions_first: false,
             read_only: false,
             upstream_actions: None,
             names_written: Vec::new(),

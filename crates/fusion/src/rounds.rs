@@ -133,6 +133,8 @@ pub(crate) struct Rounds {
     protocol_error: OnceLock<ErrorData>,
     /// How many questions were asked without a key, to name the next one.
     unnamed: Mutex<usize>,
+    /// Where its questions wait once the call became a task in its handler.
+    task_inbox: OnceLock<Arc<dyn TaskInbox>>,
 }
 
 /// The custom code of the envelope a handler gets back while its question is on its way to the
@@ -147,6 +149,7 @@ impl Rounds {
             pending: Mutex::new(InputRequests::new()),
             protocol_error: OnceLock::new(),
             unnamed: Mutex::new(0),
+            task_inbox: OnceLock::new(),
         }
     }
 
@@ -211,6 +214,9 @@ impl Rounds {
     ) -> Result<Value, ToolError> {
         if let Some(answer) = self.lock_answers().get(key) {
             return Ok(answer.clone());
+        }
+        if let Some(inbox) = self.task_inbox.get() {
+            return self.wait_in_task(inbox.as_ref(), action, key, &request).await;
         }
         match &self.channel {
             Channel::Rounds { responses, asked, .. } => {
@@ -296,6 +302,11 @@ impl Rounds {
             }
             inbox.changed().await;
         }
+    }
+
+    /// From now on the call's questions wait in `inbox`: its handler made it a task.
+    pub(crate) fn enter_task(&self, inbox: Arc<dyn TaskInbox>) {
+        let _ = self.task_inbox.set(inbox);
     }
 
     /// Whether the call will be answered with questions or a JSON-RPC error instead of its

@@ -46,6 +46,7 @@ const ARGUMENTS: &[(&str, Takes, &str)] = &[
     ("idempotent_by_key", Takes::Nothing, "idempotent_by_key"),
     ("check_with", Takes::Value, "check_with = \"get_invoice\""),
     ("task", Takes::Support, "task = required"),
+    ("questions_before_task", Takes::Nothing, "questions_before_task"),
     ("param_header", Takes::Two, "param_header(\"region\", \"Region\")"),
     ("sensitive", Takes::Value, "sensitive = \"card.number\""),
     ("deprecated", Takes::Replacement, "deprecated = \"billing.list_invoices\""),

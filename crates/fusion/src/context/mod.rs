@@ -100,6 +100,8 @@ pub struct CallInfo {
     pub(crate) rounds: Rounds,
     /// The hand-over of a call that becomes a task, taken when it reaches its handler.
     pub(crate) launch: Mutex<Option<crate::launch::Launch>>,
+    /// Whether the handler, not the chain, makes the call a task (`Ctx::become_task`).
+    pub(crate) questions_first: bool,
     /// For a call that may become a task: the id of its task, once kept.
     pub(crate) task_started: Option<tokio::sync::watch::Receiver<Option<String>>>,
     /// Each local action as a call names it.
@@ -137,6 +139,7 @@ impl CallInfo {
             guard_state: Mutex::new(Extensions::default()),
             rounds: Rounds::over(None),
             launch: Mutex::new(None),
+            questions_first: false,
             task_started: None,
             names: None,
         }
@@ -152,6 +155,12 @@ impl CallInfo {
     pub(crate) fn launching(mut self, mut launch: Option<crate::launch::Launch>) -> CallInfo {
         self.task_started = launch.as_mut().and_then(crate::launch::Launch::watcher);
         *self.launch.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner) = launch;
+        self
+    }
+
+    /// The call as one whose handler becomes a task itself, after its questions.
+    pub(crate) fn questions_first(mut self, questions_first: bool) -> CallInfo {
+        self.questions_first = questions_first;
         self
     }
 
@@ -404,5 +413,25 @@ impl<S> Ctx<S> {
     /// Adds a warning to the successful result (see [`CallInfo::warn`]).
     pub fn warn(&self, warning: ToolError) {
         self.call.warn(warning);
+    }
+
+    /// Makes the call a task now, for an action that asks its questions first
+    /// ([`Action::questions_before_task`](crate::Action::questions_before_task)): the client
+    /// is answered with the task's handle, and the handler goes on as the task's work (its
+    /// further questions wait in the task). A call that does not run as a task (its client did
+    /// not declare the extension) goes on as it is.
+    ///
+    /// # Errors
+    ///
+    /// The envelope to return when the task could not be kept: the work must not run, as
+    /// nobody could read what it did.
+    pub async fn become_task(&self) -> Result<(), ToolError> {
+        let Some(launch) = self.call.take_launch() else { return Ok(()) };
+        let inbox = launch.inbox();
+        launch.admitted().await?;
+        if let Some(inbox) = inbox {
+            self.call.rounds.enter_task(inbox);
+        }
+        Ok(())
     }
 }

@@ -26,7 +26,8 @@ impl Chain {
     }
 
     pub(crate) fn handle(&self, call: Call) -> BoxFuture<'static, Outcome> {
-        let launch = call.info.take_launch();
+        // A handler that asks first makes the call a task itself (`Ctx::become_task`).
+        let launch = if call.info.questions_first { None } else { call.info.take_launch() };
         let run = (self.handler)(call);
         match launch {
             None => run,

@@ -250,9 +250,11 @@ impl CompiledAction {
     ) -> Result<Output, Refusal> {
         let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let requested_level = request.log_level;
+        // A call that becomes a task at its handler asks from the task; one whose handler asks
+        // first asks as a plain call does, until it becomes the task.
         let rounds = match &launch {
-            Some(launch) => Rounds::in_task(launch.inbox()),
-            None => self.rounds(&request, &arguments, settings)?,
+            Some(launch) if !self.questions_first => Rounds::in_task(launch.inbox()),
+            _ => self.rounds(&request, &arguments, settings)?,
         };
         let info = Arc::new(
             CallInfo::new(
@@ -265,6 +267,7 @@ impl CompiledAction {
             .of_kind(self.kind)
             .with_rounds(rounds)
             .launching(launch)
+            .questions_first(self.questions_first)
             .naming(Arc::clone(&settings.names)),
         );
         let info = Arc::clone(admitted.get_or_init(|| info));

@@ -269,6 +269,7 @@ fn compile_action<S: Send + Sync + 'static>(
     );
     compiled.access = RequireCaller::new(Arc::clone(&qualified), action.require_identity, action.scopes.clone());
     compiled.task = action.task;
+    compiled.questions_first = action.questions_first;
     compiled.read_only = action.annotations.read_only == Some(true);
     if let Some(Some(replacement)) = &action.deprecated {
         compiled.names_written.push(("replacement", replacement.clone()));

@@ -304,3 +304,66 @@ async fn a_task_cancelled_while_it_waits_for_an_answer_ends_cancelled() {
     let cancelled = ended(&client, &created.task.task_id).await;
     assert_eq!(cancelled.task.status(), TaskStatus::Cancelled);
 }
+
+/// Asks whether to export in the call, then exports as a task.
+async fn confirm_then_export(ctx: Ctx<Arc<Gate>>, _input: Export) -> Result<String, ToolError> {
+    let approved = matches!(
+        ctx.elicit::<Approval>("Export every invoice?").key("approve").await?,
+        mcp_fusion::Elicited::Accepted(Approval { approve: true })
+    );
+    if !approved {
+        return Ok("not exported".to_owned());
+    }
+    ctx.become_task().await?;
+    Ok("inv_1,inv_2".to_owned())
+}
+
+#[tokio::test]
+async fn an_action_that_asks_first_gets_its_answer_in_the_call_and_becomes_a_task_after() {
+    let server = FusionServer::builder("tasks-composed", "1")
+        .group(
+            Group::new("billing", "Invoices.").action(
+                Action::new("export_invoices", "Export invoices.")
+                    .read_only()
+                    .task(TaskSupport::Required)
+                    .questions_before_task()
+                    .handler(confirm_then_export),
+            ),
+        )
+        .build(gate())
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let capabilities = ClientCapabilities::builder().enable_tasks().enable_elicitation().build();
+    let config = ClientConfig::new(capabilities, Implementation::new("rmcp-tasks", "1"));
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = config.serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+
+    // Round one: the question, and no task yet.
+    let CallToolResponse::InputRequired(asked) = client.call_tool_once(export_call()).await.unwrap() else {
+        panic!("the question was expected first");
+    };
+    assert!(asked.input_requests.as_ref().unwrap().contains_key("approve"), "{asked:?}");
+    // Round two, with the answer: the task's handle, then its result.
+    let answered = export_call()
+        .with_input_responses(answers(&[("approve", true)]))
+        .with_request_state(asked.request_state.clone().unwrap());
+    let CallToolResponse::Task(created) = client.call_tool_once(answered).await.unwrap() else {
+        panic!("a task was expected once answered");
+    };
+    let done = ended(&client, &created.task.task_id).await;
+    let TaskPayload::Completed { result } = &done.task.payload else { panic!("completed expected: {done:?}") };
+    assert_eq!(result["content"][0]["text"], "inv_1,inv_2");
+    // Declined: the handler never becomes a task, and answers as a plain call.
+    let declined = export_call()
+        .with_input_responses(answers(&[("approve", false)]))
+        .with_request_state(asked.request_state.unwrap());
+    let CallToolResponse::Complete(plain) = client.call_tool_once(declined).await.unwrap() else {
+        panic!("a plain answer was expected");
+    };
+    assert_eq!(plain.content[0].as_text().unwrap().text, "not exported");
+}

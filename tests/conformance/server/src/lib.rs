@@ -94,6 +94,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "greet",
     "slow_compute",
     "failing_job",
+    "test_tool_with_task",
     "confirm_delete",
     "multi_input",
     "protocol_error_job",

@@ -117,6 +117,27 @@ async fn multi_input(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> 
     Ok(format!("Entries: {}", names.join(", ")))
 }
 
+/// Whom `test_tool_with_task` works for.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UserName {
+    /// Your name.
+    pub name: String,
+}
+
+/// `test_tool_with_task`: asks the user's name in the call (an input-required round), then
+/// becomes a task whose result greets them.
+async fn tool_with_task(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    let name = match ctx.elicit::<UserName>("What is your name?").key("user_name").await? {
+        Elicited::Accepted(user) => user.name,
+        other => return Err(other.refusal(ctx.action())),
+    };
+    ctx.become_task().await?;
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(200)) => Ok(format!("Hello, {name}! Your task is done.")),
+        () = ctx.call().cancellation().cancelled() => Err(ToolError::internal(format!("{name}'s task was stopped."))),
+    }
+}
+
 /// The tasks scenarios' tools, added to `builder` as tools of their own names.
 pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
     builder
@@ -139,6 +160,13 @@ pub fn tools(builder: ServerBuilder<()>) -> ServerBuilder<()> {
                 .read_only()
                 .task(TaskSupport::Required)
                 .handler(failing_job),
+        )
+        .action(
+            Action::new("test_tool_with_task", "Asks your name, then works on it as a task.")
+                .read_only()
+                .task(TaskSupport::Required)
+                .questions_before_task()
+                .handler(tool_with_task),
         )
         .action(
             Action::new(
