@@ -103,6 +103,7 @@ mod output;
 pub mod prelude;
 pub mod prompt;
 pub mod resource;
+mod resumable;
 mod rounds;
 #[cfg(feature = "http")]
 mod run_to_end;

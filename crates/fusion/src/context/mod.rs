@@ -15,6 +15,7 @@ pub(crate) use request::{checked_log_level, list_caller, sessionless};
 
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use mcp_fusion_wire::ToolError;
 use rmcp::model::{
@@ -28,6 +29,7 @@ use crate::commit::CommitGate;
 use crate::error::BoxError;
 use crate::failure::Failure;
 use crate::idempotency_key::IdempotencyKey;
+use crate::resumable::ResumableStream;
 use crate::rounds::Rounds;
 use crate::subscriptions::Subscriptions;
 
@@ -301,6 +303,20 @@ impl CallInfo {
         self.peer.as_ref().filter(|_| self.peer_accepts_requests)
     }
 
+    /// Closes the stream this call's answer travels on, while the call goes on: the client is
+    /// told to reconnect after `retry`, and does so with the last event it read
+    /// (`Last-Event-ID`), and the events sent meanwhile, the answer among them, reach it on the
+    /// resumed stream. A server does this to hold no connection through long work (a proxy
+    /// that cuts idle streams, a replica about to drain). Returns whether a stream was closed:
+    /// only a call over Streamable HTTP in a session has one; over stdio, without a session,
+    /// or once the call was answered, nothing happens and it returns `false`.
+    pub async fn close_sse_stream(&self, retry: Duration) -> bool {
+        match self.extensions.get::<ResumableStream>() {
+            Some(stream) => stream.close(retry).await,
+            None => false,
+        }
+    }
+
     /// The `progressToken` the client sent with the call, if it wants progress reports.
     pub fn progress_token(&self) -> Option<&ProgressToken> {
         self.progress_token.as_ref()
@@ -413,6 +429,11 @@ impl<S> Ctx<S> {
     /// Adds a warning to the successful result (see [`CallInfo::warn`]).
     pub fn warn(&self, warning: ToolError) {
         self.call.warn(warning);
+    }
+
+    /// Closes the call's stream for the client to resume (see [`CallInfo::close_sse_stream`]).
+    pub async fn close_sse_stream(&self, retry: Duration) -> bool {
+        self.call.close_sse_stream(retry).await
     }
 
     /// Makes the call a task now, for an action that asks its questions first

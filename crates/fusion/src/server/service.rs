@@ -27,6 +27,7 @@ use super::FusionServer;
 use super::resources::{Gate, page};
 use crate::cache::{Listing, with_hint};
 use crate::context::{RequestInfo, checked_log_level, list_caller, sessionless};
+use crate::resumable::ResumableStream;
 
 impl ServerHandler for FusionServer {
     fn get_info(&self) -> ServerConfig {
@@ -406,7 +407,13 @@ impl ServerHandler for FusionServer {
     ) -> Result<CallToolResponse, ErrorData> {
         checked_log_level(&context)?;
         let info = RequestInfo::from_context(context).answering(request.input_responses, request.request_state);
-        self.respond(&request.name, request.arguments, info).await
+        let stream = info.extensions.get::<ResumableStream>().cloned();
+        let response = self.respond(&request.name, request.arguments, info).await;
+        // A call that closed its stream answers once its client is back to read it.
+        if let Some(stream) = stream {
+            stream.reopened().await;
+        }
+        response
     }
 }
 

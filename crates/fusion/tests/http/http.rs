@@ -54,6 +54,12 @@ async fn whoami(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
     Ok(ctx.call().identity().map(|i| i.subject.clone()).unwrap_or_default())
 }
 
+/// Closes its stream, then answers whether there was one.
+async fn reconnect(ctx: Ctx<()>, _input: Nothing) -> Result<String, ToolError> {
+    let closed = ctx.close_sse_stream(Duration::from_millis(250)).await;
+    Ok(if closed { "answered after closing its stream" } else { "no stream to close" }.to_owned())
+}
+
 fn server() -> FusionServer {
     FusionServer::builder("http-test", "1")
         .group(
@@ -61,7 +67,8 @@ fn server() -> FusionServer {
                 .action(Action::new("echo", "Echo.").handler(echo))
                 .action(Action::new("slow", "Sleep, then answer.").handler(slow))
                 .action(Action::new("session", "The session id.").handler(session))
-                .action(Action::new("whoami", "Who is calling.").requires_identity().handler(whoami)),
+                .action(Action::new("whoami", "Who is calling.").requires_identity().handler(whoami))
+                .action(Action::new("reconnect", "Close the stream, then answer.").handler(reconnect)),
         )
         .build(())
         .unwrap()
@@ -332,4 +339,96 @@ async fn bearer_tokens_become_identities_or_envelopes() {
         r#"Bearer error="invalid_request", error_description="expected a bearer token""#
     );
     running.shutdown().await.unwrap();
+}
+
+/// The events of an SSE body: (`id`, `retry`, `data`) each.
+fn sse_events(body: &str) -> Vec<(Option<String>, Option<String>, String)> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            let field = |name: &str| {
+                event.lines().find_map(|line| line.strip_prefix(name).map(|value| value.trim_start().to_owned()))
+            };
+            (field("id:"), field("retry:"), field("data:").unwrap_or_default())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_that_closes_its_stream_is_answered_on_the_stream_the_client_resumes() {
+    let running = Running::start(loopback()).await;
+    // A client that can be asked something: its calls are answered on a stream of the session
+    // (one that can be asked nothing may get one JSON body on the direct path).
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let response = post(&running.url(), None, &initialize.to_string()).await;
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let client = reqwest::Client::new();
+    let send = |body: String| {
+        client
+            .post(running.url())
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .header("mcp-session-id", &session)
+            .body(body)
+            .send()
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    assert_eq!(send(initialized).await.unwrap().status(), 202);
+
+    // The POST's stream ends without the answer, its last event telling when to come back.
+    let call = send(call_frame(7, "reconnect", json!({}))).await.unwrap();
+    assert!(call.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let events = sse_events(&tokio::time::timeout(Duration::from_secs(20), call.text()).await.unwrap().unwrap());
+    assert!(events.iter().all(|(_, _, data)| !data.contains("\"result\"")), "{events:?}");
+    let (last_id, retry, _) = events.last().expect("a priming event before the stream closed");
+    assert_eq!(retry.as_deref(), Some("250"), "{events:?}");
+    let last_id = last_id.clone().expect("the priming event has an id");
+
+    // The client comes back with the last event it read: the answer is on the resumed stream.
+    let mut resumed = client
+        .get(running.url())
+        .header("accept", "text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-session-id", &session)
+        .header("last-event-id", &last_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut body = String::new();
+    let answer = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let Some(chunk) = resumed.chunk().await.unwrap() else {
+                panic!("the stream ended before the answer: {body}")
+            };
+            body.push_str(std::str::from_utf8(&chunk).unwrap());
+            let answer = sse_events(&body).into_iter().find_map(|(_, _, data)| {
+                serde_json::from_str::<Value>(&data).ok().filter(|message| message["id"] == 7)
+            });
+            if let Some(answer) = answer {
+                return answer;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(answer["result"]["content"][0]["text"], "answered after closing its stream", "{answer}");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn rmcps_client_resumes_a_closed_stream_and_a_call_without_one_has_nothing_to_close() {
+    for (config, expected) in
+        [(loopback(), "answered after closing its stream"), (loopback().stateless(true), "no stream to close")]
+    {
+        let running = Running::start(config).await;
+        let client = ().serve(StreamableHttpClientTransport::from_uri(running.url())).await.unwrap();
+        let call = CallToolRequestParams::new("t").with_arguments(args(json!({"action": "reconnect"})));
+        let result = tokio::time::timeout(Duration::from_secs(20), client.call_tool(call)).await.unwrap().unwrap();
+        assert_eq!(result.content[0].as_text().unwrap().text, expected);
+        client.cancel().await.unwrap();
+        running.shutdown().await.unwrap();
+    }
 }

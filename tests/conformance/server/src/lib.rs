@@ -419,6 +419,19 @@ async fn param_header(_ctx: Ctx<()>, input: Routed) -> Result<String, ToolError>
     Ok(format!("Routed to {}", input.region))
 }
 
+/// How long `test_reconnection` tells its client to wait before it reconnects.
+const RECONNECT_AFTER: Duration = Duration::from_millis(500);
+
+/// Closes the call's stream before it answers: the answer reaches the client on the stream it
+/// resumes with `Last-Event-ID`.
+async fn reconnection(ctx: Ctx<()>, _input: NoArgs) -> Result<&'static str, ToolError> {
+    if ctx.close_sse_stream(RECONNECT_AFTER).await {
+        Ok("Reconnection test completed: answered after the stream was closed.")
+    } else {
+        Ok("Reconnection test completed: the call had no stream to close.")
+    }
+}
+
 /// The fixture server.
 pub fn server() -> Result<FusionServer, BuildError> {
     let test = Group::new("test", "Fixtures of the MCP conformance suite.")
@@ -507,16 +520,26 @@ pub fn server() -> Result<FusionServer, BuildError> {
             .read_only()
             .handler(elicitation_sep1330_enums),
         );
-    let test = rounds::actions(test).action(
-        Action::new(
-            "param_header",
-            "Routes by region, which a client also sends in the Mcp-Param-Region header \
+    let test = rounds::actions(test)
+        .action(
+            Action::new(
+                "param_header",
+                "Routes by region, which a client also sends in the Mcp-Param-Region header \
              (conformance scenario http-custom-header-server-validation).",
+            )
+            .read_only()
+            .param_header("region", "Region")
+            .handler(param_header),
         )
-        .read_only()
-        .param_header("region", "Region")
-        .handler(param_header),
-    );
+        .action(
+            Action::new(
+                "reconnection",
+                "Closes its SSE stream before it answers; the client resumes it with Last-Event-ID \
+             (conformance scenario server-sse-polling).",
+            )
+            .read_only()
+            .handler(reconnection),
+        );
     let json = Group::new("json", "JSON Schema 2020-12 fixtures of the MCP conformance suite.").action(
         Action::new(
             "schema_2020_12_tool",

@@ -151,7 +151,9 @@ impl HttpConfig {
     ///
     /// A handler that sends its own messages through [`CallInfo::peer`](crate::CallInfo::peer) (rather
     /// than the framework's progress, logs and questions) should turn it off: without a stream,
-    /// a message sent in the middle of a call has nowhere to go.
+    /// a message sent in the middle of a call has nowhere to go. So should a server whose
+    /// handlers close their stream ([`CallInfo::close_sse_stream`](crate::CallInfo::close_sse_stream)):
+    /// on this path there is none to close, and the connection stays open through the call.
     pub fn direct_path(mut self, direct: bool) -> HttpConfig {
         self.direct_path = direct;
         self

@@ -8,24 +8,29 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use axum::extract::Request;
 use axum::response::Response;
 use futures_util::Stream;
+use rmcp::model::GetExtensions as _;
 #[cfg(feature = "redis")]
 use rmcp::model::InitializeRequestParams;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+    LocalSessionHandle, LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
 };
 use rmcp::transport::streamable_http_server::session::{RestoreOutcome, SessionId, SessionManager};
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, store::EventStore};
+use tokio::sync::watch;
+use tokio_stream::wrappers::ReceiverStream;
 
 use super::config::Limits;
 use super::refusal;
 use super::request::ClientAddress;
 use crate::auth::{Caller, CallerKey};
+use crate::resumable::{CloseStream, Pending, ResumableStream};
 use crate::task::experimental::{self, ExperimentalTasks};
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -357,6 +362,7 @@ pub struct OwnedSessions {
     registry: Arc<Registry>,
     #[cfg_attr(not(feature = "redis"), expect(dead_code, reason = "no store can be configured"))]
     shared: Option<SharedStore>,
+    closed: Arc<ClosedStreams>,
 }
 
 impl OwnedSessions {
@@ -369,7 +375,7 @@ impl OwnedSessions {
     pub(super) fn new(limits: Limits, registry: Arc<Registry>, shared: Option<SharedStore>) -> OwnedSessions {
         let mut inner = LocalSessionManager::default();
         inner.session_config.keep_alive = Some(limits.session_idle_timeout);
-        OwnedSessions { inner, registry, shared }
+        OwnedSessions { inner, registry, shared, closed: Arc::default() }
     }
 
     /// With a session store: keeps the session that just answered `initialize` there (or, when
@@ -403,7 +409,6 @@ type Parts = (http::request::Parts, bool);
 /// What a session store needs of an `initialize` message: its parameters and its request.
 #[cfg(feature = "redis")]
 fn sharing(message: &ClientJsonRpcMessage) -> Option<(InitializeRequestParams, Parts)> {
-    use rmcp::model::GetExtensions as _;
     use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
     let JsonRpcMessage::Request(request) = message else { return None };
     let ClientRequest::InitializeRequest(initialize) = &request.request else { return None };
@@ -479,12 +484,23 @@ impl SessionManager for OwnedSessions {
         closed
     }
 
+    /// As rmcp's, and a request learns how to close its stream for the client to resume.
     async fn create_stream(
         &self,
         id: &SessionId,
-        message: ClientJsonRpcMessage,
+        mut message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.create_stream(id, message).await
+        let session = self.inner.sessions.read().await.get(id).cloned();
+        let session = session.ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let receiver = session.establish_request_wise_channel().await?;
+        if let (Some(http_request_id), JsonRpcMessage::Request(request)) = (receiver.http_request_id, &mut message) {
+            let phase = Arc::new(watch::channel(Phase::Open).0);
+            let closed = Arc::clone(&self.closed);
+            let stream = RequestStream { session: session.clone(), http_request_id, phase, closed };
+            request.request.extensions_mut().insert(ResumableStream::new(stream));
+        }
+        session.push_message(message, receiver.http_request_id).await?;
+        Ok(ReceiverStream::new(receiver.inner))
     }
 
     async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
@@ -503,7 +519,9 @@ impl SessionManager for OwnedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.inner.resume(id, last_event_id).await
+        let stream = self.inner.resume(id, last_event_id.clone()).await?;
+        self.closed.resumed(id, &last_event_id);
+        Ok(stream)
     }
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
@@ -516,6 +534,88 @@ impl SessionManager for OwnedSessions {
 
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         self.inner.event_store()
+    }
+}
+
+/// How long past the `retry` it was told a closed stream's answer waits for its client to come
+/// back: then it is sent to nobody, as an answer to a client that is gone.
+const RESUME_GRACE: Duration = Duration::from_secs(30);
+
+/// Where a closed request stream stands: open, or closed until its client resumes it (or the
+/// instant past which nobody waits for that).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Open,
+    Closed { until: tokio::time::Instant },
+}
+
+/// The request streams of this process's sessions that a call closed and no client resumed
+/// yet, by session and rmcp's number of the HTTP request.
+#[derive(Debug, Default)]
+struct ClosedStreams(Mutex<HashMap<StreamKey, Arc<watch::Sender<Phase>>>>);
+
+/// A request stream: its session and rmcp's number of the HTTP request.
+type StreamKey = (SessionId, u64);
+
+impl ClosedStreams {
+    fn lock(&self) -> MutexGuard<'_, HashMap<StreamKey, Arc<watch::Sender<Phase>>>> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The client reconnected to the stream an event of `last_event_id` was on (rmcp's
+    /// `<index>/<http request>`): its call may answer.
+    fn resumed(&self, session: &SessionId, last_event_id: &str) {
+        let Some(http_request_id) = last_event_id.split_once('/').and_then(|(_, id)| id.parse::<u64>().ok()) else {
+            return;
+        };
+        if let Some(phase) = self.lock().remove(&(session.clone(), http_request_id)) {
+            phase.send_replace(Phase::Open);
+        }
+    }
+}
+
+/// The stream one request of a session is answered on, as its call closes it.
+struct RequestStream {
+    session: LocalSessionHandle,
+    http_request_id: u64,
+    phase: Arc<watch::Sender<Phase>>,
+    closed: Arc<ClosedStreams>,
+}
+
+impl RequestStream {
+    fn key(&self) -> StreamKey {
+        (self.session.id().clone(), self.http_request_id)
+    }
+}
+
+impl CloseStream for RequestStream {
+    fn close(&self, retry: Duration) -> Pending<'_, bool> {
+        Box::pin(async move {
+            // Marked before the event leaves: a client quick to reconnect finds it closed.
+            let until = tokio::time::Instant::now() + retry + RESUME_GRACE;
+            self.phase.send_replace(Phase::Closed { until });
+            self.closed.lock().insert(self.key(), Arc::clone(&self.phase));
+            match self.session.close_sse_stream(self.http_request_id, Some(retry)).await {
+                Ok(()) => true,
+                Err(error) => {
+                    self.closed.lock().remove(&self.key());
+                    self.phase.send_replace(Phase::Open);
+                    tracing::debug!(session = %self.session.id(), "a call's stream was not closed: {error}");
+                    false
+                }
+            }
+        })
+    }
+
+    fn reopened(&self) -> Pending<'_, ()> {
+        Box::pin(async move {
+            let mut phase = self.phase.subscribe();
+            let Phase::Closed { until } = *phase.borrow_and_update() else { return };
+            if tokio::time::timeout_at(until, phase.wait_for(|phase| *phase == Phase::Open)).await.is_err() {
+                self.closed.lock().remove(&self.key());
+                tracing::debug!(session = %self.session.id(), "a call's closed stream was not resumed in time");
+            }
+        })
     }
 }
 
