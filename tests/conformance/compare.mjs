@@ -4,12 +4,14 @@
 //       Checks the baseline (every entry names a server scenario the suite has, has a reason,
 //       appears once) and writes DIR/expected-failures.yml, the suite's own baseline format,
 //       with the entries that apply to VERSION.
-//   node compare.mjs evaluate  BASELINE VERSION DIR SUITE_EXIT SCORED_TXT SELECTION
+//   node compare.mjs evaluate  BASELINE VERSION DIR SUITE_EXIT SCORED_TXT SELECTION [EXTENSIONS_TXT]
 //       Reads the scenarios the suite ran (DIR/suite.log), their checks (DIR/checks/*/checks.json)
 //       and the protocol versions negotiated (DIR/pin.log); writes DIR/results.json; prints a
 //       summary. SCORED_TXT lists the scenarios that count (`conformance list` output); one the
 //       suite ran beyond them is "not scored" (a requirement run adds extensions and pending
-//       scenarios) and fails nothing. SELECTION (`--requirements` or `--suite`) is recorded. Exits
+//       scenarios) and fails nothing, unless EXTENSIONS_TXT lists it (extensions.txt: features
+//       the framework ships, scored where the suite runs them). SELECTION (`--requirements` or
+//       `--suite`) is recorded. Exits
 //       1 on a failing scored scenario not in the baseline, a baseline entry that passed, a
 //       negotiated version other than VERSION (unless CONFORMANCE_SESSIONLESS=1: the version has no
 //       initialize), or a verdict that differs from the suite's own (SUITE_EXIT, its exit status
@@ -107,10 +109,13 @@ function negotiation(dir, version) {
   return { initializes: entries.length, wrong };
 }
 
-function evaluate([baselinePath, version, dir, suiteExit, scoredPath, selection]) {
+function evaluate([baselinePath, version, dir, suiteExit, scoredPath, selection, extensionsPath]) {
   const baseline = new Map(loadBaseline(baselinePath).filter((e) => appliesTo(e, version)).map((e) => [e.scenario, e]));
   const scenarios = ranScenarios(dir);
-  const scored = knownScenarios(scoredPath);
+  const required = knownScenarios(scoredPath);
+  // Extensions count where the suite ran them: a tasks scenario is not missing from 2025-11-25.
+  const extensions = new Set(extensionsPath ? [...knownScenarios(extensionsPath)].filter((name) => scenarios.includes(name) && !required.has(name)) : []);
+  const scored = new Set([...required, ...extensions]);
   const sessionless = process.env.CONFORMANCE_SESSIONLESS === '1';
   const checks = checksByScenario(dir);
   const results = scenarios.map((scenario) => {
@@ -124,7 +129,7 @@ function evaluate([baselinePath, version, dir, suiteExit, scoredPath, selection]
     const entry = baseline.get(scenario);
     if (!scored.has(scenario)) return { scenario, status: failed ? 'not scored, fails' : 'not scored, passes', ...(failed && { problems }) };
     const status = failed ? (entry ? 'baselined' : 'failed') : entry ? 'stale' : 'passed';
-    return { scenario, status, ...(entry && { reason: entry.reason }), ...(failed && { problems }) };
+    return { scenario, status, ...(extensions.has(scenario) && { extension: true }), ...(entry && { reason: entry.reason }), ...(failed && { problems }) };
   });
   const count = (s) => results.filter((r) => r.status === s).length;
   const { initializes, wrong } = negotiation(dir, version);
@@ -189,6 +194,7 @@ function summarize([baselinePath, out, ...versions]) {
     ok,
     versions: runs.map(({ results, ...rest }) => rest),
     scenarios: names.map((name) => ({ scenario: name, ...Object.fromEntries(runs.map((run) => [run.version, cell(run, name)])) })),
+    extensions: names.filter((name) => runs.some((run) => run.results.some((r) => r.scenario === name && r.extension))),
     errors,
   };
   writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);

@@ -28,7 +28,13 @@ const lines = [
   "|---|" + versions.map(() => "---|").join(""),
   ...summary.scenarios.map((s) => `| ${s.scenario} | ` + versions.map((v) => cell(s[v])).join(" | ") + " |"),
   "",
-  "A cell in parentheses is a scenario the suite ran beyond the requirements (an extension, or one still pending in the suite): reported, not scored.",
+  ...((summary.extensions ?? []).length === 0
+    ? []
+    : [
+        `Scored beyond the requirements, as required (\`tests/conformance/extensions.txt\`: extensions, and scenarios still pending in the suite, that test features mcp-fusion ships): ${summary.extensions.join(", ")}.`,
+        "",
+      ]),
+  "A cell in parentheses is a scenario the suite ran beyond the requirements (an extension, or one still pending in the suite) that tests nothing mcp-fusion ships: reported, not scored.",
   "",
   ...(reasons.size === 0
     ? ["No scenario is baselined: `tests/conformance/baseline.json` expects every scored scenario to pass."]

