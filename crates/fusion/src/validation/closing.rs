@@ -10,7 +10,9 @@
 //!
 //! What stays open: an object schema that names no properties is a map, whose keys are data;
 //! one that says itself what other keys may be (`additionalProperties`,
-//! `unevaluatedProperties`, `patternProperties`); one whose references cannot all be followed
+//! `unevaluatedProperties`, `patternProperties`), or that a schema always applying to it
+//! (through `$ref` or `allOf`) closes already, so a schema whose objects are all closed as
+//! written is published as written; one whose references cannot all be followed
 //! (what applies is then unknown); what sits under `not`, `if` or `contains`, where a stricter
 //! schema would let more through; and the places two schemas that apply to the same value
 //! describe differently (two `allOf` branches each naming `address` with other fields), which
@@ -167,6 +169,9 @@ impl Plan<'_> {
             return;
         }
         let Some(members) = self.document.members(pointer) else { return };
+        if self.closed_by_what_always_applies(pointer) {
+            return;
+        }
         let own = schema.contains_key("properties");
         let others = members[1..].iter().filter_map(|m| self.document.at(m)).any(says_what_keys);
         match (own, others) {
@@ -184,6 +189,19 @@ impl Plan<'_> {
                 }
             },
         }
+    }
+
+    /// Whether a schema that applies to the value at `pointer` whatever it holds (through
+    /// references and `allOf`) closes it already: `additionalProperties: false` or
+    /// `unevaluatedProperties: false` there refuses every key it does not name, whatever sits
+    /// beside the reference, so closing the object again would only add a keyword.
+    fn closed_by_what_always_applies(&self, pointer: &str) -> bool {
+        let always = self.document.members_where(pointer, &mut |_, child| child.keyword == "allOf");
+        always.unwrap_or_default().iter().skip(1).filter_map(|member| self.document.at(member)).any(|schema| {
+            ["additionalProperties", "unevaluatedProperties"]
+                .iter()
+                .any(|k| schema.get(*k) == Some(&Value::Bool(false)))
+        })
     }
 
     /// The keys named by the conditions of the schemas in `members`: `if`, `not`, and `then`,
@@ -297,6 +315,32 @@ mod tests {
         assert!(schema["allOf"][0].get("additionalProperties").is_none());
         assert!(accepts(&schema, json!({"foo": 1, "bar": 2})));
         assert!(!accepts(&schema, json!({"foo": 1, "baz": 2})));
+    }
+
+    #[test]
+    fn an_object_its_reference_or_allof_closes_already_is_left_as_written() {
+        let written = json!({
+            "properties": {
+                "address": {"$ref": "#/$defs/Address"},
+                "billing": {"allOf": [{"$ref": "#/$defs/Strict"}], "properties": {"vat": {}}}
+            },
+            "$defs": {
+                "Address": {"properties": {"zip": {}}, "additionalProperties": false},
+                "Strict": {"properties": {"iban": {}}, "unevaluatedProperties": false}
+            },
+            "additionalProperties": false
+        });
+        let schema = closed(written.clone());
+        assert_eq!(schema, written);
+        assert!(!accepts(&schema, json!({"address": {"zap": 1}})));
+        // The schema as written refuses `vat` beside the closed branch: left so, not loosened.
+        assert!(!accepts(&schema, json!({"billing": {"iban": "x", "vat": 1}})));
+        // A branch that may not apply closes nothing: the object is closed itself.
+        let union = closed(json!({
+            "properties": {"pet": {"anyOf": [{"$ref": "#/$defs/Cat"}, {"properties": {"barks": {}}}]}},
+            "$defs": {"Cat": {"properties": {"meows": {}}, "additionalProperties": false}}
+        }));
+        assert!(!accepts(&union, json!({"pet": {"barks": true, "purrs": 1}})));
     }
 
     #[test]

@@ -182,3 +182,52 @@ async fn a_summary_line_sits_beside_structured_content_and_its_schema_for_a_real
     assert_eq!(result.structured_content, Some(json!({"id": 3, "title": "Write the report"})));
     client.cancel().await.unwrap();
 }
+
+/// A JSON Schema 2020-12 input written by hand, each of its objects closed by itself: `$anchor`
+/// in `$defs`, `$ref`, `allOf` over `anyOf`, `if` / `then` / `else`, `dependentRequired`,
+/// `prefixItems`.
+const WRITTEN_2020_12: &str = r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}},"additionalProperties":false}},"properties":{"name":{"type":"string","minLength":1},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string","format":"email"},"tags":{"type":"array","prefixItems":[{"type":"string"}],"items":false}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},"dependentRequired":{"phone":["name"]},"additionalProperties":false}"##;
+
+/// The arguments of `contact`, described by [`WRITTEN_2020_12`].
+#[derive(serde::Deserialize)]
+struct Contact {
+    name: Option<String>,
+}
+
+impl schemars::JsonSchema for Contact {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Contact".into()
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        serde_json::from_str(WRITTEN_2020_12).expect("the written schema is JSON")
+    }
+}
+
+async fn contact(_ctx: Ctx<()>, input: Contact) -> Result<String> {
+    Ok(format!("contacting {}", input.name.unwrap_or_default()))
+}
+
+#[tokio::test]
+async fn a_2020_12_schema_written_by_hand_is_published_byte_for_byte_and_holds() {
+    let server = FusionServer::builder("contacts", "1")
+        .action(Action::new("contact", "Contact someone.").handler(contact))
+        .build(())
+        .unwrap();
+    let tools = server.tools();
+    // Every keyword and value as written, nothing added, nothing dropped. (The order of an
+    // object's keys is serde_json's, sorted: JSON gives it no meaning.)
+    let written: Value = serde_json::from_str(WRITTEN_2020_12).unwrap();
+    assert_eq!(Value::Object((*tool(&tools, "contact").input_schema).clone()), written);
+
+    let call = |arguments: Value| server.call("contact", arguments.as_object().cloned(), RequestInfo::default());
+    let answered = call(json!({"name": "Ada", "contactMethod": "email", "email": "ada@example.com"})).await;
+    assert_eq!(answered.is_error, Some(false), "{answered:?}");
+    // `then` applies: a phone contact needs its phone.
+    let envelope =
+        failed(&server, "contact", json!({"name": "Ada", "contactMethod": "phone", "email": "ada@example.com"})).await;
+    assert!(envelope.fields.iter().any(|field| field.name == "phone"), "{envelope:?}");
+    // The referenced object is closed as written.
+    let envelope = failed(&server, "contact", json!({"email": "ada@example.com", "address": {"zip": "75001"}})).await;
+    assert!(envelope.fields.iter().any(|field| field.name == "address.zip"), "{envelope:?}");
+}

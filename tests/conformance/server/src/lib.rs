@@ -90,6 +90,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_missing_capability",
     "test_trigger_tool_change",
     "test_param_header",
+    "test_reconnection",
     "json_schema_2020_12_tool",
     "greet",
     "slow_compute",
