@@ -466,7 +466,7 @@ mod tests {
 
         // A field new to the action, and required at once: still one delta.
         let mut brand_new = invoice_input(json!(["id"]));
-        brand_new["properties"].as_object_mut().unwrap().remove("customer_id");
+        brand_new["properties"].as_object_mut().unwrap().shift_remove("customer_id");
         let old = billing(brand_new, json!({"type": "object"}));
         let diff = diff_contracts(&old, &new);
         assert_eq!(only(&diff), c);

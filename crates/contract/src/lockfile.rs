@@ -526,7 +526,7 @@ mod tests {
         assert!(error.contains("at resourceTemplates.billing://bills/{id}: the contract names the resource template \"billing://invoices/{id}\""), "{error}");
         // Version 2 always writes every section: one missing was cut out.
         let mut file: Value = serde_json::from_str(&text).unwrap();
-        file.as_object_mut().unwrap().remove("resourceTemplates");
+        file.as_object_mut().unwrap().shift_remove("resourceTemplates");
         let error = Lockfile::parse(&file.to_string()).unwrap_err().to_string();
         assert!(error.contains("at resourceTemplates: expected an object of resource templates"), "{error}");
         let error = Lockfile::parse(&text.replace("\"lockfileVersion\": 2", "\"lockfileVersion\": 3")).unwrap_err();

@@ -204,7 +204,7 @@ fn form_of<T: JsonSchema>(action: &str) -> Result<(ElicitationSchema, Checker), 
     };
     let checker = Checker::new(&object, Vec::new(), Formats::Asserted).map_err(|error| form_bug(action, &error))?;
     // MCP's form schema is a flat object of primitive fields, without a dialect.
-    object.remove("$schema");
+    object.shift_remove("$schema");
     let form = ElicitationSchema::from_json_schema(object).map_err(|error| {
         form_bug(
             action,

@@ -735,7 +735,7 @@ impl Differ<'_, '_> {
             }
             let mut branch = m.clone();
             for word in WORDS.iter().chain(["default", "$defs", "definitions", "deprecated"].iter()) {
-                branch.remove(*word);
+                branch.shift_remove(*word);
             }
             vec![Value::Object(branch)]
         };

@@ -355,7 +355,7 @@ mod tests {
         let mut claims = claims();
         for (key, value) in changes.as_object().unwrap() {
             match value {
-                serde_json::Value::Null => claims.as_object_mut().unwrap().remove(key),
+                serde_json::Value::Null => claims.as_object_mut().unwrap().shift_remove(key),
                 value => claims.as_object_mut().unwrap().insert(key.clone(), value.clone()),
             };
         }

@@ -29,7 +29,7 @@ impl Catalog {
             Some(&Route::Group { group, .. }) => {
                 let group = &self.groups[group];
                 let discriminator = group.discriminator.as_deref().unwrap_or("action");
-                let sent = arguments.remove(discriminator);
+                let sent = arguments.shift_remove(discriminator);
                 let action = route_in_group(group, discriminator, sent, &arguments)?;
                 Ok((Arc::clone(action), arguments))
             }

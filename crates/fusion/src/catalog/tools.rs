@@ -236,8 +236,8 @@ fn action_contracts(members: &[&ActionSpec]) -> Map<String, Value> {
 fn without_words(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Value::Object(object) = &mut schema {
-        object.remove("description");
-        object.remove("title");
+        object.shift_remove("description");
+        object.shift_remove("title");
     }
     schema
 }
@@ -313,7 +313,7 @@ fn sentence(text: &str) -> String {
 fn without_description(schema: &Value) -> Value {
     let mut schema = schema.clone();
     if let Value::Object(object) = &mut schema {
-        object.remove("description");
+        object.shift_remove("description");
     }
     schema
 }

@@ -39,7 +39,7 @@ pub(super) enum Refusal {
     /// Any other failure, as its envelope.
     Failed(ToolError),
     /// The call asked the client for input: answered with the questions and the sealed state.
-    InputRequired(InputRequiredResult),
+    InputRequired(Box<InputRequiredResult>),
     /// The request is answered with this JSON-RPC error (a request state that is not this
     /// call's, a capability the client lacks, an answer that is not one).
     Protocol(ErrorData),
@@ -136,7 +136,7 @@ impl CompiledAction {
             Err(Refusal::Invalid(error)) => {
                 envelope_result(error.to_call_result(), warnings, self.output_schema).into()
             }
-            Err(Refusal::InputRequired(input)) => CallToolResponse::InputRequired(input),
+            Err(Refusal::InputRequired(input)) => CallToolResponse::InputRequired(*input),
             Err(Refusal::Protocol(error)) => return Err(error),
         })
     }
@@ -291,7 +291,7 @@ impl CompiledAction {
             }
         };
         match info.rounds.interrupted() {
-            Some(Ok(input)) => Err(Refusal::InputRequired(input)),
+            Some(Ok(input)) => Err(Refusal::InputRequired(Box::new(input))),
             Some(Err(error)) => Err(Refusal::Protocol(error)),
             None => outcome.map_err(Refusal::Failed),
         }

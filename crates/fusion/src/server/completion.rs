@@ -112,7 +112,7 @@ mod tests {
             assert_eq!(run("kind", "").await.unwrap().values, ["a", "b"]);
             assert!(run("id", "inv").await.unwrap().values.is_empty());
             let error = run("mood", "").await.unwrap_err();
-            assert_eq!(error.message, "The prompt 'x' has no argument 'mood'. Its arguments: id, kind, tone.");
+            assert_eq!(error.message, "The prompt 'x' has no argument 'mood'. Its arguments: tone, kind, id.");
         });
     }
 }

@@ -66,7 +66,7 @@ impl FusionServer {
         mut params: Value,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        let task = params.as_object_mut().and_then(|params| params.remove("task"));
+        let task = params.as_object_mut().and_then(|params| params.shift_remove("task"));
         let ttl_ms = match &task {
             Some(Value::Object(task)) => match task.get("ttl") {
                 None | Some(Value::Null) => None,

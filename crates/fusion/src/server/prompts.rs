@@ -189,7 +189,7 @@ impl FusionServer {
                 result.description = description.or_else(|| prompts.listed[index].description.clone());
                 Ok(result.into())
             }
-            Err(Refusal::InputRequired(input)) => Ok(GetPromptResponse::InputRequired(input)),
+            Err(Refusal::InputRequired(input)) => Ok(GetPromptResponse::InputRequired(*input)),
             Err(Refusal::Protocol(error)) => Err(error),
             Err(Refusal::Invalid(error)) => Err(invalid_params(
                 &format!("Invalid arguments for the prompt {}:", Sent::text(name)),

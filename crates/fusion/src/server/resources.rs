@@ -550,7 +550,7 @@ impl FusionServer {
                 Ok(with_hint!(ReadResourceResult::new(contents(output, uri, compiled.mime_type.as_deref())?), hint)
                     .into())
             }
-            Err(Refusal::InputRequired(input)) => Ok(ReadResourceResponse::InputRequired(input)),
+            Err(Refusal::InputRequired(input)) => Ok(ReadResourceResponse::InputRequired(*input)),
             Err(Refusal::Protocol(error)) => Err(error),
             Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error)),
             Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),

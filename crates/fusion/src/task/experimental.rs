@@ -108,9 +108,9 @@ pub(crate) fn initialize_result(result: &InitializeResult) -> ServerResult {
     let capabilities = value.get_mut("capabilities").and_then(Value::as_object_mut);
     if let Some(capabilities) = capabilities {
         let extensions = capabilities.get_mut("extensions").and_then(Value::as_object_mut);
-        let runs_tasks = extensions.is_some_and(|extensions| extensions.remove(TASKS_EXTENSION_ID).is_some());
+        let runs_tasks = extensions.is_some_and(|extensions| extensions.shift_remove(TASKS_EXTENSION_ID).is_some());
         if capabilities.get("extensions").and_then(Value::as_object).is_some_and(Map::is_empty) {
-            capabilities.remove("extensions");
+            capabilities.shift_remove("extensions");
         }
         if runs_tasks {
             let tasks = json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
@@ -177,7 +177,7 @@ pub(crate) fn result(task: &StoredTask, cancelled: impl FnOnce() -> Value) -> Op
     };
     if let Some(result) = result.as_object_mut() {
         // The result of 2025-11-25 has no resultType.
-        result.remove("resultType");
+        result.shift_remove("resultType");
         let meta = result.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
         if let Some(meta) = meta.as_object_mut() {
             meta.insert(RELATED_TASK_META.to_owned(), json!({ "taskId": task.id }));

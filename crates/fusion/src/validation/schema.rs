@@ -75,7 +75,7 @@ pub(crate) fn into_object(schema: Schema) -> Map<String, Value> {
         Value::Bool(true) => Map::new(),
         _ => Map::from_iter([("not".to_owned(), Value::Object(Map::new()))]),
     };
-    object.remove("title");
+    object.shift_remove("title");
     object
 }
 

@@ -389,7 +389,7 @@ fn rows() -> Vec<Row> {
             "unevaluatedProperties (behind $ref)",
             json!({"$defs": {"Address": {"properties": {"zip": {"type": "string"}, "city": {"type": "string"}}}}, "properties": {"address": {"$ref": "#/$defs/Address", "unevaluatedProperties": false}}}),
             json!({"address": {"zip": "1010", "zipp": "1011"}}),
-            "address.zipp: Unrecognized key 'zipp'. You sent: '1011'. Expected only the known fields 'city', 'zip'; remove it.",
+            "address.zipp: Unrecognized key 'zipp'. You sent: '1011'. Expected only the known fields 'zip', 'city'; remove it.",
             None,
         ),
         row(
@@ -420,7 +420,7 @@ fn rows() -> Vec<Row> {
                 {"properties": {"kind": {"const": "dog"}, "barks": {"type": "boolean"}}, "required": ["kind", "barks"]}
             ], "unevaluatedProperties": false}}}),
             json!({"pet": {"kind": "dog", "meows": 2}}),
-            "pet.barks: Missing required field. You sent: (missing). Expected a boolean.\npet.meows: Unrecognized key 'meows'. You sent: 2. Expected only the known fields 'barks', 'kind'; remove it.",
+            "pet.barks: Missing required field. You sent: (missing). Expected a boolean.\npet.meows: Unrecognized key 'meows'. You sent: 2. Expected only the known fields 'kind', 'barks'; remove it.",
             None,
         ),
         row(

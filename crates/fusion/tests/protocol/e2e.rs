@@ -229,7 +229,7 @@ async fn valid_call_returns_structured_content() {
     let result = call(&client, "shop", json!({"action": "echo", "text": "there"})).await;
     assert_eq!(result.is_error, Some(false));
     assert_eq!(result.structured_content, Some(json!({"text": "hi there", "length": 8})));
-    assert_eq!(texts(&result), [r#"{"length":8,"text":"hi there"}"#]);
+    assert_eq!(texts(&result), [r#"{"text":"hi there","length":8}"#]);
     let plain = call(&client, "shop", valid_order()).await;
     assert_eq!((plain.is_error, texts(&plain)), (Some(false), vec!["ordered".to_owned()]));
 }
@@ -250,7 +250,7 @@ async fn tools_list_shows_the_group_with_its_discriminator() {
     assert_eq!(schema["properties"]["note"]["description"], "(optional for order)");
     let meta = tool.meta.as_ref().unwrap();
     assert_eq!(meta["fusion/actions"]["echo"]["inputSchema"]["required"], json!(["text"]));
-    let actions = ["echo", "fail", "guarded", "login", "order", "refund"].map(String::from).to_vec();
+    let actions = ["echo", "order", "login", "refund", "fail", "guarded"].map(String::from).to_vec();
     assert_eq!(published_route(tool), Some(PublishedRoute::Grouped { discriminator: "action".into(), actions }));
     assert!(tool.description.as_deref().unwrap().contains("\n- refund: Refund an amount."));
 }
@@ -421,7 +421,7 @@ async fn unknown_key_with_did_you_mean() {
     assert_eq!(
         far,
         [
-            "<field name=\"zzz\">Unrecognized key 'zzz'. You sent: true. Expected only the known fields 'code' (a short code), 'color', 'customer_email', 'deliver_on', 'items', 'note', 'quantity', 'tags'; remove it.</field>"
+            "<field name=\"zzz\">Unrecognized key 'zzz'. You sent: true. Expected only the known fields 'customer_email', 'code' (a short code), 'quantity', 'color', 'note', 'items', 'tags', 'deliver_on'; remove it.</field>"
         ]
     );
 }

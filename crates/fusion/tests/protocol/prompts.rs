@@ -128,9 +128,9 @@ async fn prompts_are_listed_with_their_arguments() {
             "title": "Dunning letter",
             "description": "A letter asking a customer to pay.",
             "arguments": [
-                {"name": "days", "description": "Days overdue.", "required": false},
                 {"name": "id", "description": "The invoice id, like `inv_7`.", "required": true},
                 {"name": "tone", "description": "How firm the letter is.", "required": true},
+                {"name": "days", "description": "Days overdue.", "required": false},
             ]
         })
     );
@@ -251,7 +251,7 @@ async fn arguments_complete_from_an_enum_or_a_completer() {
     let template = || Reference::for_resource("crm://customers/{email}");
     assert_eq!(complete(&client, template(), "email", "ana").await.unwrap(), ["ana@example.com", "anabel@example.com"]);
     let error = rpc_error(complete(&client, prompt(), "mood", "").await);
-    assert_eq!(error.message, "The prompt 'dunning_letter' has no argument 'mood'. Its arguments: days, id, tone.");
+    assert_eq!(error.message, "The prompt 'dunning_letter' has no argument 'mood'. Its arguments: id, tone, days.");
     let error = rpc_error(complete(&client, Reference::for_prompt("nope"), "tone", "").await);
     assert_eq!(error.message, "Unknown prompt 'nope'. Call prompts/list for the prompts this server has.");
     let error = rpc_error(complete(&client, Reference::for_resource("crm://people/{email}"), "email", "").await);

@@ -127,7 +127,7 @@ async fn fixed_resources_and_templates_read_with_their_types() {
     );
     assert_eq!(
         json(read(&client, "billing://invoices/inv_7").await.unwrap()),
-        json!([{"uri": "billing://invoices/inv_7", "mimeType": "application/json", "text": "{\"amount_cents\":1200,\"id\":\"inv_7\"}"}])
+        json!([{"uri": "billing://invoices/inv_7", "mimeType": "application/json", "text": "{\"id\":\"inv_7\",\"amount_cents\":1200}"}])
     );
     // A number in the URI reaches a numeric field as a number; a percent-escape is decoded.
     assert_eq!(json(read(&client, "docs://pages/3").await.unwrap())[0]["text"], "page 3");

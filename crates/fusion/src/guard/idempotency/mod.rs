@@ -318,7 +318,7 @@ fn store_key(action: &str, key: &str) -> String {
 pub(crate) fn fingerprint(arguments: &Value) -> String {
     let mut arguments = arguments.clone();
     if let Value::Object(object) = &mut arguments {
-        object.remove(IDEMPOTENCY_KEY_ARGUMENT);
+        object.shift_remove(IDEMPOTENCY_KEY_ARGUMENT);
     }
     let canonical = canonical(arguments).to_string();
     hex(&Sha256::digest(canonical.as_bytes()))

@@ -133,7 +133,7 @@ impl ProtectedResource {
         });
         // No scopes known: the field is left out rather than saying there are none.
         if self.scopes.is_empty() {
-            document.as_object_mut().map(|fields| fields.remove("scopes_supported"));
+            document.as_object_mut().map(|fields| fields.shift_remove("scopes_supported"));
         }
         document
     }
