@@ -605,7 +605,7 @@ class Run:
             async def withdrawn() -> bool | None:
                 return True if "web.billing" not in await self.tool_names() else None
 
-            await eventually("web.billing withdrawn after the kill (keepalive)", 5, withdrawn)
+            await eventually("web.billing withdrawn after the kill (keepalive)", 20, withdrawn)
             return f"SIGKILL to billing-server --http (pid {pid}), seen by the keepalive without a call"
 
         async def restart() -> None:
