@@ -80,6 +80,7 @@ pub struct Action<S = ()> {
     pub(crate) check_with: Option<String>,
     pub(crate) task: Option<crate::task::TaskSupport>,
     pub(crate) questions_first: bool,
+    pub(crate) forgiving_scalars: Option<bool>,
 }
 
 impl<S: Send + Sync + 'static> Action<S> {
@@ -106,6 +107,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             check_with: None,
             task: None,
             questions_first: false,
+            forgiving_scalars: None,
         }
     }
 
@@ -329,6 +331,14 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// `#[deprecated]`) are deprecated already, without a named replacement.
     pub fn deprecated_field(mut self, field: impl Into<String>, replacement: Option<&str>) -> Action<S> {
         self.deprecated_fields.push((field.into(), replacement.map(str::to_owned)));
+        self
+    }
+
+    /// Whether this action reads a string that spells a number or a boolean as what it spells,
+    /// with an `ARGUMENTS_CONVERTED` warning (default: the server's
+    /// [`forgiving_scalars`](crate::ServerBuilder::forgiving_scalars), on unless turned off).
+    pub fn forgiving_scalars(mut self, forgive: bool) -> Action<S> {
+        self.forgiving_scalars = Some(forgive);
         self
     }
 

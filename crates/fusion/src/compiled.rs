@@ -73,6 +73,9 @@ pub(crate) struct CompiledAction {
     /// What changed since the lockfile, told in this action's validation errors.
     pub(crate) awareness: Option<ContractAwareness>,
     pub(crate) mask_internal_errors: bool,
+    /// Whether a string that spells the number or boolean the schema expects is read as it,
+    /// with a warning.
+    pub(crate) forgiving_scalars: bool,
     /// Whether the tool this action is called through declares an output schema.
     pub(crate) output_schema: bool,
     /// What its calls run, as [`CallInfo::entry`](crate::CallInfo::entry) tells a middleware.
@@ -127,6 +130,7 @@ impl CompiledAction {
             chain: Arc::new(chain),
             awareness: None,
             mask_internal_errors,
+            forgiving_scalars: false,
             output_schema: false,
             kind: EntryKind::Action,
             access,

@@ -50,6 +50,7 @@ pub struct Mount {
     pub(crate) validate: bool,
     pub(crate) allow_unknown_fields: bool,
     pub(crate) assert_formats: bool,
+    pub(crate) forgiving_scalars: Option<bool>,
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) timeout: Option<Duration>,
@@ -75,6 +76,7 @@ impl Mount {
             validate: true,
             allow_unknown_fields: false,
             assert_formats: false,
+            forgiving_scalars: None,
             rate_limits: Vec::new(),
             concurrency: None,
             timeout: None,
@@ -108,6 +110,15 @@ impl Mount {
     /// when [`validate`](Mount::validate) is off.
     pub fn allow_unknown_fields(mut self, allow: bool) -> Mount {
         self.allow_unknown_fields = allow;
+        self
+    }
+
+    /// Whether a string that spells the number or boolean a tool's schema expects (`"200"`,
+    /// `"false"`) is read as it and forwarded so, with an `ARGUMENTS_CONVERTED` warning
+    /// (default: the server's [`forgiving_scalars`](crate::ServerBuilder::forgiving_scalars)).
+    /// Nothing is read when [`validate`](Mount::validate) is off.
+    pub fn forgiving_scalars(mut self, forgive: bool) -> Mount {
+        self.forgiving_scalars = Some(forgive);
         self
     }
 

@@ -43,6 +43,8 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 /// allow_unknown_fields = true         # let keys the tools' schemas do not name through
 /// assert_formats = true               # refuse a string not of its `format` (default: the
 ///                                     # upstream checks its formats itself)
+/// forgiving_scalars = false           # refuse "200" for an integer, "false" for a boolean
+///                                     # (default: read them, with a warning)
 ///
 /// [[mount]]
 /// namespace = "erp"
@@ -146,6 +148,9 @@ pub struct MountConfig {
     /// Whether a string's `format` (`email`, `date-time`, …) is checked before the call is
     /// forwarded (default: no; see [`Mount::assert_formats`]).
     pub assert_formats: Option<bool>,
+    /// Whether a string that spells the number or boolean a tool expects is read as it, with
+    /// a warning (default: yes; see [`Mount::forgiving_scalars`]).
+    pub forgiving_scalars: Option<bool>,
     /// `N/SECS`: at most N calls to the mount per SECS seconds.
     pub rate_limit: Option<String>,
     /// What `rate_limit` counts per: `session` (default), `identity` or `server`.
@@ -494,6 +499,9 @@ impl MountConfig {
             .validate(self.validate.unwrap_or(true))
             .allow_unknown_fields(self.allow_unknown_fields.unwrap_or(false))
             .assert_formats(self.assert_formats.unwrap_or(false));
+        if let Some(forgive) = self.forgiving_scalars {
+            mount = mount.forgiving_scalars(forgive);
+        }
         if let Some(limit) = &self.rate_limit {
             let limit =
                 parse_rate_limit(limit).map_err(|problem| invalid(format!("{} rate_limit", self.at()), problem))?;

@@ -32,13 +32,14 @@ macro_rules! error_codes {
         /// | `CANCELLED` | [`ErrorCode::cancelled`] | the client cancelled the call before it finished |
         /// | `RESULT_TRUNCATED` | [`ErrorCode::result_truncated`] | a warning: the result was cut to the payload cap |
         /// | `UPSTREAM_ERROR` | [`ErrorCode::upstream_error`] | a mounted tool's upstream failed it, and its words do not say how |
+        /// | `ARGUMENTS_CONVERTED` | [`ErrorCode::arguments_converted`] | a warning: the call ran with a string read as the number or boolean it spells |
         ///
         /// They stay custom codes so that the canonical set is exactly the one the error
         /// contract defines, shared with the TypeScript implementation and pinned by the golden
         /// vectors. None of them is a failure of the action itself: `UNKNOWN` is what a reader
         /// makes of text that is not an envelope, `CANCELLED` answers a caller that already left,
-        /// and `RESULT_TRUNCATED` travels on a success. A client that does not know them reads
-        /// them as it reads any custom code.
+        /// and `RESULT_TRUNCATED` and `ARGUMENTS_CONVERTED` travel on a success. A client that
+        /// does not know them reads them as it reads any custom code.
         #[derive(Debug, Clone, Eq)]
         #[non_exhaustive]
         pub enum ErrorCode {
@@ -123,6 +124,12 @@ impl ErrorCode {
     /// (a custom code).
     pub fn result_truncated() -> ErrorCode {
         ErrorCode::Custom("RESULT_TRUNCATED".to_owned())
+    }
+
+    /// The code of the warning on a call that ran with a string read as the number or boolean
+    /// it spells (`"200"` as `200`): `ARGUMENTS_CONVERTED` (a custom code).
+    pub fn arguments_converted() -> ErrorCode {
+        ErrorCode::Custom("ARGUMENTS_CONVERTED".to_owned())
     }
 
     /// The code of a mounted tool's failure whose upstream's words make no other code clear:
@@ -227,6 +234,7 @@ mod tests {
             (ErrorCode::unknown(), "UNKNOWN"),
             (ErrorCode::cancelled(), "CANCELLED"),
             (ErrorCode::result_truncated(), "RESULT_TRUNCATED"),
+            (ErrorCode::arguments_converted(), "ARGUMENTS_CONVERTED"),
         ] {
             assert_eq!(code.as_str(), text);
             assert_eq!(code.to_string(), text);

@@ -62,6 +62,7 @@ pub struct ServerBuilder<S> {
     middleware: Layers,
     exposition: Exposition,
     mask_internal_errors: bool,
+    forgiving_scalars: bool,
     concurrency: Option<Concurrency>,
     rate_limits: Vec<RateLimit>,
     store: Arc<dyn RateLimitStore>,
@@ -94,6 +95,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             middleware: Layers::default(),
             exposition: Exposition::default(),
             mask_internal_errors: !cfg!(debug_assertions),
+            forgiving_scalars: true,
             concurrency: None,
             rate_limits: Vec::new(),
             store: Arc::new(MemoryStore::new()),
@@ -324,6 +326,20 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Whether a string that spells a number or a boolean (`"200"`, `"false"`), sent where the
+    /// schema expects that number or boolean, is read as what it spells (default: yes). The
+    /// call then runs with the value read — the handler, idempotency keys and the log see it —
+    /// and its result carries an `ARGUMENTS_CONVERTED` warning saying what was read and how to
+    /// send it next time. Only exact spellings a 64-bit number holds without loss are read, and
+    /// only when every other argument is valid; anything else is refused as before.
+    /// [`Action::forgiving_scalars`](crate::Action::forgiving_scalars) and
+    /// [`Mount::forgiving_scalars`](crate::Mount::forgiving_scalars) decide for one action or
+    /// mount.
+    pub fn forgiving_scalars(mut self, forgive: bool) -> ServerBuilder<S> {
+        self.forgiving_scalars = forgive;
+        self
+    }
+
     /// Self-healing: compares the server's contracts with this known-good lockfile when it is
     /// built, logs the changes, and embeds the changes of an action (BREAKING and RISKY, at
     /// most five, by default) in the validation errors of that action, so a model calibrated
@@ -435,6 +451,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         let settings = Settings {
             exposition: self.exposition,
             mask_internal_errors: self.mask_internal_errors,
+            forgiving_scalars: self.forgiving_scalars,
             guards: ServerGuards {
                 require_identity: self.require_identity,
                 rate_limits: self.rate_limits,

@@ -6,7 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use futures_util::FutureExt as _;
-use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError, echo};
+use mcp_fusion_wire::{ErrorCode, FieldProblem, ToolError, ValidationError, converted_warning, echo};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CallToolResult, CreateTaskResult, InputRequiredResult, JsonObject};
 use serde_json::Value;
@@ -248,7 +248,7 @@ impl CompiledAction {
         admitted: &OnceLock<Arc<CallInfo>>,
         launch: Option<Launch>,
     ) -> Result<Output, Refusal> {
-        let (input, arguments) = self.checked(arguments).map_err(Refusal::Invalid)?;
+        let (input, arguments, converted) = self.checked(arguments).map_err(Refusal::Invalid)?;
         let requested_level = request.log_level;
         // A call that becomes a task at its handler asks from the task; one whose handler asks
         // first asks as a plain call does, until it becomes the task.
@@ -271,6 +271,9 @@ impl CompiledAction {
             .naming(Arc::clone(&settings.names)),
         );
         let info = Arc::clone(admitted.get_or_init(|| info));
+        if let Some(warning) = converted {
+            info.warn(warning);
+        }
         // A client that set a logging level hears the events of its calls: they run in a span
         // of their own, listed for the client while the call runs. On 2026-07-28 the level is
         // the request's own, and a request without one hears nothing.
@@ -324,15 +327,23 @@ impl CompiledAction {
     }
 
     /// Validation against the schema, then decoding into the input type with its custom
-    /// rules: the input and the arguments it was decoded from, or why they do not fit.
-    pub(super) fn checked(&self, arguments: Value) -> Result<(Input, Value), ValidationError> {
+    /// rules: the input, the arguments it was decoded from and the warning of the strings read
+    /// as the numbers or booleans they spell, or why they do not fit.
+    pub(super) fn checked(&self, arguments: Value) -> Result<(Input, Value, Option<ToolError>), ValidationError> {
         let checker = self.checker.as_ref();
+        let mut arguments = arguments;
+        let mut converted = None;
         if let Some(problems) = checker.map(|checker| checker.check(&arguments)).filter(|p| !p.is_empty()) {
-            return Err(self.invalid(problems, &arguments));
+            let forgiven = checker.filter(|_| self.forgiving_scalars).and_then(|checker| checker.converted(&arguments));
+            let Some((read, conversions)) = forgiven else {
+                return Err(self.invalid(problems, &arguments));
+            };
+            arguments = read;
+            converted = Some(converted_warning(&conversions));
         }
         let (decoded, arguments) = self.decode(arguments);
         match decoded {
-            Ok((input, issues)) if issues.is_empty() => Ok((input, arguments)),
+            Ok((input, issues)) if issues.is_empty() => Ok((input, arguments, converted)),
             Ok((_, issues)) => {
                 let problems = checker.map(|checker| checker.rule_problems(issues, &arguments)).unwrap_or_default();
                 Err(self.invalid(problems, &arguments))

@@ -33,6 +33,9 @@ use crate::validation::{
 pub(crate) struct Settings {
     pub exposition: Exposition,
     pub mask_internal_errors: bool,
+    /// Whether strings that spell numbers and booleans are read as them, unless an action or
+    /// a mount says otherwise.
+    pub forgiving_scalars: bool,
     /// What every entry's built-in guards take from the server.
     pub guards: ServerGuards,
     pub middleware: Layers,
@@ -270,6 +273,7 @@ fn compile_action<S: Send + Sync + 'static>(
     compiled.access = RequireCaller::new(Arc::clone(&qualified), action.require_identity, action.scopes.clone());
     compiled.task = action.task;
     compiled.questions_first = action.questions_first;
+    compiled.forgiving_scalars = action.forgiving_scalars.unwrap_or(settings.forgiving_scalars);
     compiled.read_only = action.annotations.read_only == Some(true);
     if let Some(Some(replacement)) = &action.deprecated {
         compiled.names_written.push(("replacement", replacement.clone()));

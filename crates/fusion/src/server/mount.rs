@@ -185,6 +185,7 @@ fn compile_tool(
     );
     action.output_schema = tool.output_schema.is_some();
     action.names_local_actions = false;
+    action.forgiving_scalars = mount.forgiving_scalars.unwrap_or(settings.forgiving_scalars);
     if let Some(PublishedRoute::Grouped { discriminator, actions }) = published_route(&tool) {
         action.upstream_actions = Some(Arc::new(UpstreamActions { discriminator, actions }));
     }

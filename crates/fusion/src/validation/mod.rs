@@ -3,6 +3,7 @@
 //! Expected {what}." — with sensitive values redacted.
 
 mod closing;
+mod converted;
 mod describe;
 mod document;
 mod expectation;

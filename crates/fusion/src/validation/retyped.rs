@@ -41,7 +41,7 @@ impl Checker {
 }
 
 /// The value at `path` inside `root`.
-fn value_at_mut<'a>(root: &'a mut Value, path: &FieldPath) -> Option<&'a mut Value> {
+pub(super) fn value_at_mut<'a>(root: &'a mut Value, path: &FieldPath) -> Option<&'a mut Value> {
     path.segments().try_fold(root, |value, segment| match segment {
         Segment::Key(key) => value.get_mut(key),
         Segment::Index(index) => value.get_mut(index),

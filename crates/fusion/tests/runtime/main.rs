@@ -15,4 +15,5 @@ mod idempotency;
 mod listing;
 mod lockfile;
 mod observability;
+mod scalars;
 mod shapes;
