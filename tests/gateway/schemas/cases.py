@@ -13,6 +13,10 @@ JSON Schema's strict forms: pydantic reads a date-time without an offset), so th
 `ts` such a call is refused either by the gateway or by the upstream with words naming the
 field; through `pyformats`, the same FastMCP server mounted with `assert_formats = true`, the
 gateway itself must refuse it, at the field.
+
+Calls in the group "read" send a string that spells the number the schema expects (`"2"` for an
+integer): the gateway reads it (forgiving scalars, on by default), forwards the value read and
+answers with the upstream's result and an `ARGUMENTS_CONVERTED` warning naming the field.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ class Case:
     name: str
     args: dict[str, Any]
     path: str | None = None  # None: a correct call; else where the refusal must point
-    group: str = "shape"  # or "format"
+    group: str = "shape"  # or "format", or "read"
     servers: tuple[str, ...] = SERVERS  # the servers the case is right for
 
     @property
@@ -47,6 +51,10 @@ def ok(tool: str, name: str, args: dict[str, Any], servers: tuple[str, ...] = SE
 
 def bad(tool: str, name: str, args: dict[str, Any], path: str, group: str = "shape") -> Case:
     return Case(tool, name, args, path, group)
+
+
+def read(tool: str, name: str, args: dict[str, Any], path: str) -> Case:
+    return Case(tool, name, args, path, "read")
 
 
 DROP = object()  # a key `but` removes
@@ -94,6 +102,8 @@ CASES: list[Case] = [
     ok("ship", "billing and gift_note given", {"address": ADDRESS, "billing": OTHER_ADDRESS, "gift_note": "hi"}),
     ok("ship", "billing and gift_note sent as null", {"address": ADDRESS, "billing": None, "gift_note": None}),
     bad("ship", "wrong type two levels deep", {"address": but(ADDRESS, geo=but(GEO, lat="north"))}, "address.geo.lat"),
+    read("ship", "a numeric string for a float, two deep", {"address": but(ADDRESS, geo=but(GEO, lat="48.85"))},
+         "address.geo.lat"),
     bad("ship", "unknown key in a nested model", {"address": but(ADDRESS, country="FR")}, "address.country"),
     bad("ship", "misspelt key in a nested model", {"address": but(ADDRESS, zip_code=DROP, zip_cod="75001")}, "address.zip_cod"),
     bad("ship", "unknown key two levels deep", {"address": but(ADDRESS, geo=but(GEO, alt=35))}, "address.geo.alt"),
@@ -109,7 +119,7 @@ CASES: list[Case] = [
     ok("order", "every Literal value given", {"items": ITEMS, "priority": "high", "channel": "web"}),
     ok("order", "an empty list", {"items": [], "priority": "low"}),
     bad("order", "wrong type in a list item", {"items": [ITEMS[0], {"sku": "ink", "qty": "two"}]}, "items.1.qty"),
-    bad("order", "a numeric string for an integer", {"items": [{"sku": "pen", "qty": "2"}]}, "items.0.qty"),
+    read("order", "a numeric string for an integer", {"items": [{"sku": "pen", "qty": "2"}]}, "items.0.qty"),
     bad("order", "unknown key in a list item", {"items": [ITEMS[0], {**ITEMS[1], "colour": "blue"}]}, "items.1.colour"),
     bad("order", "missing field in a list item", {"items": [{"sku": "pen"}]}, "items.0.qty"),
     bad("order", "bad Literal value", {"items": ITEMS, "priority": "urgent"}, "priority"),

@@ -81,13 +81,15 @@ async def call(session: ClientSession, name: str, args: dict[str, Any]) -> Answe
             result = await session.call_tool(name, args)
     except Exception as error:  # noqa: BLE001 (a JSON-RPC error or a time-out is an answer here)
         return Answer("exception", f"{type(error).__name__}: {error}")
-    text = "\n".join(b.text for b in result.content or [] if isinstance(b, types.TextContent))
+    blocks = [b.text for b in result.content or [] if isinstance(b, types.TextContent)]
+    text = "\n".join(blocks)
     if result.is_error:
         return Answer("error", text, lines=validation_lines(text))
     echo = result.structured_content
     if echo is None:
+        # The upstream's echo is the first block; a warning may ride after it.
         try:
-            echo = json.loads(text)
+            echo = json.loads(blocks[0] if blocks else "")
         except json.JSONDecodeError:
             echo = text
     return Answer("ok", text, echo=echo)
@@ -174,6 +176,14 @@ def judge(server: str, case: Case, direct: Answer, gateway: Answer) -> tuple[boo
         if not same(gateway.echo, direct.echo):
             return False, "forwarded changed", f"the upstream read {said(gateway)}; direct, {said(direct)}"
         return True, "forwarded", "echo as direct"
+    if case.group == "read":
+        if gateway.outcome != "ok" or not gateway.reached:
+            return False, "spelled number not read", said(gateway)
+        if not same(at(gateway.echo, case.path), json.loads(at(case.args, case.path))):
+            return False, "read as something else", said(gateway)
+        if 'code="ARGUMENTS_CONVERTED"' not in gateway.text or case.path not in gateway.text:
+            return False, "read without its warning", said(gateway)
+        return True, "read, with a warning", clip(gateway.text)
     if direct.outcome == "ok" and same_at(direct.echo, case.args, case.path):
         return False, "corpus bug", f"the upstream accepts it and reads {case.path} as sent"
     # A mount leaves formats to its upstream unless it asserts them.
@@ -339,7 +349,7 @@ def report(verdicts: list[Verdict], options: argparse.Namespace) -> bool:
         print("\nFailures by kind:")
         for kind, count in failed.most_common():
             print(f"  {count} {kind}")
-    for group in ("shape", "format"):
+    for group in ("shape", "format", "read"):
         if in_group := [v for v in verdicts if v.case.group == group]:
             print(f"{group} cases: {tally(in_group)}")
     counted = [v for v in verdicts if options.formats == "enforce" or v.case.group != "format"]
