@@ -68,6 +68,24 @@ mod tests {
 
     use super::*;
 
+    fn checker(schema: Value) -> Checker {
+        Checker::new(schema.as_object().unwrap(), Vec::new(), super::super::Formats::Asserted).unwrap()
+    }
+
+    #[test]
+    fn a_nullable_field_is_read_and_a_union_of_objects_is_left_refused() {
+        let nullable = checker(json!({"properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}));
+        let (read, conversions) = nullable.converted(&json!({"n": "7"})).expect("read");
+        assert_eq!((read, conversions.len()), (json!({"n": 7}), 1));
+        let pets = checker(json!({"properties": {"pet": {"oneOf": [
+            {"properties": {"kind": {"const": "cat"}, "meows": {"type": "boolean"}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "dog"}, "barks": {"type": "boolean"}}, "required": ["kind"]},
+        ]}}}));
+        assert_eq!(pets.converted(&json!({"pet": {"kind": "cat", "meows": "true"}})), None);
+        let open = checker(json!({"properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}));
+        assert_eq!(open.converted(&json!({"n": 1, "s": "2"})), None, "a valid call has nothing to read");
+    }
+
     #[test]
     fn only_exact_spellings_are_read() {
         assert_eq!(spelled_scalar("200"), Some(json!(200)));
