@@ -68,7 +68,7 @@ pub struct GetInvoice {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct CreateInvoice {
     /// The customer's email address, where the invoice is sent.
-    #[schemars(email)]
+    #[schemars(email, example = &"ana@example.com")]
     pub customer_email: String,
     /// The invoice total in cents of its currency (1250 = 12.50).
     #[schemars(range(min = 1, max = MAX_AMOUNT_CENTS))]
@@ -105,7 +105,7 @@ pub struct VoidInvoice {
     #[schemars(regex(pattern = r"^inv_[a-z0-9_]+$"), length(max = MAX_ID_CHARS), example = &"inv_2026_0001")]
     pub id: String,
     /// Why the invoice is voided, kept with it (1 to 200 characters).
-    #[schemars(length(min = 1, max = 200))]
+    #[schemars(length(min = 1, max = 200), example = &"Duplicate of inv_2026_0002")]
     pub reason: String,
     /// A unique string (like a UUID) for this operation; send the same one when you retry it,
     /// and it takes effect once: the retry returns the first call's result.

@@ -20,7 +20,7 @@ use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, Rat
 use mcp_fusion::prompt::Prompt;
 use mcp_fusion::resource::{Resource, ResourceTemplate, SubscriptionLimits};
 use mcp_fusion::task::{TaskSupport, Tasks};
-use mcp_fusion::{Action, BuildError, FusionServer, Group};
+use mcp_fusion::{Action, BuildError, Exposition, FusionServer, Group};
 
 /// How the server behaves beyond its data; one field per command-line switch.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +60,9 @@ pub struct Options {
     /// How long a replica vouches for a task it runs before renewing (default: the
     /// framework's 30 s); a task whose replica died reads `failed` once it lapsed.
     pub task_lease: Option<Duration>,
+    /// One tool per action (`billing_list_invoices`, …) instead of the one grouped `billing`
+    /// tool.
+    pub flat: bool,
 }
 
 /// How long `export_invoices` takes at least, by default: long enough to be worth a task.
@@ -88,19 +91,19 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     // actions' structured content still describes itself in each result.
     .without_output_schema()
     .action(read(
-        Action::new("list_invoices", "List invoices, oldest first, a page at a time; filter by status.")
+        Action::new("list_invoices", "List invoices, oldest first, `limit` at a time, filtered by `status`; returns the page and a `next_cursor` to send as `cursor` for the next.")
             .read_only()
             .handler(actions::list_invoices),
     ))
     .action(read(
-        Action::new("get_invoice", "Read one invoice by id, with what is paid and what is open.")
+        Action::new("get_invoice", "Read one invoice by `id`; returns it with what is paid and what is open.")
             .read_only()
             .handler(actions::get_invoice),
     ))
     .action(write(
         Action::new(
             "create_invoice",
-            "Create an open invoice for a customer; returns it with its new id. Send an idempotency_key so a retry cannot create it twice.",
+            "Create an open invoice of `amount_cents` in `currency` for `customer_email`, due on `due_date`: writes a new invoice and returns it with its id. Send an `idempotency_key` so a retry cannot create it twice.",
         )
         .idempotent_by_key()
         .check_with("list_invoices")
@@ -109,7 +112,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     .action(write(
         Action::new(
             "pay_invoice",
-            "Record a payment on an open invoice; partial payments add up and the invoice is paid when nothing is left.",
+            "Record a payment of `amount_cents` on the open invoice `id`; partial payments add up and the invoice is paid when nothing is left. Returns the invoice as it stands.",
         )
         .idempotent_by_key()
         .check_with("get_invoice")
@@ -118,7 +121,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     .action(write(
         Action::new(
             "void_invoice",
-            "Void an open invoice for good, with a reason. Paid invoices cannot be voided; one of 1000.00 or more is voided only once the user confirms it.",
+            "Void the open invoice `id` for good, with a `reason`; returns the voided invoice. Paid invoices cannot be voided; one of 1000.00 or more is voided only once the user confirms it.",
         )
             .destructive()
             .idempotent_by_key()
@@ -128,7 +131,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     .action(read(
         Action::new(
             "export_invoices",
-            "Export invoices as CSV (all, or those of one status), oldest first. It takes a few seconds: a client that supports tasks gets a task to poll.",
+            "Export invoices as CSV (all, or those of one `status`), oldest first; returns the CSV text. It takes a few seconds: a client that supports tasks gets a task to poll.",
         )
         .read_only()
         .task(TaskSupport::Optional)
@@ -141,6 +144,9 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     let mut builder = FusionServer::builder("billing-server", env!("CARGO_PKG_VERSION"));
     if let Some(mask) = options.mask_internal_errors {
         builder = builder.mask_internal_errors(mask);
+    }
+    if options.flat {
+        builder = builder.exposition(Exposition::flat());
     }
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());

@@ -103,6 +103,10 @@ struct Cli {
     /// the default of release builds.
     #[arg(long)]
     mask_internal_errors: bool,
+    /// One tool per action (`billing_list_invoices`, …) instead of the one `billing` tool
+    /// whose `action` argument picks.
+    #[arg(long)]
+    flat: bool,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
     /// IP address or a name (`localhost:8080`, `[::1]:8080`); it defaults to 127.0.0.1:8080, and
     /// port 0 picks a free one.
@@ -316,6 +320,7 @@ impl Cli {
     fn options(&self) -> Options {
         Options {
             mask_internal_errors: self.mask_internal_errors.then_some(true),
+            flat: self.flat,
             concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),

@@ -179,3 +179,29 @@ async fn a_long_cursor_is_never_echoed_whole() {
     assert_eq!(result.is_error, Some(true));
     assert!(!text(&result).contains(&cursor[..48]), "{}", text(&result));
 }
+
+#[tokio::test]
+async fn served_flat_each_action_is_a_tool_of_its_own_with_its_own_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = build(&dir.path().join("billing.db"), &Options { flat: true, ..Options::default() }).await;
+    let tools = server.tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "billing_list_invoices",
+            "billing_get_invoice",
+            "billing_create_invoice",
+            "billing_pay_invoice",
+            "billing_void_invoice",
+            "billing_export_invoices"
+        ]
+    );
+    let hints = |name: &str| {
+        let tool = tools.iter().find(|tool| tool.name == name).unwrap();
+        let hints = tool.annotations.clone().unwrap_or_default();
+        (hints.read_only_hint, hints.destructive_hint)
+    };
+    assert_eq!(hints("billing_list_invoices"), (Some(true), Some(false)));
+    assert_eq!(hints("billing_void_invoice"), (Some(false), Some(true)));
+}
