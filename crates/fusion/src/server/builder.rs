@@ -333,7 +333,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// send it next time. Only exact spellings a 64-bit number holds without loss are read, and
     /// only when every other argument is valid; anything else is refused as before.
     /// [`Action::forgiving_scalars`](crate::Action::forgiving_scalars) and
-    /// [`Mount::forgiving_scalars`](crate::Mount::forgiving_scalars) decide for one action or
+    /// [`Mount::forgiving_scalars`](crate::handoff::Mount::forgiving_scalars) decide for one action or
     /// mount.
     pub fn forgiving_scalars(mut self, forgive: bool) -> ServerBuilder<S> {
         self.forgiving_scalars = forgive;
