@@ -16,9 +16,8 @@ impl Checker {
     /// spells, and what was read — when every refusal is such a string and the arguments so
     /// read are valid. `None` leaves the call to be refused as sent.
     pub(crate) fn converted(&self, arguments: &Value) -> Option<(Value, Vec<Conversion>)> {
-        let mut paths: Vec<FieldPath> =
+        let paths: Vec<FieldPath> =
             self.validator.iter_errors(arguments).map(|error| instance_path(&error, arguments)).collect();
-        paths.dedup();
         let mut read = arguments.clone();
         let mut conversions: Vec<Conversion> = Vec::new();
         for path in paths {
