@@ -76,6 +76,10 @@ pub(crate) struct CompiledAction {
     /// Whether a string that spells the number or boolean the schema expects is read as it,
     /// with a warning.
     pub(crate) forgiving_scalars: bool,
+    /// Whether a `null` sent for a field the full schema leaves optional means the field is
+    /// left out: the schema was published in the strict subset, where such a field is
+    /// required and nullable.
+    pub(crate) nulls_left_out: bool,
     /// Whether the tool this action is called through declares an output schema.
     pub(crate) output_schema: bool,
     /// What its calls run, as [`CallInfo::entry`](crate::CallInfo::entry) tells a middleware.
@@ -131,6 +135,7 @@ impl CompiledAction {
             awareness: None,
             mask_internal_errors,
             forgiving_scalars: false,
+            nulls_left_out: false,
             output_schema: false,
             kind: EntryKind::Action,
             access,

@@ -57,6 +57,8 @@ pub struct Group<S = ()> {
     pub(crate) exposition: Option<Exposition>,
     /// A group of one action that stands alone: its tool is the action, named as it is.
     pub(crate) standalone: bool,
+    /// Whether input schemas are published in the strict subset, when not as the server says.
+    pub(crate) strict_schemas: Option<bool>,
 }
 
 impl<S: Send + Sync + 'static> Group<S> {
@@ -74,6 +76,7 @@ impl<S: Send + Sync + 'static> Group<S> {
             without_output_schema: false,
             exposition: None,
             standalone: false,
+            strict_schemas: None,
         }
     }
 
@@ -106,6 +109,14 @@ impl<S: Send + Sync + 'static> Group<S> {
     /// ```
     pub fn exposition(mut self, exposition: Exposition) -> Group<S> {
         self.exposition = Some(exposition);
+        self
+    }
+
+    /// Publishes this group's input schemas in the strict subset of OpenAI's and Anthropic's
+    /// strict tool use, or as written, whatever the server's
+    /// [`strict_schemas`](crate::ServerBuilder::strict_schemas) says.
+    pub fn strict_schemas(mut self, strict: bool) -> Group<S> {
+        self.strict_schemas = Some(strict);
         self
     }
 

@@ -51,6 +51,7 @@ pub struct Mount {
     pub(crate) allow_unknown_fields: bool,
     pub(crate) assert_formats: bool,
     pub(crate) forgiving_scalars: Option<bool>,
+    pub(crate) strict_schemas: Option<bool>,
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) timeout: Option<Duration>,
@@ -77,6 +78,7 @@ impl Mount {
             allow_unknown_fields: false,
             assert_formats: false,
             forgiving_scalars: None,
+            strict_schemas: None,
             rate_limits: Vec::new(),
             concurrency: None,
             timeout: None,
@@ -119,6 +121,17 @@ impl Mount {
     /// Nothing is read when [`validate`](Mount::validate) is off.
     pub fn forgiving_scalars(mut self, forgive: bool) -> Mount {
         self.forgiving_scalars = Some(forgive);
+        self
+    }
+
+    /// Whether the upstream's tools are listed with their input schemas in the strict subset
+    /// of OpenAI's and Anthropic's strict tool use (default: the server's
+    /// [`strict_schemas`](crate::ServerBuilder::strict_schemas)). Calls are checked against
+    /// the upstream's full schema when [`validate`](Mount::validate) is on, and a `null` sent
+    /// for a field the upstream's schema leaves optional is left out before the call is
+    /// forwarded.
+    pub fn strict_schemas(mut self, strict: bool) -> Mount {
+        self.strict_schemas = Some(strict);
         self
     }
 

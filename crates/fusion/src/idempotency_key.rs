@@ -46,6 +46,8 @@ pub struct IdempotencyKey {
     pub(crate) binding: KeyBinding,
     pub(crate) action: Arc<str>,
     check_with: Option<Arc<str>>,
+    /// Whether a `CONFLICT` leaves the key out.
+    value_free: bool,
 }
 
 impl IdempotencyKey {
@@ -55,7 +57,13 @@ impl IdempotencyKey {
         action: Arc<str>,
         check_with: Option<Arc<str>>,
     ) -> IdempotencyKey {
-        IdempotencyKey { key, binding, action, check_with }
+        IdempotencyKey { key, binding, action, check_with, value_free: false }
+    }
+
+    /// The same key, whose conflicts leave it out when `value_free`.
+    pub(crate) fn value_free(mut self, value_free: bool) -> IdempotencyKey {
+        self.value_free = value_free;
+        self
     }
 
     /// The key as the client sent it (1 to 255 characters).
@@ -72,35 +80,49 @@ impl IdempotencyKey {
     /// then (answer with what it did), else the `CONFLICT` envelope to answer with.
     pub fn check(&self, stored: &KeyBinding) -> Result<(), ToolError> {
         if stored.scope != self.binding.scope {
-            return Err(other_caller(&self.action, &self.key, self.check_with.as_deref()));
+            return Err(other_caller(&self.action, self.echoed(), self.check_with.as_deref()));
         }
         if stored.arguments != self.binding.arguments {
-            return Err(conflict(&self.action, &self.key));
+            return Err(conflict(&self.action, self.echoed()));
         }
         Ok(())
+    }
+
+    /// The key as an error repeats it, or nothing when errors repeat no value.
+    fn echoed(&self) -> Option<Sent> {
+        (!self.value_free).then(|| Sent::text(&self.key))
     }
 }
 
 /// The key was first sent by another caller (or this one, on an earlier session).
-fn other_caller(action: &str, key: &str, check_with: Option<&str>) -> ToolError {
-    let echoed = Sent::text(key);
+fn other_caller(action: &str, echoed: Option<Sent>, check_with: Option<&str>) -> ToolError {
     let check = match check_with {
         Some(check) => format!("call {check} to see whether it took effect before sending it again"),
         None => "check whether it took effect before sending it again".to_owned(),
     };
-    ToolError::conflict(format!("The idempotency_key {echoed} is bound to another caller's call of {action}."))
+    let said = echoed.as_ref().map(|key| format!(" {key}")).unwrap_or_default();
+    let error = ToolError::conflict(format!("The idempotency_key{said} is bound to another caller's call of {action}."))
         .suggest(format!(
             "Send a new, unique idempotency_key (a UUID) for this operation. If you sent it yourself before reconnecting, it may have run: {check}."
         ))
-        .actions(check_with)
-        .detail("idempotency_key", echoed.as_str())
+        .actions(check_with);
+    with_key(error, echoed)
 }
 
-fn conflict(action: &str, key: &str) -> ToolError {
-    let echoed = Sent::text(key);
-    ToolError::conflict(format!("The idempotency_key {echoed} was already used with other arguments for {action}."))
-        .suggest(
-            "To repeat that call, send its arguments unchanged with this key; for a new operation, send a new idempotency_key.",
-        )
-        .detail("idempotency_key", echoed.as_str())
+fn conflict(action: &str, echoed: Option<Sent>) -> ToolError {
+    let said = echoed.as_ref().map(|key| format!(" {key}")).unwrap_or_default();
+    let error =
+        ToolError::conflict(format!("The idempotency_key{said} was already used with other arguments for {action}."))
+            .suggest(
+                "To repeat that call, send its arguments unchanged with this key; for a new operation, send a new idempotency_key.",
+            );
+    with_key(error, echoed)
+}
+
+/// The key in the error's details, when it may be repeated.
+fn with_key(error: ToolError, echoed: Option<Sent>) -> ToolError {
+    match echoed {
+        Some(key) => error.detail("idempotency_key", key.as_str()),
+        None => error,
+    }
 }

@@ -101,6 +101,11 @@ impl Output {
         self.payload.take()
     }
 
+    /// Whether this is another server's result that it marked an error.
+    pub(crate) fn is_passed_error(&self) -> bool {
+        self.passed_through.as_ref().is_some_and(|(is_error, _)| *is_error)
+    }
+
     /// Another server's result, passed on as it came: its content, structured content,
     /// `isError` (a tool error of the upstream stays one, byte for byte) and `_meta`.
     pub fn passed_through(result: CallToolResult) -> Output {

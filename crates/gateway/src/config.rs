@@ -151,6 +151,9 @@ pub struct MountConfig {
     /// Whether a string that spells the number or boolean a tool expects is read as it, with
     /// a warning (default: yes; see [`Mount::forgiving_scalars`]).
     pub forgiving_scalars: Option<bool>,
+    /// Whether the tools are listed with input schemas in the strict subset of OpenAI's and
+    /// Anthropic's strict tool use (default: no; see [`Mount::strict_schemas`]).
+    pub strict_schemas: Option<bool>,
     /// `N/SECS`: at most N calls to the mount per SECS seconds.
     pub rate_limit: Option<String>,
     /// What `rate_limit` counts per: `session` (default), `identity` or `server`.
@@ -501,6 +504,9 @@ impl MountConfig {
             .assert_formats(self.assert_formats.unwrap_or(false));
         if let Some(forgive) = self.forgiving_scalars {
             mount = mount.forgiving_scalars(forgive);
+        }
+        if let Some(strict) = self.strict_schemas {
+            mount = mount.strict_schemas(strict);
         }
         if let Some(limit) = &self.rate_limit {
             let limit =

@@ -157,6 +157,7 @@ mod severity;
 mod shape;
 mod tool_error;
 mod validation;
+mod value_free;
 
 pub use call_result::{CallResult, NotAResult, ParsedResult, parse_call_result};
 pub use code::ErrorCode;
@@ -173,6 +174,7 @@ pub use severity::Severity;
 pub use shape::{Fields, Shape};
 pub use tool_error::{INTERNAL_ERROR_RECOVERY, ToolError, ToolErrorFields};
 pub use validation::{VALIDATION_RECOVERY, ValidationError};
+pub use value_free::{VALUE_LEFT_OUT, values_left_out};
 
 /// The crate README's examples (its crates.io page), compiled as doctests so they stay true.
 #[cfg(doctest)]

@@ -67,6 +67,23 @@ impl Sent {
         Sent("(missing)".to_owned())
     }
 
+    /// What kind of value was sent, never the value: `a string`, `a number`, `a boolean`,
+    /// `null`, `array(3)`, `an object` — for errors that repeat no value the caller sent.
+    ///
+    /// ```
+    /// use mcp_fusion_wire::Sent;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(Sent::kind(&json!("ana@example.com")).as_str(), "a string");
+    /// assert_eq!(Sent::kind(&json!([1, 2])).as_str(), "array(2)");
+    /// ```
+    pub fn kind(value: &Value) -> Sent {
+        Sent(match value {
+            Value::Array(items) => format!("array({})", items.len()),
+            other => crate::value_kind(other).to_owned(),
+        })
+    }
+
     /// The field is sensitive: its value is never echoed.
     pub fn redacted() -> Sent {
         Sent("(redacted)".to_owned())

@@ -63,6 +63,12 @@ pub struct Options {
     /// One tool per action (`billing_list_invoices`, …) instead of the one grouped `billing`
     /// tool.
     pub flat: bool,
+    /// Publish every tool's input schema in the strict subset OpenAI's and Anthropic's strict
+    /// tool use accept (the server still checks the full schema).
+    pub strict_schemas: bool,
+    /// No error repeats a value the caller sent: only field names, declared constraints and
+    /// allowed values.
+    pub value_free_errors: bool,
 }
 
 /// How long `export_invoices` takes at least, by default: long enough to be worth a task.
@@ -148,6 +154,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     if options.flat {
         builder = builder.exposition(Exposition::flat());
     }
+    builder = builder.strict_schemas(options.strict_schemas).value_free_errors(options.value_free_errors);
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
     }

@@ -107,6 +107,15 @@ struct Cli {
     /// whose `action` argument picks.
     #[arg(long)]
     flat: bool,
+    /// Publish input schemas in the strict subset of OpenAI's and Anthropic's strict tool use:
+    /// every field required, optional ones nullable (`null` leaves a field out), bounds and
+    /// lengths in the description. Calls are still checked against the full schema.
+    #[arg(long)]
+    strict_schemas: bool,
+    /// Errors never repeat a value the caller sent (only field names, declared constraints and
+    /// allowed values), for data that must not be echoed.
+    #[arg(long)]
+    value_free_errors: bool,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
     /// IP address or a name (`localhost:8080`, `[::1]:8080`); it defaults to 127.0.0.1:8080, and
     /// port 0 picks a free one.
@@ -321,6 +330,8 @@ impl Cli {
         Options {
             mask_internal_errors: self.mask_internal_errors.then_some(true),
             flat: self.flat,
+            strict_schemas: self.strict_schemas,
+            value_free_errors: self.value_free_errors,
             concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),

@@ -6,6 +6,7 @@ mod candidate;
 mod mounted;
 mod offer;
 mod routing;
+mod strict;
 mod tools;
 
 use std::collections::{HashMap, HashSet};
@@ -19,6 +20,7 @@ pub use mcp_fusion_contract::Exposition;
 pub(crate) use mounted::{
     MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
 };
+pub(crate) use strict::{published, strict_tool};
 pub(crate) use tools::{ActionSpec, GroupSpec, Layout, group_tools, listed_icons};
 
 use crate::compiled::{CompiledAction, CompiledGroup};
@@ -35,6 +37,8 @@ pub(crate) struct Catalog {
     names: Arc<CalledNames>,
     /// What callers are shown, when some actions ask for an identity or scopes.
     offers: Option<offer::Offers>,
+    /// Whether routing errors leave out the names a call sent (a tool, an action).
+    value_free: bool,
 }
 
 /// The mounted namespaces' upstreams, by namespace: each namespace is also a group's name.
@@ -83,7 +87,13 @@ impl Catalog {
                 }
             }
         }
-        Ok(Catalog { tools, routes, groups, mounts, names, offers })
+        Ok(Catalog { tools, routes, groups, mounts, names, offers, value_free: false })
+    }
+
+    /// The same catalog, whose routing errors repeat no name a call sent when `value_free`.
+    pub(crate) fn value_free(mut self, value_free: bool) -> Catalog {
+        self.value_free = value_free;
+        self
     }
 
     /// Each local action as a call names it.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_fusion_contract::{PublishedRoute, published_route};
-use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
+use mcp_fusion_wire::{ErrorCode, ToolError};
 
 use super::Candidate;
 use crate::compiled::CompiledGroup;
@@ -51,7 +51,7 @@ pub(crate) fn is_tool_name(name: &str) -> bool {
 
 /// The envelope of a call to the mount `group`, whose upstream is `mounted`, that is not
 /// ready, or to a tool its upstream does not list (`tool` is the part after the namespace).
-pub(crate) fn not_served(group: &CompiledGroup, mounted: &Mounted, tool: &str) -> ToolError {
+pub(crate) fn not_served(group: &CompiledGroup, mounted: &Mounted, tool: &str, value_free: bool) -> ToolError {
     let namespace = &group.name;
     match &mounted.status {
         MountStatus::Connecting => ToolError::new(
@@ -86,7 +86,7 @@ pub(crate) fn not_served(group: &CompiledGroup, mounted: &Mounted, tool: &str) -
                 );
             ToolError::new(
                 ErrorCode::HandoffNamespaceMismatch,
-                format!("Upstream \"{namespace}\" has no tool {}.", Sent::text(tool)),
+                format!("Upstream \"{namespace}\" has no tool{}.", super::routing::said(tool, value_free)),
             )
             .suggest(recovery)
             .actions(group.qualified_names())

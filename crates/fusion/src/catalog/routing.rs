@@ -30,7 +30,7 @@ impl Catalog {
                 let group = &self.groups[group];
                 let discriminator = group.discriminator.as_deref().unwrap_or("action");
                 let sent = arguments.shift_remove(discriminator);
-                let action = route_in_group(group, discriminator, sent, &arguments)?;
+                let action = route_in_group(group, discriminator, sent, &arguments, self.value_free)?;
                 Ok((Arc::clone(action), arguments))
             }
             None => Err(self.unknown_tool(tool)),
@@ -43,14 +43,18 @@ impl Catalog {
             && let Some(mounted) = self.mounts.get(namespace)
             && let Some(group) = self.group(namespace)
         {
-            return not_served(group, mounted, rest);
+            return not_served(group, mounted, rest, self.value_free);
         }
         let candidates = self.candidates(tool);
         if candidates.len() > 1 {
             let code = if dotted.is_some() { ErrorCode::HandoffNamespaceMismatch } else { ErrorCode::UnknownAction };
             return ToolError::new(
                 code,
-                format!("The tool name {} is ambiguous: {} tools serve it.", Sent::text(tool), candidates.len()),
+                format!(
+                    "The tool name{} is ambiguous: {} tools serve it.",
+                    said(tool, self.value_free),
+                    candidates.len()
+                ),
             )
             .suggest(ambiguity(&candidates))
             .actions(candidates.iter().map(Candidate::listed));
@@ -63,7 +67,7 @@ impl Catalog {
             Some(guess) => format!("{guess} Call one of the available tools."),
             None => "Call one of the available tools; tools/list describes them.".to_owned(),
         };
-        ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool {}.", Sent::text(tool)))
+        ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool{}.", said(tool, self.value_free)))
             .suggest(recovery)
             .actions(self.tool_names())
     }
@@ -148,7 +152,12 @@ impl Catalog {
         };
         ToolError::new(
             ErrorCode::HandoffNamespaceMismatch,
-            format!("No mounted namespace {} (the tool {} names it).", Sent::text(namespace), Sent::text(tool)),
+            match self.value_free {
+                false => {
+                    format!("No mounted namespace {} (the tool {} names it).", Sent::text(namespace), Sent::text(tool))
+                }
+                true => "No mounted namespace of the name the tool's name begins with.".to_owned(),
+            },
         )
         .suggest(recovery)
         .actions(mounted)
@@ -160,6 +169,7 @@ fn route_in_group<'g>(
     discriminator: &str,
     sent: Option<Value>,
     arguments: &Map<String, Value>,
+    value_free: bool,
 ) -> Result<&'g Arc<CompiledAction>, ToolError> {
     let tool = &group.name;
     let missing = |message: String| {
@@ -201,7 +211,7 @@ fn route_in_group<'g>(
         Some(other) => {
             return Err(missing(format!(
                 "The \"{discriminator}\" field must be a string naming an action, but you sent {}.",
-                Sent::value(&other)
+                if value_free { Sent::kind(&other) } else { Sent::value(&other) }
             )));
         }
     };
@@ -224,9 +234,20 @@ fn route_in_group<'g>(
             )
         }
     };
-    Err(ToolError::new(ErrorCode::UnknownAction, format!("Unknown action {} for tool \"{tool}\".", Sent::text(&name)))
-        .suggest(recovery)
-        .actions(group.qualified_names()))
+    Err(ToolError::new(
+        ErrorCode::UnknownAction,
+        format!("Unknown action{} for tool \"{tool}\".", said(&name, value_free)),
+    )
+    .suggest(recovery)
+    .actions(group.qualified_names()))
+}
+
+/// ` 'name'` as a sentence repeats a name the call sent, or nothing when no value is repeated.
+pub(super) fn said(name: &str, value_free: bool) -> String {
+    match value_free {
+        true => String::new(),
+        false => format!(" {}", Sent::text(name)),
+    }
 }
 
 /// A key other than the discriminator whose value names one of the group's actions (bare or

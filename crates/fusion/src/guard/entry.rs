@@ -18,6 +18,8 @@ pub(crate) struct ServerGuards {
     pub timeout: Option<Duration>,
     pub idempotency: Idempotency,
     pub max_result_bytes: Option<usize>,
+    /// Whether errors repeat no value a call sent (not even its idempotency key).
+    pub value_free_errors: bool,
 }
 
 /// What an entry's guards take from its group (none, for a resource or a prompt).

@@ -63,6 +63,8 @@ pub struct ServerBuilder<S> {
     exposition: Exposition,
     mask_internal_errors: bool,
     forgiving_scalars: bool,
+    strict_schemas: bool,
+    value_free_errors: bool,
     concurrency: Option<Concurrency>,
     rate_limits: Vec<RateLimit>,
     store: Arc<dyn RateLimitStore>,
@@ -96,6 +98,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             exposition: Exposition::default(),
             mask_internal_errors: !cfg!(debug_assertions),
             forgiving_scalars: true,
+            strict_schemas: false,
+            value_free_errors: false,
             concurrency: None,
             rate_limits: Vec::new(),
             store: Arc::new(MemoryStore::new()),
@@ -340,6 +344,31 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Publishes every tool's input schema in the strict subset that OpenAI's strict function
+    /// calling and Anthropic's strict tool use accept (default: no): every object closed with
+    /// `additionalProperties: false`, every field required and the optional ones nullable,
+    /// and what the subset cannot say (bounds, lengths, most formats, defaults) moved into the
+    /// field's description. Calls are still checked against the full schema, so its refusals
+    /// say what the strict schema could not; `null` for a field that is optional in the full
+    /// schema means the field is left out. A tool whose schema the subset cannot hold (a map,
+    /// a field that takes any value, a recursive type) is published as written, with a
+    /// warning in the log. [`Group::strict_schemas`](crate::Group::strict_schemas) and
+    /// [`Mount::strict_schemas`](crate::handoff::Mount::strict_schemas) decide for one group
+    /// or mount. See `docs/strict-schemas.md`.
+    pub fn strict_schemas(mut self, strict: bool) -> ServerBuilder<S> {
+        self.strict_schemas = strict;
+        self
+    }
+
+    /// Errors that never repeat a value the caller sent (default: no): the sentences, details
+    /// and did-you-mean hints say field names, declared constraints and allowed values only.
+    /// For data that must not come back in a tool result or reach a host's transcript
+    /// (medical, financial, personal).
+    pub fn value_free_errors(mut self, value_free: bool) -> ServerBuilder<S> {
+        self.value_free_errors = value_free;
+        self
+    }
+
     /// Self-healing: compares the server's contracts with this known-good lockfile when it is
     /// built, logs the changes, and embeds the changes of an action (BREAKING and RISKY, at
     /// most five, by default) in the validation errors of that action, so a model calibrated
@@ -419,7 +448,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             mounted.insert(group.name.clone(), Arc::new(upstream));
             compiled.push(Arc::new(group));
         }
-        let catalog = Catalog::new(compiled, mounted)?;
+        let catalog = Catalog::new(compiled, mounted)?.value_free(settings.guards.value_free_errors);
         settings.names.store(Arc::clone(catalog.names()));
         if let Some(awareness) = &settings.awareness {
             let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
@@ -452,6 +481,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             exposition: self.exposition,
             mask_internal_errors: self.mask_internal_errors,
             forgiving_scalars: self.forgiving_scalars,
+            strict_schemas: self.strict_schemas,
             guards: ServerGuards {
                 require_identity: self.require_identity,
                 rate_limits: self.rate_limits,
@@ -464,6 +494,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 timeout: self.timeout,
                 idempotency: self.idempotency,
                 max_result_bytes: self.max_result_bytes,
+                value_free_errors: self.value_free_errors,
             },
             middleware: self.middleware,
             awareness,

@@ -281,6 +281,8 @@ impl CompiledAction {
             let level = requested_level.inspect(|_| crate::logging::someone_listens());
             Some((peer.clone(), level.or_else(|| settings.log_levels.of(peer))?))
         });
+        // A value-free server's handlers may quote what they were sent: their words lose it.
+        let sent = settings.guards.value_free_errors.then(|| arguments.clone());
         let call = Call { info: Arc::clone(&info), arguments, input: Some(input) };
         let run = Next::start(Arc::clone(&self.chain)).run(call);
         let outcome = match level {
@@ -296,7 +298,10 @@ impl CompiledAction {
         match info.rounds.interrupted() {
             Some(Ok(input)) => Err(Refusal::InputRequired(Box::new(input))),
             Some(Err(error)) => Err(Refusal::Protocol(error)),
-            None => outcome.map_err(Refusal::Failed),
+            None => outcome.map_err(|error| match &sent {
+                Some(arguments) => Refusal::Failed(error.without_values(arguments)),
+                None => Refusal::Failed(error),
+            }),
         }
     }
 
@@ -331,7 +336,10 @@ impl CompiledAction {
     /// as the numbers or booleans they spell, or why they do not fit.
     pub(super) fn checked(&self, arguments: Value) -> Result<(Input, Value, Option<ToolError>), ValidationError> {
         let checker = self.checker.as_ref();
-        let mut arguments = arguments;
+        let mut arguments = match checker.filter(|_| self.nulls_left_out) {
+            Some(checker) => checker.nulls_left_out(arguments),
+            None => arguments,
+        };
         let mut converted = None;
         if let Some(problems) = checker.map(|checker| checker.check(&arguments)).filter(|p| !p.is_empty()) {
             let forgiven = checker.filter(|_| self.forgiving_scalars).and_then(|checker| checker.converted(&arguments));

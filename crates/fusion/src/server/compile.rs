@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::awareness::Awareness;
 use crate::action::Action;
-use crate::catalog::{ActionSpec, CalledNames, Exposition, GroupSpec, Layout, group_tools};
+use crate::catalog::{ActionSpec, CalledNames, Exposition, GroupSpec, Layout, group_tools, published};
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::error::BuildError;
 use crate::group::Group;
@@ -36,6 +36,9 @@ pub(crate) struct Settings {
     /// Whether strings that spell numbers and booleans are read as them, unless an action or
     /// a mount says otherwise.
     pub forgiving_scalars: bool,
+    /// Whether input schemas are published in the strict subset, unless a group or a mount
+    /// says otherwise.
+    pub strict_schemas: bool,
     /// What every entry's built-in guards take from the server.
     pub guards: ServerGuards,
     pub middleware: Layers,
@@ -70,7 +73,8 @@ pub(super) fn compile_read_only<S: Send + Sync + 'static>(
     state: &Arc<S>,
 ) -> Result<CompiledAction, BuildError> {
     let checker = Checker::new(schema, Vec::new(), Formats::Asserted)
-        .map_err(|reason| BuildError::Schema { action: qualified.to_owned(), reason })?;
+        .map_err(|reason| BuildError::Schema { action: qualified.to_owned(), reason })?
+        .value_free(settings.guards.value_free_errors);
     let qualified: Arc<str> = qualified.into();
     let scope = GroupScope { name: &qualified, rate_limits: &[], concurrency: None };
     let spec = GuardSpec::read(asks.require_identity, asks.scopes, asks.rate_limits, asks.timeout);
@@ -106,7 +110,9 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         without_output_schema,
         exposition,
         standalone,
+        strict_schemas,
     } = group;
+    let strict = strict_schemas.unwrap_or(settings.strict_schemas);
     let layout = match standalone {
         true => Layout::Standalone,
         false => Layout::Exposed(exposition.unwrap_or_else(|| settings.exposition.clone())),
@@ -130,6 +136,8 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             return Err(BuildError::Duplicate { what: "action", name: format!("{name}.{}", action.name) });
         }
         let (action, spec) = compile_action(settings, &scope, &layout, &middleware, action, state)?;
+        let mut action = action;
+        action.nulls_left_out = strict;
         compiled.push(action);
         specs.push(spec);
     }
@@ -139,7 +147,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     }
     let spec =
         GroupSpec { name: &name, description: &description, title: title.as_deref(), icons: &icons, actions: &members };
-    let tools = group_tools(&layout, &spec);
+    let tools = published(group_tools(&layout, &spec), strict);
     for (index, action) in compiled.iter_mut().enumerate() {
         let tool = match layout.discriminator() {
             Some(_) => tools.first(),
@@ -163,7 +171,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             icons: &icons,
             actions: &members,
         };
-        group_tools(&layout, &spec)
+        published(group_tools(&layout, &spec), strict)
     }));
     Ok(group)
 }
@@ -258,7 +266,8 @@ fn compile_action<S: Send + Sync + 'static>(
     super::param_headers::annotate(&mut input, &action.param_headers, &qualified, layout.discriminator().is_some())?;
     let output = handler.output_schema(&mut output_generator()).map(into_object);
     let checker = Checker::new(&input, action.sensitive.clone(), Formats::Asserted)
-        .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?;
+        .map_err(|reason| BuildError::Schema { action: qualified.to_string(), reason })?
+        .value_free(settings.guards.value_free_errors);
     let guards = guards(settings, group, &GuardSpec::from(&action), &qualified, &input)?;
     let levels = [&settings.middleware, middleware, &action.middleware];
     let chain = assemble(guards, &levels, handler.endpoint(Arc::clone(state)));

@@ -238,7 +238,7 @@ impl FusionServer {
         if !change(&mut groups, &mut mounts) {
             return Ok(());
         }
-        let catalog = Catalog::new(groups, mounts)?;
+        let catalog = Catalog::new(groups, mounts)?.value_free(self.inner.settings.guards.value_free_errors);
         let changed = catalog.tools() != current.tools();
         self.inner.settings.names.store(Arc::clone(catalog.names()));
         self.inner.catalog.store(Arc::new(catalog));

@@ -9,6 +9,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
 use mcp_fusion_wire::{
     ErrorCode, Expectation, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo,
+    values_left_out,
 };
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::Value;
@@ -18,7 +19,7 @@ use super::mount_output::{OutputCheck, conforming};
 use super::upstream_failure::{FailedCall, coded, enveloped, failure, finds};
 use super::upstream_names::{published_actions, renamed};
 use crate::catalog::{MAX_TOOL_NAME, in_seconds, is_tool_name, whole_seconds};
-use crate::catalog::{MountStatus, Mounted};
+use crate::catalog::{MountStatus, Mounted, strict_tool};
 use crate::compiled::{CompiledAction, CompiledGroup, UpstreamActions};
 use crate::error::BuildError;
 use crate::guard::ConcurrencyGuard;
@@ -149,7 +150,10 @@ fn compile_tool(
     let input: JsonObject = (*tool.input_schema).clone();
     let checked = if mount.allow_unknown_fields { input.clone() } else { close_unknown_keys(input.clone()) };
     let formats = if mount.assert_formats { Formats::Asserted } else { Formats::Annotated };
-    let checker = match mount.validate.then(|| Checker::new(&checked, Vec::new(), formats)) {
+    let value_free = settings.guards.value_free_errors;
+    let compiled =
+        mount.validate.then(|| Checker::new(&checked, Vec::new(), formats).map(|c| c.value_free(value_free)));
+    let checker = match compiled {
         Some(Ok(checker)) => Some(checker),
         Some(Err(reason)) => {
             tracing::warn!(tool = %qualified, "the upstream's input schema does not compile, so calls go unchecked: {}", echo(&reason));
@@ -173,6 +177,7 @@ fn compile_tool(
         output,
         fields,
         said,
+        value_free: settings.guards.value_free_errors,
     };
     let chain = assemble(guards, &[&settings.middleware], forwarding(forward, Arc::new(target)));
     let mut action = CompiledAction::new(
@@ -186,6 +191,8 @@ fn compile_tool(
     action.output_schema = tool.output_schema.is_some();
     action.names_local_actions = false;
     action.forgiving_scalars = mount.forgiving_scalars.unwrap_or(settings.forgiving_scalars);
+    let strict = mount.strict_schemas.unwrap_or(settings.strict_schemas);
+    action.nulls_left_out = strict;
     if let Some(PublishedRoute::Grouped { discriminator, actions }) = published_route(&tool) {
         action.upstream_actions = Some(Arc::new(UpstreamActions { discriminator, actions }));
     }
@@ -194,6 +201,9 @@ fn compile_tool(
     // it here as `crm.billing.get_invoice`: a client routes by the published name.
     if let Some(Value::String(published)) = tool.meta.as_mut().and_then(|meta| meta.get_mut(ACTION_META_KEY)) {
         *published = format!("{}.{published}", scope.name);
+    }
+    if strict {
+        tool = strict_tool(tool);
     }
     Ok((action, tool))
 }
@@ -216,6 +226,8 @@ struct Target {
     fields: Box<[(String, Expectation)]>,
     /// What the mount knows of its upstream's tools, for the envelopes it passes on.
     said: Said,
+    /// Whether the call's values are taken out of what the upstream says of it.
+    value_free: bool,
 }
 
 /// What a mount knows of all its upstream's tools, shared by each of them.
@@ -245,7 +257,7 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                 fields: &target.fields,
                 arguments: &arguments,
             };
-            match future.await {
+            let outcome = match future.await {
                 Ok(result) => conforming(target.output.as_ref(), &target.namespace, &target.qualified, result)
                     .and_then(|result| enveloped(&failed, result))
                     .map(|result| renamed(&target.namespace, &target.said.published, result))
@@ -269,9 +281,30 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                 Err(ForwardError::Unavailable { message, retry_after }) => {
                     Err(call_failed(&target, &message, retry_after))
                 }
+            };
+            match target.value_free {
+                true => without_values(outcome, &Value::Object(arguments)),
+                false => outcome,
             }
         })
     })
+}
+
+/// A failed call's answer with the call's values taken out of every word: the upstream's
+/// words may quote them, and a value-free server repeats none.
+fn without_values(outcome: Outcome, arguments: &Value) -> Outcome {
+    match outcome {
+        Err(error) => Err(error.without_values(arguments)),
+        Ok(mut output) if output.is_passed_error() => {
+            for block in &mut output.content {
+                if let ContentBlock::Text(text) = block {
+                    text.text = values_left_out(&text.text, arguments);
+                }
+            }
+            Ok(output)
+        }
+        passed => passed,
+    }
 }
 
 /// The upstream refused the arguments (`-32602`): a validation error whose field line is the

@@ -62,7 +62,11 @@ fn placed(place: usize, field: Value, value: Value, write_only: bool) -> (Value,
 }
 
 fn rendered(schema: &Value, arguments: &Value, sensitive: Vec<String>) -> Option<String> {
-    let checker = Checker::new(schema.as_object()?, sensitive, super::Formats::Asserted).ok()?;
+    rendered_as(schema, arguments, sensitive, false)
+}
+
+fn rendered_as(schema: &Value, arguments: &Value, sensitive: Vec<String>, value_free: bool) -> Option<String> {
+    let checker = Checker::new(schema.as_object()?, sensitive, super::Formats::Asserted).ok()?.value_free(value_free);
     let fields = checker.check(arguments);
     (!fields.is_empty()).then(|| ValidationError { action: "a.b".into(), fields, contract_awareness: None }.render())
 }
@@ -90,6 +94,22 @@ proptest! {
         let (schema, arguments, sensitive) = placed(place, constraint(which, &secret), secret.clone(), write_only);
         if let Some(envelope) = rendered(&schema, &arguments, sensitive) {
             let shown = match &secret { Value::String(s) => s.clone(), other => other.to_string() };
+            prop_assert!(!envelope.contains(&shown), "{envelope}");
+        }
+    }
+
+    #[test]
+    fn value_free_checks_echo_no_value_of_any_field(
+        text in "[A-Za-z0-9]{12,40}",
+        number in 1_000_000_007u64..u64::MAX,
+        as_number in any::<bool>(),
+        which in 0usize..12,
+        place in 0usize..6,
+    ) {
+        let value = if as_number { json!(number) } else { json!(text) };
+        let (schema, arguments, _) = placed(place, constraint(which, &value), value.clone(), false);
+        if let Some(envelope) = rendered_as(&schema, &arguments, Vec::new(), true) {
+            let shown = match &value { Value::String(s) => s.clone(), other => other.to_string() };
             prop_assert!(!envelope.contains(&shown), "{envelope}");
         }
     }

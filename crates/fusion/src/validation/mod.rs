@@ -10,6 +10,7 @@ mod expectation;
 mod fields;
 #[cfg(test)]
 mod leaks;
+mod left_out;
 mod retyped;
 mod schema;
 mod sentences;
@@ -54,6 +55,9 @@ pub(crate) struct Checker {
     /// Whether the schema says `writeOnly` anywhere: when not, and no path is marked, no echo
     /// needs the walk through the schema that finds out.
     any_write_only: bool,
+    /// Whether no value sent is repeated: every field is treated as sensitive, and what was
+    /// sent is said by its kind (`a string`).
+    value_free: bool,
 }
 
 impl Checker {
@@ -70,7 +74,14 @@ impl Checker {
             .build(&schema)
             .map_err(|e| e.to_string())?;
         let any_write_only = schema.to_string().contains("\"writeOnly\"");
-        Ok(Checker { validator, document: Document::new(schema), sensitive, any_write_only })
+        Ok(Checker { validator, document: Document::new(schema), sensitive, any_write_only, value_free: false })
+    }
+
+    /// The same checks, whose sentences repeat no value sent: only field names, declared
+    /// constraints and allowed values.
+    pub(crate) fn value_free(mut self, value_free: bool) -> Checker {
+        self.value_free = value_free;
+        self
     }
 
     /// The problems of `arguments` against the schema, in a stable order (by path); empty when
@@ -128,6 +139,9 @@ impl Checker {
 
     /// The echo of a value: redacted when the field or one of its parents is sensitive.
     pub(super) fn sent(&self, path: &FieldPath, value: Option<&Value>) -> Sent {
+        if self.value_free {
+            return value.map_or_else(Sent::missing, Sent::kind);
+        }
         if self.is_sensitive(path) {
             return Sent::redacted();
         }
@@ -135,6 +149,9 @@ impl Checker {
     }
 
     pub(super) fn is_sensitive(&self, path: &FieldPath) -> bool {
+        if self.value_free {
+            return true;
+        }
         if self.sensitive.is_empty() && !self.any_write_only {
             return false;
         }

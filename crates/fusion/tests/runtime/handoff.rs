@@ -447,3 +447,34 @@ async fn a_nested_key_is_checked_too_and_a_lone_missing_field_takes_a_value_sent
     );
     assert!(forward.calls.lock().unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_strict_mount_lists_strict_schemas_and_forwards_a_null_it_made_optional_as_left_out() {
+    let server = server();
+    let schema = json!({"type": "object", "properties": {
+        "query": {"type": "string", "minLength": 2},
+        "limit": {"type": "integer", "minimum": 1, "description": "How many."},
+    }, "required": ["query"]});
+    let scripted = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    let forward: Arc<dyn Forward> = scripted.clone();
+    let tools = vec![tool("search", schema)];
+    server.set_mount(&Mount::new("crm").strict_schemas(true), MountState::Ready { tools, forward }).unwrap();
+    assert_eq!(
+        Value::Object((*server.tools()[1].input_schema).clone()),
+        json!({"type": "object", "properties": {
+            "query": {"type": "string", "description": "At least 2 characters."},
+            "limit": {"type": ["integer", "null"], "description": "How many. At least 1; optional: null leaves it out."},
+        }, "required": ["query", "limit"], "additionalProperties": false})
+    );
+    let result = call(&server, "crm.search", json!({"query": "ana", "limit": null})).await;
+    assert_eq!((result.is_error, text(&result)), (Some(false), r#"{"query":"ana"}"#.to_owned()));
+    // What the strict schema could not say, the full one still checks: only `query` is wrong.
+    let refused = call(&server, "crm.search", json!({"query": "a", "limit": null})).await;
+    assert_eq!(
+        text(&refused),
+        "<validation_error action=\"crm.search\">\n\
+         <field name=\"query\">Too short. You sent: 'a'. Expected at least 2 characters.</field>\n\
+         <recovery>Fix the fields above and call the tool again. Do not explain the error.</recovery>\n</validation_error>"
+    );
+    assert_eq!(scripted.calls.lock().unwrap().len(), 1, "the refused call was not forwarded");
+}

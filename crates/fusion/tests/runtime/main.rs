@@ -17,3 +17,4 @@ mod lockfile;
 mod observability;
 mod scalars;
 mod shapes;
+mod strict_schemas;

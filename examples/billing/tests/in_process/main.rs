@@ -6,3 +6,5 @@ mod support;
 
 mod in_process;
 mod retries;
+mod strict;
+mod value_free;

@@ -158,19 +158,27 @@ pub(crate) struct IdempotencyGuard {
     /// The read-only action that shows whether a write took effect, named to a caller that
     /// may have sent it before.
     check_with: Option<Arc<str>>,
+    /// Whether its refusals leave out the key sent.
+    value_free: bool,
 }
 
 impl IdempotencyGuard {
-    pub(crate) fn new(action: Arc<str>, keys: Idempotency, check_with: Option<String>) -> IdempotencyGuard {
-        IdempotencyGuard { action, keys, check_with: check_with.map(Arc::from) }
+    pub(crate) fn new(
+        action: Arc<str>,
+        keys: Idempotency,
+        check_with: Option<String>,
+        value_free: bool,
+    ) -> IdempotencyGuard {
+        IdempotencyGuard { action, keys, check_with: check_with.map(Arc::from), value_free }
     }
 
     /// The key the call sent, bound to its caller and arguments; none when it sent no key.
     fn bind(&self, call: &Call) -> Result<Option<IdempotencyKey>, ToolError> {
-        let Some(key) = sent_key(call)? else { return Ok(None) };
+        let Some(key) = sent_key(call, self.value_free)? else { return Ok(None) };
         let binding = KeyBinding { scope: self.keys.scope_of(&call.info), arguments: fingerprint(call.arguments()) };
         let action = Arc::clone(&self.action);
-        Ok(Some(IdempotencyKey::new(Arc::from(key), binding, action, self.check_with.clone())))
+        let key = IdempotencyKey::new(Arc::from(key), binding, action, self.check_with.clone());
+        Ok(Some(key.value_free(self.value_free)))
     }
 }
 
@@ -294,14 +302,14 @@ impl Drop for Held {
 
 /// The key the call carries, from its arguments or its `_meta`: none, or a refusal when it
 /// is not a string of 1 to 255 characters.
-fn sent_key(call: &Call) -> Result<Option<String>, ToolError> {
+fn sent_key(call: &Call, value_free: bool) -> Result<Option<String>, ToolError> {
     let sent = call.arguments().get(IDEMPOTENCY_KEY_ARGUMENT).or(call.info.meta_idempotency_key.as_ref());
     let Some(sent) = sent.filter(|sent| !sent.is_null()) else { return Ok(None) };
     match sent.as_str() {
         Some(key) if (1..=MAX_IDEMPOTENCY_KEY_CHARS).contains(&key.chars().count()) => Ok(Some(key.to_owned())),
         _ => Err(ToolError::validation(format!(
             "The idempotency_key must be a string of 1 to {MAX_IDEMPOTENCY_KEY_CHARS} characters; got {}.",
-            Sent::value(sent)
+            if value_free { Sent::kind(sent) } else { Sent::value(sent) }
         ))
         .suggest("Send a unique string per operation, like a UUID, and the same one when you retry it.")
         .detail("field", IDEMPOTENCY_KEY_ARGUMENT)),
@@ -431,7 +439,12 @@ fn unavailable(action: &str) -> ToolError {
 pub(in crate::guard) fn compile(entry: &GuardedEntry<'_>, layers: &mut Vec<Arc<dyn Middleware>>) -> Result<(), BuildError> {
     if entry.asks.by_key {
         let guard =
-            IdempotencyGuard::new(Arc::clone(entry.qualified), entry.server.idempotency.clone(), entry.check_with());
+            IdempotencyGuard::new(
+                Arc::clone(entry.qualified),
+                entry.server.idempotency.clone(),
+                entry.check_with(),
+                entry.server.value_free_errors,
+            );
         layers.push(Arc::new(guard));
     }
     Ok(())
