@@ -27,6 +27,18 @@ pub fn value_kind(value: &Value) -> &'static str {
     }
 }
 
+/// How a value retyped is sent: `an integer, without the quotes`, `a string, in quotes`.
+fn retyped_kind(retyped: &Value, expected: &Expectation) -> &'static str {
+    match retyped {
+        Value::String(_) => "a string, in quotes",
+        Value::Bool(_) => "a boolean, without the quotes",
+        Value::Number(n) if n.is_f64() || !expected.types.iter().any(|t| t == "integer") => {
+            "a number, without the quotes"
+        }
+        _ => "an integer, without the quotes",
+    }
+}
+
 /// One problem with one field: the path of the offending value and its sentence.
 ///
 /// Build it from a [`ProblemKind`] with [`FieldProblem::new`], or give the text yourself.
@@ -138,6 +150,15 @@ pub enum ProblemKind {
         /// The value sent, written as the type expected (`2500` for `"2500"`), when the
         /// schema accepts it so: then it is the whole fix, and the sentence says it first.
         retyped: Option<Value>,
+    },
+    /// As [`InvalidType`](ProblemKind::InvalidType) with a value retyped, for an error that
+    /// repeats no value: the value sent, written as the type expected, meets every rule of
+    /// the field, and the sentence says so without writing it.
+    RetypedWithoutValue {
+        /// What the field's schema asks for.
+        expected: Expectation,
+        /// The value sent, written as the type expected; never rendered.
+        retyped: Value,
     },
     /// `null` sent for a field that may be left out but is not nullable.
     NullForOptional {
@@ -306,7 +327,9 @@ impl ProblemKind {
     pub fn code(&self) -> &'static str {
         match self {
             ProblemKind::Missing { .. } | ProblemKind::MissingBecause { .. } => "missing",
-            ProblemKind::InvalidType { .. } | ProblemKind::NullForOptional { .. } => "invalid_type",
+            ProblemKind::InvalidType { .. }
+            | ProblemKind::RetypedWithoutValue { .. }
+            | ProblemKind::NullForOptional { .. } => "invalid_type",
             ProblemKind::InvalidFormat { .. }
             | ProblemKind::PatternMismatch { .. }
             | ProblemKind::PatternUnchecked { .. }
@@ -355,15 +378,10 @@ impl ProblemKind {
             ProblemKind::InvalidType { expected, retyped: None } => ("Invalid type".into(), expected.phrase()),
             // The value retyped meets every other rule of the field, so its type is all to say.
             ProblemKind::InvalidType { expected, retyped: Some(retyped) } => {
-                let kind = match retyped {
-                    Value::String(_) => "a string, in quotes",
-                    Value::Bool(_) => "a boolean, without the quotes",
-                    Value::Number(n) if n.is_f64() || !expected.types.iter().any(|t| t == "integer") => {
-                        "a number, without the quotes"
-                    }
-                    _ => "an integer, without the quotes",
-                };
-                ("Invalid type".into(), format!("{} ({kind})", Sent::value(retyped)))
+                ("Invalid type".into(), format!("{} ({})", Sent::value(retyped), retyped_kind(retyped, expected)))
+            }
+            ProblemKind::RetypedWithoutValue { expected, retyped } => {
+                ("Invalid type".into(), format!("the value you sent as {}", retyped_kind(retyped, expected)))
             }
             ProblemKind::NullForOptional { expected } => (
                 "This field does not take null".into(),
@@ -640,6 +658,12 @@ mod tests {
                 json!(true)
             ),
             "Invalid type. You sent: true. Expected an integer, a string or null."
+        );
+        let integer = Expectation::of_types(vec!["integer".into()]);
+        assert_eq!(
+            ProblemKind::RetypedWithoutValue { expected: integer, retyped: json!(2500) }
+                .sentence(&Sent::kind(&json!("2500"))),
+            "Invalid type. You sent: a string. Expected the value you sent as an integer, without the quotes."
         );
         assert_eq!(
             line(ProblemKind::InvalidFormat { format: "email".into() }, json!("not-an-email")),

@@ -69,6 +69,9 @@ pub struct Options {
     /// No error repeats a value the caller sent: only field names, declared constraints and
     /// allowed values.
     pub value_free_errors: bool,
+    /// Refuse a string that spells a number or a boolean (`"200"`) instead of reading it
+    /// with a warning.
+    pub no_forgiving_scalars: bool,
 }
 
 /// How long `export_invoices` takes at least, by default: long enough to be worth a task.
@@ -154,7 +157,10 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     if options.flat {
         builder = builder.exposition(Exposition::flat());
     }
-    builder = builder.strict_schemas(options.strict_schemas).value_free_errors(options.value_free_errors);
+    builder = builder
+        .strict_schemas(options.strict_schemas)
+        .value_free_errors(options.value_free_errors)
+        .forgiving_scalars(!options.no_forgiving_scalars);
     if let Some(limit) = &options.rate_limit {
         builder = builder.rate_limit(limit.clone());
     }

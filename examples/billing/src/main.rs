@@ -116,6 +116,10 @@ struct Cli {
     /// allowed values), for data that must not be echoed.
     #[arg(long)]
     value_free_errors: bool,
+    /// Refuse a string that spells a number or a boolean (`"200"` for an integer) instead of
+    /// reading it with an `ARGUMENTS_CONVERTED` warning.
+    #[arg(long)]
+    no_forgiving_scalars: bool,
     /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio. ADDR is HOST:PORT, the host an
     /// IP address or a name (`localhost:8080`, `[::1]:8080`); it defaults to 127.0.0.1:8080, and
     /// port 0 picks a free one.
@@ -332,6 +336,7 @@ impl Cli {
             flat: self.flat,
             strict_schemas: self.strict_schemas,
             value_free_errors: self.value_free_errors,
+            no_forgiving_scalars: self.no_forgiving_scalars,
             concurrency: self.max_active.map(|active| Concurrency::new(active as usize, self.max_queue as usize)),
             rate_limit: self.rate_limit.clone(),
             timeout: self.timeout_ms.map(Duration::from_millis),

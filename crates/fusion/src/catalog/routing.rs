@@ -138,7 +138,16 @@ impl Catalog {
             }
         }
         let likely = likely(name, named.iter().map(|(name, description)| Named { name, description: *description }));
-        likely.into_iter().map(|index| calls[index].clone()).collect()
+        let picked: Vec<Candidate> = likely.into_iter().map(|index| calls[index].clone()).collect();
+        // A grouped tool guessed beside one of its actions is said once, with the action.
+        let with_action = |tool: &str| {
+            picked.iter().any(|candidate| matches!(candidate, Candidate::Action { tool: of, .. } if of == tool))
+        };
+        picked
+            .iter()
+            .filter(|candidate| !matches!(candidate, Candidate::Tool { tool } if with_action(tool)))
+            .cloned()
+            .collect()
     }
 
     /// A dotted name whose namespace no mount has: the closest tool across every mount.

@@ -29,7 +29,7 @@ impl Checker {
             };
             let scalar = spelled_scalar(text)?;
             *value_at_mut(&mut read, &path)? = scalar.clone();
-            let sent = (!self.is_sensitive(&path)).then(|| text.clone());
+            let sent = (!self.hides_value(&path)).then(|| text.clone());
             conversions.push(Conversion { field: path, sent, read: scalar });
         }
         (!conversions.is_empty() && self.validator.is_valid(&read)).then_some((read, conversions))

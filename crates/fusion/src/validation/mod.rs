@@ -55,8 +55,8 @@ pub(crate) struct Checker {
     /// Whether the schema says `writeOnly` anywhere: when not, and no path is marked, no echo
     /// needs the walk through the schema that finds out.
     any_write_only: bool,
-    /// Whether no value sent is repeated: every field is treated as sensitive, and what was
-    /// sent is said by its kind (`a string`).
+    /// Whether no value sent is repeated: what was sent is said by its kind (`a string`); a
+    /// did-you-mean still names the allowed value it points to.
     value_free: bool,
 }
 
@@ -148,10 +148,13 @@ impl Checker {
         value.map_or_else(Sent::missing, Sent::value)
     }
 
+    /// Whether no sentence may repeat the value at `path`, or a value derived from it: the
+    /// field is sensitive, or no value is repeated at all.
+    pub(super) fn hides_value(&self, path: &FieldPath) -> bool {
+        self.value_free || self.is_sensitive(path)
+    }
+
     pub(super) fn is_sensitive(&self, path: &FieldPath) -> bool {
-        if self.value_free {
-            return true;
-        }
         if self.sensitive.is_empty() && !self.any_write_only {
             return false;
         }

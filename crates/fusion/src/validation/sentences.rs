@@ -72,7 +72,7 @@ impl Checker {
             ValidationErrorKind::PropertyNames { error: key_error } => {
                 let key_pointer = self.document.locate(key_error);
                 let rule = self.keyword_problem(key_error.kind(), &key_pointer, key_error.instance(), &path);
-                let sent = if self.is_sensitive(&path) { Sent::redacted() } else { Sent::value(key_error.instance()) };
+                let sent = if self.hides_value(&path) { Sent::redacted() } else { Sent::value(key_error.instance()) };
                 (path, ProblemKind::InvalidKey { rule: Box::new(rule) }, sent)
             }
             ValidationErrorKind::FalseSchema if self.described_items(&pointer).is_some() => {
@@ -93,11 +93,16 @@ impl Checker {
                 let kind = if instance.is_null() && self.is_optional(&path, root) {
                     ProblemKind::NullForOptional { expected }
                 } else {
+                    // A sensitive value's other spelling would say it; a value-free one's
+                    // sentence says only that there is one.
                     let retyped = match self.is_sensitive(&path) {
                         true => None,
                         false => self.retyped(&expected.types, instance, &path, root),
                     };
-                    ProblemKind::InvalidType { expected, retyped }
+                    match retyped {
+                        Some(retyped) if self.value_free => ProblemKind::RetypedWithoutValue { expected, retyped },
+                        retyped => ProblemKind::InvalidType { expected, retyped },
+                    }
                 };
                 (path.clone(), kind, self.sent(&path, Some(instance)))
             }
@@ -482,7 +487,7 @@ impl Checker {
             }
             // What `not` forbids is said, unless saying it would repeat a sensitive value.
             ValidationErrorKind::Not { .. } => {
-                ProblemKind::Forbidden { shape: (!self.is_sensitive(path)).then(|| shape(&self.document, pointer)) }
+                ProblemKind::Forbidden { shape: (!self.hides_value(path)).then(|| shape(&self.document, pointer)) }
             }
             ValidationErrorKind::Contains => self.contains(pointer, instance),
             ValidationErrorKind::UnevaluatedItems { unexpected } => {
