@@ -399,3 +399,46 @@ async fn shutdown_ends_every_child() {
     })
     .await;
 }
+
+async fn noop(_ctx: Ctx<()>, _input: mcp_fusion::NoInput) -> Result<String, ToolError> {
+    Ok("done".into())
+}
+
+#[tokio::test]
+async fn a_gateway_with_1000_mounted_tools_answers_an_unknown_one_within_the_envelope_budget() {
+    let mut group = Group::new("crm", "A thousand tools.").exposition(mcp_fusion::Exposition::flat());
+    for i in 0..1_000 {
+        group = group.action(Action::new(format!("lookup_{i:04}"), format!("Looks up record set {i}.")).handler(noop));
+    }
+    let upstream = FusionServer::builder::<()>("crm-upstream", "1").group(group).build(()).unwrap();
+    let http = HttpServer::bind(upstream, HttpConfig::new("127.0.0.1:0")).await.unwrap();
+    let url = format!("http://{}/mcp", http.local_addr());
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(http.serve(stop.clone().cancelled_owned()));
+
+    let server = gateway();
+    let running = Gateway::new().mount(Mount::new("up"), Upstream::http(&url)).start(&server);
+    let client = connect(&server, Seen::default()).await;
+    listed(&client, "up.crm_lookup_0999").await;
+    assert_eq!(tool_names(&client).await.len(), 1_000);
+
+    let result = call(&client, "up.crm_lokup_0042", json!({})).await;
+    let answer = text(&result);
+    assert!(
+        answer.chars().count() <= mcp_fusion::wire::DEFAULT_ENVELOPE_BUDGET,
+        "{} characters",
+        answer.chars().count()
+    );
+    let envelope = envelope(&result);
+    assert_eq!(envelope.kind, EnvelopeKind::ToolError);
+    assert_eq!(envelope.error.code, ErrorCode::HandoffNamespaceMismatch);
+    assert_eq!(envelope.error.message, "Upstream \"up\" has no tool 'crm_lokup_0042'.");
+    let recovery = envelope.error.recovery.as_deref().unwrap_or_default();
+    assert!(recovery.starts_with("Did you mean \"up.crm_lookup_0042\""), "{recovery}");
+    let shown = envelope.error.available_actions.len();
+    assert!((100..1_000).contains(&shown), "{shown} tools named");
+    let more = format!("{} more: tools/list lists them all.", 1_000 - shown);
+    assert_eq!(envelope.error.find_detail("more_actions"), Some(more.as_str()));
+    running.shutdown().await;
+    stop.cancel();
+}

@@ -140,6 +140,7 @@
 //! assert_eq!(parse(&err.render()).error, err);
 //! ```
 
+mod budget;
 mod call_result;
 mod code;
 pub mod conformance;
@@ -159,6 +160,7 @@ mod tool_error;
 mod validation;
 mod value_free;
 
+pub use budget::{DEFAULT_ENVELOPE_BUDGET, MIN_ENVELOPE_BUDGET};
 pub use call_result::{CallResult, NotAResult, ParsedResult, parse_call_result};
 pub use code::ErrorCode;
 pub use contract::{CONTRACT_INSTRUCTIONS, ChangeSeverity, ContractAwareness, ContractChange, UnknownChangeSeverity};

@@ -65,6 +65,7 @@ pub struct ServerBuilder<S> {
     forgiving_scalars: bool,
     strict_schemas: bool,
     value_free_errors: bool,
+    envelope_budget: usize,
     concurrency: Option<Concurrency>,
     rate_limits: Vec<RateLimit>,
     store: Arc<dyn RateLimitStore>,
@@ -100,6 +101,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             forgiving_scalars: true,
             strict_schemas: false,
             value_free_errors: false,
+            envelope_budget: mcp_fusion_wire::DEFAULT_ENVELOPE_BUDGET,
             concurrency: None,
             rate_limits: Vec::new(),
             store: Arc::new(MemoryStore::new()),
@@ -360,6 +362,18 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// The most characters an error or warning envelope of a call takes (default
+    /// [`DEFAULT_ENVELOPE_BUDGET`](mcp_fusion_wire::DEFAULT_ENVELOPE_BUDGET), 8,000; at least
+    /// [`MIN_ENVELOPE_BUDGET`](mcp_fusion_wire::MIN_ENVELOPE_BUDGET)). Hosts cut long tool
+    /// results (Claude Code near 11,000 characters, Copilot CLI at 10 KB): an envelope over its
+    /// budget keeps its message and recovery, which come first, and cuts the lists after
+    /// them — the actions it names, its details, its field lines — saying how many more there
+    /// are and that `tools/list` lists them all.
+    pub fn envelope_budget(mut self, chars: usize) -> ServerBuilder<S> {
+        self.envelope_budget = chars.max(mcp_fusion_wire::MIN_ENVELOPE_BUDGET);
+        self
+    }
+
     /// Errors that never repeat a value the caller sent (default: no): the sentences, details
     /// and did-you-mean hints say field names, declared constraints and allowed values only.
     /// For data that must not come back in a tool result or reach a host's transcript
@@ -482,6 +496,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             mask_internal_errors: self.mask_internal_errors,
             forgiving_scalars: self.forgiving_scalars,
             strict_schemas: self.strict_schemas,
+            envelope_budget: self.envelope_budget,
             guards: ServerGuards {
                 require_identity: self.require_identity,
                 rate_limits: self.rate_limits,

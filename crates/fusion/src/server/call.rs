@@ -105,10 +105,25 @@ impl FusionServer {
                 CallRecord::start(&request).unrouted(tool, &error.code);
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
                 let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
+                let error = error.within(self.inner.settings.envelope_budget);
                 Ok(Called::Answered(envelope_result(error.to_call_result(), &[], output_schema).into()))
             }
         }
     }
+}
+
+/// The outcome and warnings of a call with each envelope cut to fit `budget` characters.
+fn within_budget(
+    outcome: Result<Output, Refusal>,
+    warnings: Vec<ToolError>,
+    budget: usize,
+) -> (Result<Output, Refusal>, Vec<ToolError>) {
+    let outcome = match outcome {
+        Err(Refusal::Failed(error)) => Err(Refusal::Failed(error.within(budget))),
+        Err(Refusal::Invalid(error)) => Err(Refusal::Invalid(error.within(budget))),
+        other => other,
+    };
+    (outcome, warnings.into_iter().map(|warning| warning.within(budget)).collect())
 }
 
 impl CompiledAction {
@@ -214,7 +229,8 @@ impl CompiledAction {
             }
         };
         let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
-        self.named_as_called(outcome, warnings, settings)
+        let (outcome, warnings) = self.named_as_called(outcome, warnings, settings);
+        within_budget(outcome, warnings, settings.envelope_budget)
     }
 
     /// The outcome and warnings with each action they name said as a model calls it.

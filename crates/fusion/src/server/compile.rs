@@ -39,6 +39,8 @@ pub(crate) struct Settings {
     /// Whether input schemas are published in the strict subset, unless a group or a mount
     /// says otherwise.
     pub strict_schemas: bool,
+    /// The most characters an envelope of a call takes.
+    pub envelope_budget: usize,
     /// What every entry's built-in guards take from the server.
     pub guards: ServerGuards,
     pub middleware: Layers,

@@ -7,6 +7,7 @@ mod support;
 
 mod action_macro;
 mod bad_input;
+mod budget;
 mod chain;
 mod guards;
 mod handoff;
