@@ -45,6 +45,8 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 ///                                     # upstream checks its formats itself)
 /// forgiving_scalars = false           # refuse "200" for an integer, "false" for a boolean
 ///                                     # (default: read them, with a warning)
+/// strict_schemas = true               # list input schemas in OpenAI's and Anthropic's strict
+///                                     # subset (default: as the upstream wrote them)
 ///
 /// [[mount]]
 /// namespace = "erp"

@@ -167,7 +167,8 @@ fn compile_tool(
     let spec = GuardSpec::forwarded(timeout, idempotent, read_only);
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
     let fields = described_fields(&input).into();
-    let echo_arguments = !Value::Object(input).to_string().contains("\"writeOnly\"");
+    let echo_arguments =
+        !settings.guards.value_free_errors && !Value::Object(input).to_string().contains("\"writeOnly\"");
     let output = tool.output_schema.as_ref().map(|schema| OutputCheck::new(JsonObject::clone(schema)));
     let target = Target {
         namespace: scope.name.into(),
