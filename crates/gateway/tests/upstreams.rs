@@ -22,6 +22,15 @@ use serde_json::json;
 use support::*;
 use tokio::io::AsyncBufReadExt as _;
 
+/// `server` served over Streamable HTTP on a free port: its URL, and the token that stops it.
+async fn serve_http(server: FusionServer) -> (String, tokio_util::sync::CancellationToken) {
+    let http = HttpServer::bind(server, HttpConfig::new("127.0.0.1:0")).await.unwrap();
+    let url = format!("http://{}/mcp", http.local_addr());
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(http.serve(stop.clone().cancelled_owned()));
+    (url, stop)
+}
+
 fn gateway() -> FusionServer {
     FusionServer::builder::<()>("gateway-test", "1").build(()).unwrap()
 }
@@ -321,10 +330,7 @@ async fn progress_comes_back_and_cancellation_goes_on_to_the_upstream() {
         )
         .build(Arc::clone(&state))
         .unwrap();
-    let http = HttpServer::bind(upstream, HttpConfig::new("127.0.0.1:0")).await.unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    let stop = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(http.serve(stop.clone().cancelled_owned()));
+    let (url, stop) = serve_http(upstream).await;
 
     let server = gateway();
     let running = Gateway::new().mount(Mount::new("up"), Upstream::http(&url)).start(&server);
@@ -411,10 +417,7 @@ async fn a_gateway_with_1000_mounted_tools_answers_an_unknown_one_within_the_env
         group = group.action(Action::new(format!("lookup_{i:04}"), format!("Looks up record set {i}.")).handler(noop));
     }
     let upstream = FusionServer::builder::<()>("crm-upstream", "1").group(group).build(()).unwrap();
-    let http = HttpServer::bind(upstream, HttpConfig::new("127.0.0.1:0")).await.unwrap();
-    let url = format!("http://{}/mcp", http.local_addr());
-    let stop = tokio_util::sync::CancellationToken::new();
-    tokio::spawn(http.serve(stop.clone().cancelled_owned()));
+    let (url, stop) = serve_http(upstream).await;
 
     let server = gateway();
     let running = Gateway::new().mount(Mount::new("up"), Upstream::http(&url)).start(&server);

@@ -22,6 +22,11 @@ fn chars(text: &str) -> usize {
     text.chars().count()
 }
 
+/// Whether `rendered` takes at most `budget` characters; no counting when its bytes do.
+fn fits(rendered: &str, budget: usize) -> bool {
+    rendered.len() <= budget || chars(rendered) <= budget
+}
+
 /// `text` cut to `max` characters, the last one `…`, when longer.
 fn shortened(text: &str, max: usize) -> String {
     if chars(text) <= max {
@@ -56,17 +61,17 @@ impl ToolError {
     /// let error = ToolError::new(ErrorCode::UnknownAction, "Unknown tool 'crm.tol_7'.")
     ///     .suggest("Did you mean \"crm.tool_7\"? Call one of the available tools.")
     ///     .actions(names);
-    /// let cut = error.within(8_000);
+    /// let cut = error.clone().within(8_000);
     /// assert!(cut.render().chars().count() <= 8_000);
     /// assert_eq!(cut.message, error.message);
     /// assert!(cut.find_detail("more_actions").unwrap().ends_with("more: tools/list lists them all."));
     /// ```
-    pub fn within(&self, budget: usize) -> ToolError {
+    pub fn within(self, budget: usize) -> ToolError {
         let budget = budget.max(MIN_ENVELOPE_BUDGET);
-        if chars(&self.render()) <= budget {
-            return self.clone();
+        if fits(&self.render(), budget) {
+            return self;
         }
-        let mut head = self.clone();
+        let mut head = self;
         let actions = std::mem::take(&mut head.available_actions);
         let details: Vec<(String, String)> = std::mem::take(&mut head.details)
             .into_iter()
@@ -89,9 +94,8 @@ impl ToolError {
             }
             error
         };
-        let fits = |error: &ToolError| chars(&error.render()) <= budget;
-        let actions_kept = most_that_fit(actions.len(), |k| fits(&with(k, 0)));
-        let details_kept = most_that_fit(details.len(), |k| fits(&with(actions_kept, k)));
+        let actions_kept = most_that_fit(actions.len(), |k| fits(&with(k, 0).render(), budget));
+        let details_kept = most_that_fit(details.len(), |k| fits(&with(actions_kept, k).render(), budget));
         with(actions_kept, details_kept)
     }
 }
@@ -112,12 +116,12 @@ impl ValidationError {
     /// assert!(cut.render().chars().count() <= 8_000);
     /// assert!(cut.fields.last().unwrap().text.ends_with("the rest are reported on the next call."));
     /// ```
-    pub fn within(&self, budget: usize) -> ValidationError {
+    pub fn within(self, budget: usize) -> ValidationError {
         let budget = budget.max(MIN_ENVELOPE_BUDGET);
-        if chars(&self.render()) <= budget {
-            return self.clone();
+        if fits(&self.render(), budget) {
+            return self;
         }
-        let mut head = self.clone();
+        let mut head = self;
         let fields: Vec<FieldProblem> = std::mem::take(&mut head.fields)
             .into_iter()
             .map(|field| FieldProblem { name: shortened(&field.name, 100), text: shortened(&field.text, FIELD_CHARS) })
@@ -136,9 +140,9 @@ impl ValidationError {
             }
             error
         };
-        let kept = most_that_fit(fields.len(), |k| chars(&with(k).render()) <= budget);
+        let kept = most_that_fit(fields.len(), |k| fits(&with(k).render(), budget));
         let mut cut = with(kept);
-        if chars(&cut.render()) > budget {
+        if !fits(&cut.render(), budget) {
             // Contract changes are the one part left whole so far.
             cut.contract_awareness = None;
         }
@@ -154,7 +158,7 @@ mod tests {
     #[test]
     fn an_error_within_its_budget_is_left_as_it_is() {
         let error = ToolError::not_found("No invoice inv_1.").suggest("List them.").actions(["billing.list_invoices"]);
-        assert_eq!(error.within(8_000), error);
+        assert_eq!(error.clone().within(8_000), error);
     }
 
     #[test]

@@ -74,8 +74,8 @@ pub(crate) fn strict_tool(mut tool: Tool) -> Tool {
 /// //  "required": ["n"], "additionalProperties": false}
 /// ```
 pub(crate) fn strict_schema(schema: &Map<String, Value>) -> Result<Map<String, Value>, NotStrict> {
-    let mut rewriter = Rewriter { root: schema, resolving: Vec::new() };
     let root = Value::Object(schema.clone());
+    let mut rewriter = Rewriter { root: &root, resolving: Vec::new() };
     if ["anyOf", "oneOf"].iter().any(|k| schema.contains_key(*k)) {
         return Err(NotStrict::Unsupported { at: "the root".into(), what: "a union (the root must be one object)" });
     }
@@ -85,7 +85,7 @@ pub(crate) fn strict_schema(schema: &Map<String, Value>) -> Result<Map<String, V
 }
 
 struct Rewriter<'a> {
-    root: &'a Map<String, Value>,
+    root: &'a Value,
     /// The references being inlined, outermost first: one met again is a recursion.
     resolving: Vec<String>,
 }
@@ -151,18 +151,7 @@ impl Rewriter<'_> {
         at: &str,
         optional: bool,
     ) -> Result<Map<String, Value>, NotStrict> {
-        if self.resolving.iter().any(|open| open == reference) {
-            return Err(NotStrict::Recursive { at: at.to_owned(), reference: reference.to_owned() });
-        }
-        let target = reference
-            .strip_prefix('#')
-            .and_then(|pointer| Value::Object(self.root.clone()).pointer(pointer).cloned())
-            .ok_or_else(|| NotStrict::Unresolved { at: at.to_owned(), reference: reference.to_owned() })?;
-        let mut merged = match target {
-            Value::Object(target) => target,
-            Value::Bool(_) => return Err(NotStrict::Open { at: at.to_owned() }),
-            _ => return Err(NotStrict::Unresolved { at: at.to_owned(), reference: reference.to_owned() }),
-        };
+        let mut merged = self.resolved(reference, at)?;
         for (key, value) in schema {
             if key != "$ref" {
                 merged.insert(key.clone(), value.clone());
@@ -172,6 +161,19 @@ impl Rewriter<'_> {
         let strict = self.node(&Value::Object(merged), at, optional);
         self.resolving.pop();
         strict
+    }
+
+    /// The object schema a local `reference` names, unless it is being inlined already (a
+    /// recursion), is not in this schema, or takes any value.
+    fn resolved(&self, reference: &str, at: &str) -> Result<Map<String, Value>, NotStrict> {
+        if self.resolving.iter().any(|open| open == reference) {
+            return Err(NotStrict::Recursive { at: at.to_owned(), reference: reference.to_owned() });
+        }
+        match reference.strip_prefix('#').and_then(|pointer| self.root.pointer(pointer)) {
+            Some(Value::Object(target)) => Ok(target.clone()),
+            Some(Value::Bool(_)) => Err(NotStrict::Open { at: at.to_owned() }),
+            _ => Err(NotStrict::Unresolved { at: at.to_owned(), reference: reference.to_owned() }),
+        }
     }
 
     /// `schema` with the members of its `allOf` merged in: their fields and required names
@@ -188,14 +190,7 @@ impl Rewriter<'_> {
                 _ => return Err(NotStrict::Open { at: at.to_owned() }),
             };
             if let Some(reference) = member.get("$ref").and_then(Value::as_str).map(str::to_owned) {
-                if self.resolving.contains(&reference) {
-                    return Err(NotStrict::Recursive { at: at.to_owned(), reference });
-                }
-                let target =
-                    reference.strip_prefix('#').and_then(|p| Value::Object(self.root.clone()).pointer(p).cloned());
-                let Some(Value::Object(target)) = target else {
-                    return Err(NotStrict::Unresolved { at: at.to_owned(), reference });
-                };
+                let target = self.resolved(&reference, at)?;
                 member.shift_remove("$ref");
                 for (key, value) in target {
                     member.entry(key).or_insert(value);
