@@ -230,19 +230,21 @@ impl Rewriter<'_> {
     fn object(&mut self, schema: &Map<String, Value>, at: &str, out: &mut Map<String, Value>) -> Result<(), NotStrict> {
         let fields = schema.get("properties").and_then(Value::as_object);
         if fields.is_none_or(Map::is_empty) {
-            let free = schema.get("additionalProperties").is_some_and(Value::is_object)
-                || schema.contains_key("patternProperties");
-            return match (free, schema.get("additionalProperties")) {
-                (true, _) => Err(NotStrict::Map { at: at.to_owned() }),
-                // An object that takes no fields: `{}` is all it accepts, closed or not.
-                (false, Some(Value::Bool(false))) => {
-                    out.insert("properties".into(), json!({}));
-                    out.insert("required".into(), json!([]));
-                    out.insert("additionalProperties".into(), Value::Bool(false));
-                    Ok(())
-                }
-                (false, _) => Err(NotStrict::Open { at: at.to_owned() }),
-            };
+            let others = schema.get("additionalProperties");
+            if others.is_some_and(Value::is_object) || schema.contains_key("patternProperties") {
+                return Err(NotStrict::Map { at: at.to_owned() });
+            }
+            // An object that takes no fields accepts `{}` alone when it says so; so do a tool's
+            // arguments that name none (the server refuses keys its schema does not name).
+            // Deeper, an object that says nothing is free-form.
+            let closed = others == Some(&Value::Bool(false)) || (at == "the root" && others.is_none());
+            if !closed {
+                return Err(NotStrict::Open { at: at.to_owned() });
+            }
+            out.insert("properties".into(), json!({}));
+            out.insert("required".into(), json!([]));
+            out.insert("additionalProperties".into(), Value::Bool(false));
+            return Ok(());
         }
         let required: Vec<&str> =
             schema.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
@@ -546,6 +548,18 @@ mod tests {
         assert!(matches!(strict(tree), Err(NotStrict::Recursive { .. })));
         let union = json!({"anyOf": [{"type": "object"}, {"type": "string"}]});
         assert!(matches!(strict(union), Err(NotStrict::Unsupported { .. })));
+    }
+
+    #[test]
+    fn a_tool_without_arguments_is_an_empty_closed_object_and_a_free_form_field_has_no_strict_form() {
+        // As server-memory's `read_graph` and server-filesystem's `list_allowed_directories` list it.
+        let none = json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object", "properties": {}});
+        assert_eq!(
+            strict(none).unwrap(),
+            json!({"type": "object", "properties": {}, "required": [], "additionalProperties": false})
+        );
+        let free = json!({"type": "object", "properties": {"metadata": {"type": "object"}}, "required": ["metadata"]});
+        assert_eq!(strict(free), Err(NotStrict::Open { at: "metadata".into() }));
     }
 
     #[test]

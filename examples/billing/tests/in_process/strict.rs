@@ -922,3 +922,48 @@ async fn without_strict_schemas_the_demo_leaves_the_subset() {
         assert!(!findings.is_empty(), "flat: {flat}: the full schemas pass the strict rules");
     }
 }
+
+/// A forwarder that is never called: the test reads what the mount lists.
+struct Unreached;
+
+impl mcp_fusion::handoff::Forward for Unreached {
+    fn call(
+        &self,
+        _tool: &str,
+        _arguments: rmcp::model::JsonObject,
+        _call: std::sync::Arc<mcp_fusion::CallInfo>,
+    ) -> futures_util::future::BoxFuture<'static, Result<rmcp::model::CallToolResult, mcp_fusion::handoff::ForwardError>>
+    {
+        Box::pin(std::future::ready(Err(mcp_fusion::handoff::ForwardError::NoSuchTool("unreached".into()))))
+    }
+}
+
+/// Third-party tools as their servers list them — `@modelcontextprotocol/server-memory` and
+/// `server-filesystem`, and `mcp-server-time`, at the versions `tests/gateway/heal` pins —
+/// mounted with strict schemas: every one has a strict form, and the rules find nothing in it.
+#[test]
+fn third_party_tools_mounted_strict_pass_the_rules() {
+    let listed: Map<String, Value> =
+        serde_json::from_str(include_str!("third_party_tools.json")).expect("the fixture is JSON");
+    let server = mcp_fusion::FusionServer::builder::<()>("gateway", "1").strict_schemas(true).build(()).unwrap();
+    for (namespace, tools) in &listed {
+        let tools: Vec<rmcp::model::Tool> = serde_json::from_value(tools.clone()).expect("tools");
+        let forward: std::sync::Arc<dyn mcp_fusion::handoff::Forward> = std::sync::Arc::new(Unreached);
+        let state = mcp_fusion::handoff::MountState::Ready { tools, forward };
+        server.set_mount(&mcp_fusion::handoff::Mount::new(namespace.as_str()), state).unwrap();
+    }
+    let tools = server.tools();
+    assert_eq!(tools.len(), 25);
+    let schemas: Vec<Value> = tools.iter().map(|tool| Value::Object((*tool.input_schema).clone())).collect();
+    for (tool, schema) in tools.iter().zip(&schemas) {
+        let findings = strict_findings(schema);
+        assert!(findings.is_empty(), "{}: {findings:#?}\n{schema:#}", tool.name);
+    }
+    // Per request, Anthropic counts optional and union-typed parameters over every strict tool:
+    // each server's tools fit in one request (all 25 together would pass 20 strict tools).
+    for namespace in ["memory.", "time.", "fs."] {
+        let of_server: Vec<&Value> =
+            schemas.iter().zip(&tools).filter(|(_, tool)| tool.name.starts_with(namespace)).map(|(s, _)| s).collect();
+        assert!(request_findings(&of_server).is_empty(), "{namespace}: {:?}", request_findings(&of_server));
+    }
+}
