@@ -118,7 +118,7 @@ pub mod transport;
 mod validation;
 
 pub use action::{Action, Annotations};
-pub use catalog::Exposition;
+pub use catalog::{Exposition, GET_TOOL_DETAILS, SEARCH_TOOLS};
 pub use commit::CommitGate;
 pub use context::{CallInfo, Ctx, Entry};
 pub use elicitation::Elicited;

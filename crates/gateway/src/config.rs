@@ -90,6 +90,9 @@ pub struct Config {
     pub keepalive_ms: Option<u64>,
     /// How long to wait between attempts to reach an upstream.
     pub reconnect: Option<ReconnectConfig>,
+    /// Whether `tools/list` shows `search_tools` and `get_tool_details` instead of every
+    /// mounted tool (default: no; see [`ServerBuilder::tool_search`](mcp_fusion::ServerBuilder::tool_search)).
+    pub tool_search: Option<bool>,
     /// The mounts, at least one.
     #[serde(default, rename = "mount")]
     pub mounts: Vec<MountConfig>,

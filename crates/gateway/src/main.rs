@@ -235,6 +235,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if cli.mask_internal_errors {
         builder = builder.mask_internal_errors(true);
     }
+    if let Some(search) = config.tool_search {
+        builder = builder.tool_search(search);
+    }
     if let Some(path) = &cli.lockfile {
         let lockfile = Lockfile::read(path).with_context(|| format!("--lockfile {}", path.display()))?;
         builder = builder.contract_lockfile(lockfile);

@@ -785,12 +785,17 @@ async def run_one(sc: Scenario, opts: argparse.Namespace, through: bool) -> Outc
         async with AsyncExitStack() as stack:
             if through:
                 config = work / "gateway.toml"
-                config.write_text("".join(
+                config.write_text(("tool_search = true\n\n" if opts.tool_search else "") + "".join(
                     f"[[mount]]\nnamespace = {json.dumps(NAMESPACES[name])}\ncommand = {json.dumps(cmd)}\n"
                     f"args = {json.dumps(args)}\nenv = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in env.items())} }}\n\n"
                     for name, (cmd, args, env) in servers.items()))
-                session = await open_session(stack, opts.gateway, ["--config", str(config)], {"RUST_LOG": "error"})
-                await wait_listed(session, len(servers))
+                if opts.tool_search:
+                    # Nothing mounted is listed: the gateway answers once every mount settled.
+                    flags = ["--config", str(config), "--wait-for-upstreams"]
+                    session = await open_session(stack, opts.gateway, flags, {"RUST_LOG": "error"})
+                else:
+                    session = await open_session(stack, opts.gateway, ["--config", str(config)], {"RUST_LOG": "error"})
+                    await wait_listed(session, len(servers))
             else:
                 cmd, args, env = servers[sc.server]
                 session = await open_session(stack, cmd, args, env)
@@ -866,6 +871,8 @@ def main() -> int:
     p.add_argument("--time", nargs="+", help="the mcp-server-time command")
     p.add_argument("--agent", choices=["smart", "blind"], default="smart",
                    help="smart (default) reads each answer; blind retries the same call, the control")
+    p.add_argument("--tool-search", action="store_true",
+                   help="the gateway lists search_tools and get_tool_details instead of the mounted tools")
     p.add_argument("--only", help="scenario ids, comma-separated")
     p.add_argument("--json", help="write every call and answer here")
     opts, unknown = p.parse_known_args()

@@ -6,6 +6,7 @@ mod candidate;
 mod mounted;
 mod offer;
 mod routing;
+mod search;
 mod strict;
 mod tools;
 
@@ -20,6 +21,7 @@ pub use mcp_fusion_contract::Exposition;
 pub(crate) use mounted::{
     MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
 };
+pub use search::{GET_TOOL_DETAILS, SEARCH_TOOLS};
 pub(crate) use strict::{published, strict_tool};
 pub(crate) use tools::{ActionSpec, GroupSpec, Layout, group_tools, listed_icons};
 
@@ -39,6 +41,8 @@ pub(crate) struct Catalog {
     offers: Option<offer::Offers>,
     /// Whether routing errors leave out the names a call sent (a tool, an action).
     value_free: bool,
+    /// Whether `tools/list` shows, instead of the mounted tools, the tools that find them.
+    tool_search: bool,
 }
 
 /// The mounted namespaces' upstreams, by namespace: each namespace is also a group's name.
@@ -87,7 +91,19 @@ impl Catalog {
                 }
             }
         }
-        Ok(Catalog { tools, routes, groups, mounts, names, offers, value_free: false })
+        Ok(Catalog { tools, routes, groups, mounts, names, offers, value_free: false, tool_search: false })
+    }
+
+    /// The same catalog, listing the tools that find the mounted ones instead of them when
+    /// `tool_search`.
+    pub(crate) fn tool_search(mut self, tool_search: bool) -> Result<Catalog, BuildError> {
+        for name in [search::SEARCH_TOOLS, search::GET_TOOL_DETAILS] {
+            if tool_search && self.routes.contains_key(name) {
+                return Err(BuildError::Duplicate { what: "tool", name: name.to_owned() });
+            }
+        }
+        self.tool_search = tool_search;
+        Ok(self)
     }
 
     /// The same catalog, whose routing errors repeat no name a call sent when `value_free`.

@@ -66,6 +66,7 @@ pub struct ServerBuilder<S> {
     strict_schemas: bool,
     value_free_errors: bool,
     envelope_budget: usize,
+    tool_search: bool,
     concurrency: Option<Concurrency>,
     rate_limits: Vec<RateLimit>,
     store: Arc<dyn RateLimitStore>,
@@ -102,6 +103,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             strict_schemas: false,
             value_free_errors: false,
             envelope_budget: mcp_fusion_wire::DEFAULT_ENVELOPE_BUDGET,
+            tool_search: false,
             concurrency: None,
             rate_limits: Vec::new(),
             store: Arc::new(MemoryStore::new()),
@@ -374,6 +376,18 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Tool search (default: no): `tools/list` shows, instead of the mounted upstreams' tools,
+    /// two tools that find them — `search_tools`, by name and by the words of their
+    /// descriptions, and `get_tool_details`, one tool whole — as MCP's progressive discovery
+    /// describes; the server's own tools stay listed. Every mounted tool is still called by its
+    /// name, and an unknown name is answered with the closest ones. For a gateway whose mounts
+    /// serve more tools than a model should read up front. A tool of the server named
+    /// `search_tools` or `get_tool_details` stops the build.
+    pub fn tool_search(mut self, search: bool) -> ServerBuilder<S> {
+        self.tool_search = search;
+        self
+    }
+
     /// Errors that never repeat a value the caller sent (default: no): the sentences, details
     /// and did-you-mean hints say field names, declared constraints and allowed values only.
     /// For data that must not come back in a tool result or reach a host's transcript
@@ -462,7 +476,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             mounted.insert(group.name.clone(), Arc::new(upstream));
             compiled.push(Arc::new(group));
         }
-        let catalog = Catalog::new(compiled, mounted)?.value_free(settings.guards.value_free_errors);
+        let catalog = Catalog::new(compiled, mounted)?
+            .value_free(settings.guards.value_free_errors)
+            .tool_search(settings.tool_search)?;
         settings.names.store(Arc::clone(catalog.names()));
         if let Some(awareness) = &settings.awareness {
             let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
@@ -497,6 +513,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             forgiving_scalars: self.forgiving_scalars,
             strict_schemas: self.strict_schemas,
             envelope_budget: self.envelope_budget,
+            tool_search: self.tool_search,
             guards: ServerGuards {
                 require_identity: self.require_identity,
                 rate_limits: self.rate_limits,

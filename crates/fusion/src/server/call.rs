@@ -92,7 +92,17 @@ impl FusionServer {
     ) -> Result<Called, ErrorData> {
         let _counted = self.inner.in_flight.enter();
         let catalog = self.inner.catalog.load();
-        match catalog.route(tool, arguments.unwrap_or_default()) {
+        let arguments = arguments.unwrap_or_default();
+        if let Some(found) = catalog.search_call(tool, &arguments, || catalog.tools_for(&request.caller)) {
+            let result = match found {
+                Ok(value) => CallToolResult::structured(value),
+                Err(error) => {
+                    envelope_result(error.within(self.inner.settings.envelope_budget).to_call_result(), &[], false)
+                }
+            };
+            return Ok(Called::Answered(result.into()));
+        }
+        match catalog.route(tool, arguments) {
             Ok((action, arguments)) => {
                 drop(catalog);
                 if self.as_task(&action, tool, &request)? {

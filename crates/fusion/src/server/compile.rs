@@ -41,6 +41,8 @@ pub(crate) struct Settings {
     pub strict_schemas: bool,
     /// The most characters an envelope of a call takes.
     pub envelope_budget: usize,
+    /// Whether `tools/list` shows the tools that find the mounted ones instead of them.
+    pub tool_search: bool,
     /// What every entry's built-in guards take from the server.
     pub guards: ServerGuards,
     pub middleware: Layers,

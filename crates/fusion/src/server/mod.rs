@@ -133,7 +133,8 @@ impl FusionServer {
 
     /// The tools `tools/list` returns now.
     pub fn tools(&self) -> Vec<Tool> {
-        self.inner.catalog.load().tools().to_vec()
+        let catalog = self.inner.catalog.load();
+        catalog.listed(catalog.tools().to_vec())
     }
 
     /// The resources `resources/list` returns now.
@@ -238,7 +239,10 @@ impl FusionServer {
         if !change(&mut groups, &mut mounts) {
             return Ok(());
         }
-        let catalog = Catalog::new(groups, mounts)?.value_free(self.inner.settings.guards.value_free_errors);
+        let settings = &self.inner.settings;
+        let catalog = Catalog::new(groups, mounts)?
+            .value_free(settings.guards.value_free_errors)
+            .tool_search(settings.tool_search)?;
         let changed = catalog.tools() != current.tools();
         self.inner.settings.names.store(Arc::clone(catalog.names()));
         self.inner.catalog.store(Arc::new(catalog));

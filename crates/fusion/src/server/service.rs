@@ -92,9 +92,10 @@ impl ServerHandler for FusionServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = list_caller(&context);
         let hint = self.inner.cache.list(Listing::Tools, caller.is_some());
+        let catalog = self.inner.catalog.load();
         let tools = match caller {
-            Some(caller) => self.inner.catalog.load().tools_for(&caller),
-            None => self.tools(),
+            Some(caller) => catalog.listed(catalog.tools_for(&caller)),
+            None => catalog.listed(catalog.tools().to_vec()),
         };
         Ok(with_hint!(ListToolsResult::with_all_items(tools), hint))
     }

@@ -478,3 +478,40 @@ async fn a_strict_mount_lists_strict_schemas_and_forwards_a_null_it_made_optiona
     );
     assert_eq!(scripted.calls.lock().unwrap().len(), 1, "the refused call was not forwarded");
 }
+
+#[tokio::test]
+async fn with_tool_search_the_mounted_tools_are_found_not_listed_and_still_called_by_name() {
+    let server = FusionServer::builder("gateway", "1")
+        .tool_search(true)
+        .group(Group::new("local", "Local.").action(Action::new("ping", "Ping.").handler(ping)))
+        .build(())
+        .unwrap();
+    let scripted = Arc::new(Scripted { calls: Mutex::new(Vec::new()) });
+    let forward: Arc<dyn Forward> = scripted.clone();
+    let mut tools = upstream_tools();
+    tools.push(tool("find_customer", json!({"type": "object", "properties": {"email": {"type": "string"}}})));
+    tools.last_mut().unwrap().description = Some("Look up a customer by email address.".into());
+    server.set_mount(&Mount::new("crm"), MountState::Ready { tools, forward }).unwrap();
+    let names: Vec<String> = server.tools().iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, ["local", mcp_fusion::SEARCH_TOOLS, mcp_fusion::GET_TOOL_DETAILS]);
+
+    let found = call(&server, mcp_fusion::SEARCH_TOOLS, json!({"query": "customer by email"})).await;
+    assert_eq!(found.is_error, Some(false), "{}", text(&found));
+    let found = found.structured_content.unwrap();
+    assert_eq!(
+        found["tools"][0],
+        json!({"name": "crm.find_customer", "description": "Look up a customer by email address."})
+    );
+    assert_eq!(found["served"], 9);
+    let details = call(&server, mcp_fusion::GET_TOOL_DETAILS, json!({"name": "crm.find_customer"})).await;
+    assert_eq!(details.structured_content.unwrap()["inputSchema"]["properties"]["email"]["type"], "string");
+
+    // Called by name, as without tool search; an unknown name gets the closest.
+    let result = call(&server, "crm.search", json!({"query": "ana"})).await;
+    assert_eq!((result.is_error, text(&result)), (Some(false), r#"{"query":"ana"}"#.to_owned()));
+    let unknown = parse(&text(&call(&server, "crm.find_custmer", json!({})).await));
+    assert!(unknown.error.recovery.as_deref().unwrap_or_default().contains("crm.find_customer"), "{unknown:?}");
+    let refused = call(&server, mcp_fusion::SEARCH_TOOLS, json!({"query": ""})).await;
+    assert_eq!(parse(&text(&refused)).error.code, ErrorCode::ValidationError);
+    assert_eq!(scripted.calls.lock().unwrap().len(), 1);
+}

@@ -1,0 +1,272 @@
+//! Tool search: a server in front of many mounted tools lists, instead of them, two tools —
+//! `search_tools`, which finds tools by name and by the words of their descriptions, and
+//! `get_tool_details`, which shows one whole — as MCP's progressive discovery describes. Every
+//! mounted tool is still called by its name, and an unknown name is still answered with the
+//! closest ones.
+
+use std::sync::Arc;
+
+use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::Catalog;
+use crate::similarity::{Named, did_you_mean, likely, ranked};
+
+/// The tool that finds tools.
+pub const SEARCH_TOOLS: &str = "search_tools";
+
+/// The tool that shows one tool whole.
+pub const GET_TOOL_DETAILS: &str = "get_tool_details";
+
+/// How many tools a search returns unless it asks for another number.
+const MATCHES: u64 = 10;
+
+/// The most tools a search returns.
+const MOST_MATCHES: u64 = 50;
+
+/// The longest a description stays in a search's answer: its first sentence, cut.
+const SHORT_DESCRIPTION: usize = 160;
+
+/// The two tools listed in place of the mounted ones.
+pub(crate) fn search_tools() -> Vec<Tool> {
+    let read_only = |title: &str| {
+        let mut hints = ToolAnnotations::new();
+        hints.title = Some(title.to_owned());
+        hints.read_only_hint = Some(true);
+        hints.open_world_hint = Some(false);
+        hints
+    };
+    let schema = |value: Value| Arc::new(value.as_object().cloned().unwrap_or_default());
+    let mut search = Tool::new(
+        SEARCH_TOOLS,
+        "Find the tools that can do something, among all this server serves (most are not listed): \
+         describe it in a few words (`create invoice`, `search customers by email`) or give part of \
+         a name. Returns each match's name and what it does; call get_tool_details with a name for \
+         its arguments, then call that tool by its name.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "What the tool should do, in a few words, or part of its name."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MOST_MATCHES, "description": format!("How many matches at most (default {MATCHES}).")},
+            },
+            "required": ["query"],
+            "additionalProperties": false,
+        })),
+    );
+    search.annotations = Some(read_only("Search tools"));
+    let mut details = Tool::new(
+        GET_TOOL_DETAILS,
+        "Show one tool whole — its description, input schema and hints — by the name search_tools \
+         gave (`crm.search_customers`), before calling it.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1, "description": "The tool's full name, as search_tools returned it."},
+            },
+            "required": ["name"],
+            "additionalProperties": false,
+        })),
+    );
+    details.annotations = Some(read_only("Get tool details"));
+    vec![search, details]
+}
+
+impl Catalog {
+    /// The tools `tools/list` shows out of `all`: with tool search, those of no mounted
+    /// namespace and the two tools that find the rest; else `all`.
+    pub(crate) fn listed(&self, all: Vec<Tool>) -> Vec<Tool> {
+        if !self.tool_search {
+            return all;
+        }
+        let mut listed: Vec<Tool> = all.into_iter().filter(|tool| !self.is_mounted_tool(&tool.name)).collect();
+        listed.extend(search_tools());
+        listed
+    }
+
+    /// Whether `name` is a tool served from a mount.
+    fn is_mounted_tool(&self, name: &str) -> bool {
+        name.split_once('.').is_some_and(|(namespace, _)| self.mounts.contains_key(namespace))
+    }
+
+    /// The answer to a call of `search_tools` or `get_tool_details` among the tools the caller
+    /// may see (`searchable`, made only then), when tool search is on and `tool` names one.
+    pub(crate) fn search_call(
+        &self,
+        tool: &str,
+        arguments: &JsonObject,
+        searchable: impl FnOnce() -> Vec<Tool>,
+    ) -> Option<Result<Value, ToolError>> {
+        if !self.tool_search {
+            return None;
+        }
+        match tool {
+            SEARCH_TOOLS => Some(search(arguments, &searchable())),
+            GET_TOOL_DETAILS => Some(details(arguments, &searchable())),
+            _ => None,
+        }
+    }
+}
+
+/// `search_tools`: the tools `query` finds, best first.
+fn search(arguments: &JsonObject, searchable: &[Tool]) -> Result<Value, ToolError> {
+    let query = match arguments.get("query") {
+        Some(Value::String(query)) if !query.trim().is_empty() && query.chars().count() <= 200 => query.trim(),
+        sent => {
+            return Err(argument_error(
+                SEARCH_TOOLS,
+                "query",
+                sent,
+                "a string of 1 to 200 characters saying what the tool should do",
+            ));
+        }
+    };
+    let limit = match arguments.get("limit") {
+        None | Some(Value::Null) => MATCHES,
+        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| (1..=MOST_MATCHES).contains(&n)) => {
+            n.as_u64().unwrap_or(MATCHES)
+        }
+        sent => {
+            return Err(argument_error(SEARCH_TOOLS, "limit", sent, &format!("an integer from 1 to {MOST_MATCHES}")));
+        }
+    };
+    let unknown: Vec<&String> = arguments.keys().filter(|key| !matches!(key.as_str(), "query" | "limit")).collect();
+    if let Some(key) = unknown.first() {
+        return Err(ToolError::new(
+            ErrorCode::ValidationError,
+            format!("{SEARCH_TOOLS} takes \"query\" and \"limit\" only, not {}.", Sent::text(key)),
+        )
+        .suggest(format!("Remove {} and call {SEARCH_TOOLS} again.", Sent::text(key))));
+    }
+    let named =
+        searchable.iter().map(|tool| Named { name: own_name(&tool.name), description: tool.description.as_deref() });
+    let found = ranked(query, named, usize::try_from(limit).unwrap_or(usize::MAX));
+    let tools: Vec<Value> = found
+        .iter()
+        .map(|&index| {
+            let tool = &searchable[index];
+            json!({"name": tool.name, "description": short(tool.description.as_deref().unwrap_or_default())})
+        })
+        .collect();
+    let next = match tools.is_empty() {
+        true => format!(
+            "Nothing matched: try other words (what the tool does, not how), or part of a name; {} tools are served.",
+            searchable.len()
+        ),
+        false => format!("Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name."),
+    };
+    Ok(json!({"tools": tools, "served": searchable.len(), "next": next}))
+}
+
+/// `get_tool_details`: the tool named, whole; an unknown name is answered with the closest.
+fn details(arguments: &JsonObject, searchable: &[Tool]) -> Result<Value, ToolError> {
+    let name = match arguments.get("name") {
+        Some(Value::String(name)) if !name.trim().is_empty() => name.trim(),
+        sent => {
+            return Err(argument_error(GET_TOOL_DETAILS, "name", sent, "a tool's full name, as search_tools gave it"));
+        }
+    };
+    if let Some(tool) = searchable.iter().find(|tool| tool.name == name) {
+        return Ok(serde_json::to_value(tool).unwrap_or(Value::Null));
+    }
+    let named = searchable.iter().map(|tool| Named { name: &tool.name, description: tool.description.as_deref() });
+    let closest: Vec<String> =
+        likely(name, named).into_iter().map(|index| format!("\"{}\"", searchable[index].name)).collect();
+    let recovery = match did_you_mean(&closest) {
+        Some(guess) => format!("{guess} Call {GET_TOOL_DETAILS} with that name, or {SEARCH_TOOLS} to find another."),
+        None => {
+            format!("Call {SEARCH_TOOLS} with what the tool should do, then {GET_TOOL_DETAILS} with a name it returns.")
+        }
+    };
+    Err(ToolError::new(ErrorCode::UnknownAction, format!("No tool named {}.", Sent::text(name)))
+        .suggest(recovery)
+        .actions([SEARCH_TOOLS]))
+}
+
+fn argument_error(tool: &str, field: &str, sent: Option<&Value>, expected: &str) -> ToolError {
+    let sent = sent.map_or_else(Sent::missing, Sent::value);
+    ToolError::new(ErrorCode::ValidationError, format!("{tool} needs \"{field}\": {expected}. You sent: {sent}."))
+        .suggest(format!("Call {tool} again with \"{field}\" set so."))
+        .detail("field", field)
+}
+
+/// A tool's own name, without the namespace it is served under.
+fn own_name(name: &str) -> &str {
+    name.split_once('.').map_or(name, |(_, own)| own)
+}
+
+/// The first sentence of `description`, cut to [`SHORT_DESCRIPTION`] characters.
+fn short(description: &str) -> String {
+    let first = description.split_inclusive(". ").next().unwrap_or(description).trim();
+    let first = first.lines().next().unwrap_or(first).trim();
+    if first.chars().count() <= SHORT_DESCRIPTION {
+        return first.to_owned();
+    }
+    let mut cut: String = first.chars().take(SHORT_DESCRIPTION - 1).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> Tool {
+        Tool::new(name.to_owned(), description.to_owned(), Arc::new(JsonObject::new()))
+    }
+
+    fn names(found: &Value) -> Vec<&str> {
+        found["tools"].as_array().unwrap().iter().map(|tool| tool["name"].as_str().unwrap()).collect()
+    }
+
+    fn served() -> Vec<Tool> {
+        vec![
+            tool("crm.search_customers", "Find customers by name or email address."),
+            tool("crm.create_customer", "Create a customer record."),
+            tool("billing.billing", "Invoices: list, read, create, pay and void them."),
+            tool("files.read_file", "Read a file's text from the workspace."),
+            tool("files.delete_file", "Delete a file for good."),
+        ]
+    }
+
+    #[test]
+    fn a_search_finds_tools_by_name_and_by_the_words_of_their_descriptions() {
+        let served = served();
+        let ask = |query: &str| search(json!({"query": query}).as_object().unwrap(), &served).unwrap();
+        assert_eq!(names(&ask("search customers by email"))[0], "crm.search_customers");
+        assert_eq!(names(&ask("pay an invoice")), ["billing.billing"]);
+        assert_eq!(names(&ask("read_file"))[0], "files.read_file");
+        // A verb that does something else is not found by a name alone.
+        assert!(!names(&ask("remove file")).contains(&"files.read_file"));
+        let none = ask("weather forecast");
+        assert!(names(&none).is_empty());
+        assert!(none["next"].as_str().unwrap().starts_with("Nothing matched"));
+    }
+
+    #[test]
+    fn details_show_one_tool_and_an_unknown_name_gets_the_closest() {
+        let served = served();
+        let found = details(json!({"name": "crm.create_customer"}).as_object().unwrap(), &served).unwrap();
+        assert_eq!(found["description"], "Create a customer record.");
+        let missing = details(json!({"name": "crm.create_custmer"}).as_object().unwrap(), &served).unwrap_err();
+        assert_eq!(missing.code, ErrorCode::UnknownAction);
+        assert!(missing.recovery.as_deref().unwrap().starts_with("Did you mean \"crm.create_customer\"?"));
+    }
+
+    #[test]
+    fn bad_arguments_are_refused_with_what_to_send() {
+        let served = served();
+        for bad in [
+            json!({}),
+            json!({"query": ""}),
+            json!({"query": 3}),
+            json!({"query": "x", "limit": 0}),
+            json!({"query": "x", "lmit": 2}),
+        ] {
+            let refused = search(bad.as_object().unwrap(), &served).unwrap_err();
+            assert_eq!(refused.code, ErrorCode::ValidationError, "{bad}");
+            assert!(refused.recovery.is_some());
+        }
+        assert!(details(&JsonObject::new(), &served).is_err());
+    }
+}
