@@ -81,6 +81,7 @@ pub struct Action<S = ()> {
     pub(crate) task: Option<crate::task::TaskSupport>,
     pub(crate) questions_first: bool,
     pub(crate) forgiving_scalars: Option<bool>,
+    pub(crate) app: Option<crate::apps::AppLink>,
 }
 
 impl<S: Send + Sync + 'static> Action<S> {
@@ -108,6 +109,7 @@ impl<S: Send + Sync + 'static> Action<S> {
             task: None,
             questions_first: false,
             forgiving_scalars: None,
+            app: None,
         }
     }
 
@@ -140,6 +142,25 @@ impl<S: Send + Sync + 'static> Action<S> {
     /// Shown on the action's own tool in flat exposition; a grouped tool shows its group's.
     pub fn icon(mut self, icon: Icon) -> Action<S> {
         self.icons.push(icon);
+        self
+    }
+
+    /// Shows the action's result in the app at `uri` (an [`App`](crate::apps::App) the server
+    /// declares): its tool carries `_meta.ui.resourceUri`. In grouped exposition the group's
+    /// tool carries the group's app, or the one app its actions name.
+    pub fn app(mut self, uri: impl Into<String>) -> Action<S> {
+        let visibility = self.app.take().and_then(|link| link.visibility);
+        self.app = Some(crate::apps::AppLink { uri: uri.into(), visibility });
+        self
+    }
+
+    /// Who may call the action's tool, said after its [`app`](Action::app):
+    /// `[Visibility::App]` keeps it from the model (a view's refresh button). A client that
+    /// renders no apps is not shown a tool only an app may call.
+    pub fn app_visibility(mut self, who: &[crate::apps::Visibility]) -> Action<S> {
+        if let Some(link) = &mut self.app {
+            link.visibility = Some(who.to_vec());
+        }
         self
     }
 

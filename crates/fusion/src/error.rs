@@ -81,6 +81,26 @@ pub enum BuildError {
         /// The others and what they return (`"ids" returns array`).
         found: String,
     },
+    /// An app that cannot be served as MCP Apps ask.
+    #[error("the app {uri:?} cannot be served: {reason}")]
+    App {
+        /// The app's URI.
+        uri: String,
+        /// What is wrong and what to do.
+        reason: String,
+    },
+    /// A tool links to an app the server does not declare.
+    #[error(
+        "the tool {tool:?} shows its results in the app {uri:?}, which the server does not declare: add it with `.app(App::new({uri:?}, ..))`{known}"
+    )]
+    UnknownApp {
+        /// The tool whose `_meta.ui.resourceUri` names it.
+        tool: String,
+        /// The URI it names.
+        uri: String,
+        /// `; the server declares "ui://…"`, or nothing.
+        known: String,
+    },
     /// An icon's `src` is neither an `https:` URL nor a `data:` URI.
     #[error(
         "the icon of {of} has the src {src:?}: an icon's src must be an https: URL (https://example.com/icon.png) or a data: URI (data:image/png;base64,...), which clients accept; serve it over https or embed it"

@@ -59,6 +59,8 @@ pub struct Group<S = ()> {
     pub(crate) standalone: bool,
     /// Whether input schemas are published in the strict subset, when not as the server says.
     pub(crate) strict_schemas: Option<bool>,
+    /// The app the group's tool shows its results in.
+    pub(crate) app: Option<crate::apps::AppLink>,
 }
 
 impl<S: Send + Sync + 'static> Group<S> {
@@ -77,6 +79,7 @@ impl<S: Send + Sync + 'static> Group<S> {
             exposition: None,
             standalone: false,
             strict_schemas: None,
+            app: None,
         }
     }
 
@@ -172,6 +175,14 @@ impl<S: Send + Sync + 'static> Group<S> {
     /// of its own.
     pub fn icon(mut self, icon: rmcp::model::Icon) -> Group<S> {
         self.icons.push(icon);
+        self
+    }
+
+    /// Shows the group's results in the app at `uri`: the grouped tool carries
+    /// `_meta.ui.resourceUri`, and in flat exposition so does each action's tool that names no
+    /// app of its own.
+    pub fn app(mut self, uri: impl Into<String>) -> Group<S> {
+        self.app = Some(crate::apps::AppLink { uri: uri.into(), visibility: None });
         self
     }
 

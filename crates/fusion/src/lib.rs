@@ -64,6 +64,7 @@
 //! | the order a call goes through, and your own layers | [`guard`] (auth, rate limits, concurrency, deprecation, timeout, result cap), [`middleware`] |
 //! | resources a client reads by URI, fixed or from a template | [`resource`] |
 //! | prompts with typed arguments | [`prompt`] |
+//! | an interactive view of an action's result (MCP Apps) | [`apps`] |
 //! | `tracing` events of a call sent to its client as MCP log messages | [`logging`] |
 //! | who is calling | [`auth`] |
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
@@ -75,6 +76,7 @@
 //! How one `tools/call` travels, file by file, is in the repository's `docs/architecture.md`.
 
 mod action;
+pub mod apps;
 pub mod auth;
 pub mod cache;
 mod catalog;

@@ -15,6 +15,7 @@ pub use store::{Currency, Invoice, SCHEMA_VERSION, Status, Store, StoreError, To
 
 use std::time::Duration;
 
+use mcp_fusion::apps::App;
 use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, RateLimit, RedisStore};
 use mcp_fusion::prompt::Prompt;
@@ -83,6 +84,18 @@ pub const READ_SCOPE: &str = "billing:read";
 /// The scope that writes: `create_invoice`, `pay_invoice`, `void_invoice`.
 pub const WRITE_SCOPE: &str = "billing:write";
 
+/// The app hosts render an invoice in (MCP Apps): the actions that return one invoice link
+/// to it, and so does the grouped `billing` tool.
+pub const INVOICE_VIEW: &str = "ui://billing/invoice-view";
+
+/// The invoice view: its page, and the sandbox it asks for (none beyond the host's own).
+pub fn invoice_view() -> App {
+    App::new(INVOICE_VIEW, "invoice_view", include_str!("../apps/invoice-view.html"))
+        .title("Invoice")
+        .description("One invoice of the demo company: amount, what is paid and what is open; opens another by id.")
+        .prefers_border(true)
+}
+
 /// Builds the `billing` server over `store`.
 pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildError> {
     // With scopes on, reads ask for one scope and writes for the other.
@@ -107,6 +120,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
     .action(read(
         Action::new("get_invoice", "Read one invoice by `id`; returns it with what is paid and what is open.")
             .read_only()
+            .app(INVOICE_VIEW)
             .handler(actions::get_invoice),
     ))
     .action(write(
@@ -116,6 +130,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         )
         .idempotent_by_key()
         .check_with("list_invoices")
+        .app(INVOICE_VIEW)
         .handler(actions::create_invoice),
     ))
     .action(write(
@@ -125,6 +140,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         )
         .idempotent_by_key()
         .check_with("get_invoice")
+        .app(INVOICE_VIEW)
         .handler(actions::pay_invoice),
     ))
     .action(write(
@@ -135,6 +151,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
             .destructive()
             .idempotent_by_key()
             .check_with("get_invoice")
+            .app(INVOICE_VIEW)
             .handler(actions::void_invoice),
     ))
     .action(read(
@@ -200,6 +217,7 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
              When a call fails, read the envelope: follow its recovery and available actions.",
         )
         .group(billing)
+        .app(invoice_view())
         .resource(asking(
             Resource::new(SUMMARY_URI, "summary")
                 .title("Billing summary")

@@ -7,6 +7,7 @@ use rmcp::model::{Icon, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use crate::action::Annotations;
+use crate::apps::{AppLink, ui_meta};
 use crate::validation::{is_object_schema, property_names, required_names};
 use mcp_fusion_contract::{ACTION_META_KEY, ACTIONS_META_KEY, DISCRIMINATOR_META_KEY, Exposition};
 
@@ -21,6 +22,8 @@ pub(crate) struct ActionSpec {
     /// The input schema as published (optional fields without `null`).
     pub input: Map<String, Value>,
     pub output: Option<Map<String, Value>>,
+    /// The app its tool shows results in, when it names one.
+    pub app: Option<AppLink>,
 }
 
 /// What `tools/list` says of one group.
@@ -30,6 +33,7 @@ pub(crate) struct GroupSpec<'a> {
     pub title: Option<&'a str>,
     pub icons: &'a [Icon],
     pub actions: &'a [&'a ActionSpec],
+    pub app: Option<&'a AppLink>,
 }
 
 /// How one group's actions become tools: as an exposition says, or as the one action that
@@ -69,6 +73,7 @@ pub(crate) fn group_tools(layout: &Layout, group: &GroupSpec<'_>) -> Vec<Tool> {
             .iter()
             .map(|action| {
                 let mut tool = flat_tool(layout.tool_name(group.name, &action.name), action);
+                link_app(&mut tool, action.app.as_ref().or(group.app));
                 let icons = if action.icons.is_empty() { group.icons } else { &action.icons };
                 tool.icons = listed_icons(icons);
                 tool
@@ -122,7 +127,22 @@ fn grouped_tool(group: &GroupSpec<'_>, discriminator: &str) -> Tool {
     meta.insert(DISCRIMINATOR_META_KEY.into(), Value::String(discriminator.to_owned()));
     meta.insert(ACTIONS_META_KEY.into(), Value::Object(action_contracts(members)));
     tool.meta = Some(meta);
+    link_app(&mut tool, group.app.or_else(|| only_app(members)));
     tool
+}
+
+/// The one app a group's actions name, when they name one and no other.
+fn only_app<'a>(members: &[&'a ActionSpec]) -> Option<&'a AppLink> {
+    let mut named = members.iter().filter_map(|action| action.app.as_ref());
+    let first = named.next()?;
+    named.all(|other| other.uri == first.uri).then_some(first)
+}
+
+/// Puts the tool's link to its app in `_meta.ui`.
+fn link_app(tool: &mut Tool, app: Option<&AppLink>) {
+    if let Some(app) = app {
+        tool.meta.get_or_insert_with(MetaObject::new).insert("ui".into(), ui_meta(app));
+    }
 }
 
 /// The group's description, one line per action, then which actions are read-only and which

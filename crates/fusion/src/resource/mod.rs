@@ -103,6 +103,8 @@ pub(crate) struct About {
     pub timeout: Option<Duration>,
     pub cache: Option<CacheHint>,
     pub annotations: Option<rmcp::model::Annotations>,
+    /// `_meta` as listed (an app's `ui`).
+    pub meta: Option<rmcp::model::MetaObject>,
 }
 
 /// The builder methods both kinds share.

@@ -56,6 +56,7 @@ pub struct ServerBuilder<S> {
     instructions: Option<String>,
     groups: Vec<Group<S>>,
     resources: Vec<Resource<S>>,
+    apps: Vec<crate::apps::App>,
     templates: Vec<ResourceTemplate<S>>,
     prompts: Vec<Prompt<S>>,
     mounts: Vec<Mount>,
@@ -93,6 +94,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             instructions: None,
             groups: Vec::new(),
             resources: Vec::new(),
+            apps: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
             mounts: Vec::new(),
@@ -212,6 +214,14 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Adds a resource with a fixed URI (see [`resource`](crate::resource)).
     pub fn resource(mut self, resource: Resource<S>) -> ServerBuilder<S> {
         self.resources.push(resource);
+        self
+    }
+
+    /// Adds an app (MCP Apps): its page is served as a `ui://` resource and the server
+    /// advertises the `io.modelcontextprotocol/ui` extension; actions and groups link to it
+    /// with `.app(uri)` (see [`apps`](crate::apps)).
+    pub fn app(mut self, app: crate::apps::App) -> ServerBuilder<S> {
+        self.apps.push(app);
         self
     }
 
@@ -457,6 +467,14 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         }
         let cache = self.cache.checked()?;
         super::compile::check_icons(|| "the server".to_owned(), self.info.icons.as_deref().unwrap_or_default())?;
+        let apps = std::mem::take(&mut self.apps);
+        let app_uris = served_apps(&apps)?;
+        if !apps.is_empty() && !self.extensions.iter().any(|(name, _)| name == crate::apps::UI_EXTENSION) {
+            let settings = serde_json::json!({"mimeTypes": [crate::apps::APP_MIME_TYPE]});
+            self.extensions
+                .push((crate::apps::UI_EXTENSION.to_owned(), settings.as_object().cloned().unwrap_or_default()));
+        }
+        self.resources.extend(apps.into_iter().map(crate::apps::App::into_resource));
         let extensions = extensions(std::mem::take(&mut self.extensions))?;
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
@@ -479,6 +497,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         let catalog = Catalog::new(compiled, mounted)?
             .value_free(settings.guards.value_free_errors)
             .tool_search(settings.tool_search)?;
+        check_app_links(catalog.tools(), &app_uris)?;
         settings.names.store(Arc::clone(catalog.names()));
         if let Some(awareness) = &settings.awareness {
             let namespaces: Vec<&str> = mounts.iter().map(Mount::namespace).collect();
@@ -537,6 +556,32 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         };
         (self.info, self.instructions, self.groups, settings)
     }
+}
+
+/// The URIs of the apps a server declares, each app checked.
+fn served_apps(apps: &[crate::apps::App]) -> Result<Vec<String>, BuildError> {
+    apps.iter()
+        .map(|app| match app.problem() {
+            Some(reason) => Err(BuildError::App { uri: app.uri.clone(), reason }),
+            None => Ok(app.uri.clone()),
+        })
+        .collect()
+}
+
+/// Every tool's app is one the server declares: a host reads it when it renders the result.
+fn check_app_links(tools: &[rmcp::model::Tool], apps: &[String]) -> Result<(), BuildError> {
+    for tool in tools {
+        let linked = tool.meta.as_ref().and_then(|meta| meta.get("ui")).and_then(|ui| ui.get("resourceUri"));
+        let Some(uri) = linked.and_then(serde_json::Value::as_str) else { continue };
+        if !apps.iter().any(|app| app == uri) {
+            let known = match crate::similarity::closest(uri, apps.iter().map(String::as_str)) {
+                Some(close) => format!("; the server declares {close:?}"),
+                None => String::new(),
+            };
+            return Err(BuildError::UnknownApp { tool: tool.name.to_string(), uri: uri.to_owned(), known });
+        }
+    }
+    Ok(())
 }
 
 /// The extensions a server advertises, each name checked and given once.

@@ -115,6 +115,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
         exposition,
         standalone,
         strict_schemas,
+        app,
     } = group;
     let strict = strict_schemas.unwrap_or(settings.strict_schemas);
     let layout = match standalone {
@@ -149,8 +150,14 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
     if layout.discriminator().is_some() && !without_output_schema {
         check_grouped_output(&name, &members)?;
     }
-    let spec =
-        GroupSpec { name: &name, description: &description, title: title.as_deref(), icons: &icons, actions: &members };
+    let spec = GroupSpec {
+        name: &name,
+        description: &description,
+        title: title.as_deref(),
+        icons: &icons,
+        actions: &members,
+        app: app.as_ref(),
+    };
     let tools = published(group_tools(&layout, &spec), strict);
     for (index, action) in compiled.iter_mut().enumerate() {
         let tool = match layout.discriminator() {
@@ -174,6 +181,7 @@ pub(crate) fn compile_group<S: Send + Sync + 'static>(
             title: title.as_deref(),
             icons: &icons,
             actions: &members,
+            app: app.as_ref(),
         };
         published(group_tools(&layout, &spec), strict)
     }));
@@ -303,6 +311,7 @@ fn compile_action<S: Send + Sync + 'static>(
         annotations: action.annotations,
         input,
         output,
+        app: action.app,
     };
     Ok((compiled, spec))
 }

@@ -413,6 +413,7 @@ fn listed_resource(about: &About) -> ListedResource {
     listed.description.clone_from(&about.description);
     listed.mime_type.clone_from(&about.mime_type);
     listed.annotations.clone_from(&about.annotations);
+    listed.meta.clone_from(&about.meta);
     listed
 }
 

@@ -93,10 +93,12 @@ impl ServerHandler for FusionServer {
         let caller = list_caller(&context);
         let hint = self.inner.cache.list(Listing::Tools, caller.is_some());
         let catalog = self.inner.catalog.load();
-        let tools = match caller {
+        let mut tools = match caller {
             Some(caller) => catalog.listed(catalog.tools_for(&caller)),
             None => catalog.listed(catalog.tools().to_vec()),
         };
+        let client = context.client_capabilities();
+        tools.retain(|tool| crate::apps::model_sees(tool, client.as_ref()));
         Ok(with_hint!(ListToolsResult::with_all_items(tools), hint))
     }
 

@@ -6,6 +6,7 @@
 mod support;
 
 mod action_macro;
+mod apps;
 mod bad_input;
 mod budget;
 mod chain;
