@@ -1,12 +1,9 @@
 //! An app: the `ui://` resource holding a view's HTML, and the sandbox it asks the host for.
 
-use rmcp::model::{MetaObject, ResourceContents};
+use rmcp::model::MetaObject;
 use serde_json::{Map, Value, json};
 
-use super::{APP_MIME_TYPE, FUSION_APP_JS, FUSION_APP_JS_MARKER};
-use crate::context::Ctx;
-use crate::resource::Resource;
-use crate::wire::ToolError;
+use super::{FUSION_APP_JS, FUSION_APP_JS_MARKER};
 
 /// A view a host renders for the actions linked to it: a `ui://` URI, a name, and an HTML
 /// page, served through `resources/read` with the extension's MIME type and `_meta.ui`.
@@ -217,26 +214,13 @@ impl App {
             .map(|origin| format!("its CSP names {origin:?}: write an origin as https://host (or wss://host)"))
     }
 
-    /// The resource that serves the page.
-    pub(crate) fn into_resource<S: Send + Sync + 'static>(self) -> Resource<S> {
-        let page = self.html();
-        let meta = self.meta();
-        let mut resource = Resource::new(self.uri, self.name).mime_type(APP_MIME_TYPE);
-        if let Some(title) = self.title {
-            resource = resource.title(title);
-        }
-        if let Some(description) = self.description {
-            resource = resource.description(description);
-        }
-        resource.about.meta = Some(meta.clone());
-        resource.handler(move |_ctx: Ctx<S>| {
-            let contents = ResourceContents::TextResourceContents {
-                uri: String::new(),
-                mime_type: Some(APP_MIME_TYPE.to_owned()),
-                text: page.clone(),
-                meta: Some(meta.clone()),
-            };
-            async move { Ok::<_, ToolError>(contents) }
-        })
+    /// The name it is listed under.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its title and description, as listed.
+    pub(crate) fn about(&self) -> (Option<&str>, Option<&str>) {
+        (self.title.as_deref(), self.description.as_deref())
     }
 }

@@ -474,7 +474,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             self.extensions
                 .push((crate::apps::UI_EXTENSION.to_owned(), settings.as_object().cloned().unwrap_or_default()));
         }
-        self.resources.extend(apps.into_iter().map(crate::apps::App::into_resource));
+        self.resources.extend(apps.iter().map(app_resource));
         let extensions = extensions(std::mem::take(&mut self.extensions))?;
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
@@ -566,6 +566,30 @@ fn served_apps(apps: &[crate::apps::App]) -> Result<Vec<String>, BuildError> {
             None => Ok(app.uri.clone()),
         })
         .collect()
+}
+
+/// The resource that serves an app's page, with its `_meta.ui` listed and read.
+fn app_resource<S: Send + Sync + 'static>(app: &crate::apps::App) -> Resource<S> {
+    use rmcp::model::ResourceContents;
+
+    let (page, meta) = (app.html(), app.meta());
+    let mut resource = Resource::new(app.uri.clone(), app.name()).mime_type(crate::apps::APP_MIME_TYPE);
+    if let (Some(title), _) = app.about() {
+        resource = resource.title(title);
+    }
+    if let (_, Some(description)) = app.about() {
+        resource = resource.description(description);
+    }
+    resource.about.meta = Some(meta.clone());
+    resource.handler(move |_ctx: crate::Ctx<S>| {
+        let contents = ResourceContents::TextResourceContents {
+            uri: String::new(),
+            mime_type: Some(crate::apps::APP_MIME_TYPE.to_owned()),
+            text: page.clone(),
+            meta: Some(meta.clone()),
+        };
+        async move { Ok::<_, crate::wire::ToolError>(contents) }
+    })
 }
 
 /// Every tool's app is one the server declares: a host reads it when it renders the result.
