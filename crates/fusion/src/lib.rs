@@ -64,6 +64,7 @@
 //! | the order a call goes through, and your own layers | [`guard`] (auth, rate limits, concurrency, deprecation, timeout, result cap), [`middleware`] |
 //! | resources a client reads by URI, fixed or from a template | [`resource`] |
 //! | prompts with typed arguments | [`prompt`] |
+//! | Agent Skills (`SKILL.md` and its files) served as the skills extension prescribes | [`skill`] |
 //! | `tracing` events of a call sent to its client as MCP log messages | [`logging`] |
 //! | who is calling | [`auth`] |
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
@@ -110,6 +111,7 @@ mod run_to_end;
 mod server;
 mod session;
 mod similarity;
+pub mod skill;
 mod subscriptions;
 pub mod task;
 #[cfg(feature = "testing")]

@@ -19,6 +19,7 @@ use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, RateLimit, RedisStore};
 use mcp_fusion::prompt::Prompt;
 use mcp_fusion::resource::{Resource, ResourceTemplate, SubscriptionLimits};
+use mcp_fusion::skill::Skill;
 use mcp_fusion::task::{TaskSupport, Tasks};
 use mcp_fusion::{Action, BuildError, Exposition, FusionServer, Group};
 
@@ -82,6 +83,18 @@ pub const READ_SCOPE: &str = "billing:read";
 
 /// The scope that writes: `create_invoice`, `pay_invoice`, `void_invoice`.
 pub const WRITE_SCOPE: &str = "billing:write";
+
+/// The URI of the skill the server ships: how to chase an unpaid invoice with its actions.
+pub const CHASE_SKILL_URI: &str = "skill://chase-unpaid-invoice/SKILL.md";
+
+/// The skill `chase-unpaid-invoice`, its files embedded so the server serves them from any
+/// working directory.
+pub fn chase_unpaid_invoice() -> Skill {
+    Skill::new("chase-unpaid-invoice", include_str!("../skills/chase-unpaid-invoice/SKILL.md")).file(
+        "references/reminder-email.md",
+        include_str!("../skills/chase-unpaid-invoice/references/reminder-email.md"),
+    )
+}
 
 /// Builds the `billing` server over `store`.
 pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildError> {
@@ -197,9 +210,11 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         .requires_identity(options.require_identity)
         .instructions(
             "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \
-             When a call fails, read the envelope: follow its recovery and available actions.",
+             When a call fails, read the envelope: follow its recovery and available actions. \
+             To chase an unpaid invoice, follow the skill skill://chase-unpaid-invoice/SKILL.md.",
         )
         .group(billing)
+        .skill(chase_unpaid_invoice())
         .resource(asking(
             Resource::new(SUMMARY_URI, "summary")
                 .title("Billing summary")

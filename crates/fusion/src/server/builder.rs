@@ -28,6 +28,7 @@ use crate::handoff::{Mount, MountState};
 use crate::middleware::Middleware;
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
+use crate::skill::{Skill, Skills};
 use crate::subscriptions::Subscriptions;
 
 /// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
@@ -58,6 +59,8 @@ pub struct ServerBuilder<S> {
     resources: Vec<Resource<S>>,
     templates: Vec<ResourceTemplate<S>>,
     prompts: Vec<Prompt<S>>,
+    skill_sets: Vec<Skills>,
+    skills: Vec<Skill>,
     mounts: Vec<Mount>,
     middleware: Layers,
     exposition: Exposition,
@@ -95,6 +98,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
+            skill_sets: Vec::new(),
+            skills: Vec::new(),
             mounts: Vec::new(),
             middleware: Layers::default(),
             exposition: Exposition::default(),
@@ -224,6 +229,31 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Adds a prompt (see [`prompt`](crate::prompt)).
     pub fn prompt(mut self, prompt: Prompt<S>) -> ServerBuilder<S> {
         self.prompts.push(prompt);
+        self
+    }
+
+    /// Serves `skills` (see [`skill`](crate::skill)): each file a resource read through the
+    /// server's guards, and the skills extension declared with `skills/list`, `skills/get` and
+    /// `resources/directory/read`. Sets given here and skills given to
+    /// [`skill`](Self::skill) are checked together at build: two skills at one path stop it.
+    pub fn skills(mut self, skills: Skills) -> ServerBuilder<S> {
+        self.skill_sets.push(skills);
+        self
+    }
+
+    /// Serves one skill declared in Rust, checked at build: a malformed one (its frontmatter,
+    /// a path, a limit) makes [`build`](Self::build) return [`BuildError::Skill`].
+    ///
+    /// ```
+    /// use mcp_fusion::FusionServer;
+    /// use mcp_fusion::skill::Skill;
+    ///
+    /// let text = "---\nname: git-workflow\ndescription: Follow the team's branching and commit rules.\n---\n# Git\n";
+    /// let server = FusionServer::builder("docs", "1").skill(Skill::new("git-workflow", text)).build(()).unwrap();
+    /// assert_eq!(server.skills()[0].uri, "skill://git-workflow/SKILL.md");
+    /// ```
+    pub fn skill(mut self, skill: Skill) -> ServerBuilder<S> {
+        self.skills.push(skill);
         self
     }
 
@@ -457,10 +487,16 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         }
         let cache = self.cache.checked()?;
         super::compile::check_icons(|| "the server".to_owned(), self.info.icons.as_deref().unwrap_or_default())?;
+        let skills = Skills::merged(std::mem::take(&mut self.skill_sets), std::mem::take(&mut self.skills))?;
+        let skills = Arc::clone(skills.catalog());
+        if !skills.is_empty() {
+            self.extensions.push(super::skills::extension());
+        }
         let extensions = extensions(std::mem::take(&mut self.extensions))?;
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
-        let (resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
+        let (mut resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
+        resources.extend(super::skills::resources(&skills));
         let prompts = std::mem::take(&mut self.prompts);
         let tasks = self.tasks.take();
         let (info, instructions, groups, settings) = self.into_parts();
@@ -494,6 +530,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             resources_declared: resources.any().into(),
             resources: ArcSwap::from_pointee(resources),
             prompts,
+            skills,
             editing: Default::default(),
             peers: Default::default(),
             in_flight: Default::default(),
