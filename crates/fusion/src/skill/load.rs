@@ -53,8 +53,8 @@ impl Skills {
         for dir in &skill_dirs {
             check_entries(dir, &tree)?;
         }
-        let skills =
-            skill_dirs.iter().map(|dir| read_skill(root, dir, &skill_dirs, &tree)).collect::<Result<Vec<_>, _>>()?;
+        let owned = owners(&tree, &skill_dirs);
+        let skills = owned.iter().map(|(dir, files)| read_skill(root, dir, files)).collect::<Result<Vec<_>, _>>()?;
         Skills::new(skills)
     }
 }
@@ -119,32 +119,43 @@ fn check_entries(dir: &str, tree: &BTreeMap<String, Found>) -> Result<(), SkillE
     Ok(())
 }
 
+/// The files of each skill directory: every file whose nearest enclosing skill it is, the
+/// skills' own `SKILL.md`s left out.
+fn owners<'t>(tree: &'t BTreeMap<String, Found>, skill_dirs: &[&'t str]) -> BTreeMap<&'t str, Vec<&'t str>> {
+    let mut owned: BTreeMap<&str, Vec<&str>> = skill_dirs.iter().map(|dir| (*dir, Vec::new())).collect();
+    for (file_path, found) in tree {
+        if !matches!(found, Found::File { .. }) || path::file_name(file_path) == SKILL_MD {
+            continue;
+        }
+        let mut ancestors =
+            std::iter::successors(Some(path::parent(file_path)), |dir| (!dir.is_empty()).then(|| path::parent(dir)));
+        if let Some(dir) = ancestors.find(|dir| owned.contains_key(dir))
+            && let Some(files) = owned.get_mut(dir)
+        {
+            files.push(file_path);
+        }
+    }
+    owned
+}
+
 /// The entries below `dir`, in path order.
 fn below<'t>(dir: &str, tree: &'t BTreeMap<String, Found>) -> impl Iterator<Item = (&'t String, &'t Found)> {
     let prefix = format!("{dir}/");
     tree.range(prefix.clone()..).take_while(move |(path, _)| path.starts_with(&prefix))
 }
 
-/// The skill at `dir`, with the files below it that no skill nested in it holds.
-fn read_skill(
-    root: &Path,
-    dir: &str,
-    skill_dirs: &[&str],
-    tree: &BTreeMap<String, Found>,
-) -> Result<Skill, SkillError> {
+/// The skill at `dir`, with `files` (their paths below the root): those below it that no
+/// skill nested in it holds.
+fn read_skill(root: &Path, dir: &str, files: &[&str]) -> Result<Skill, SkillError> {
     let on_disk = root.join(dir);
     let read = |relative: &str| {
         let file = on_disk.join(relative);
         fs::read(&file).map_err(|source| SkillError::Io { path: file, source })
     };
     let mut skill = Skill::new(path::file_name(dir), read(SKILL_MD)?).prefix(path::parent(dir));
-    let nested =
-        |path: &str| skill_dirs.iter().any(|other| other.len() > dir.len() && path.starts_with(&format!("{other}/")));
-    for (file_path, found) in below(dir, tree) {
+    for file_path in files {
         let relative = &file_path[dir.len() + 1..];
-        if matches!(found, Found::File { .. }) && relative != SKILL_MD && !nested(file_path) {
-            skill = skill.file(relative, read(relative)?);
-        }
+        skill = skill.file(relative, read(relative)?);
     }
     skill.origin = Some(on_disk);
     Ok(skill)

@@ -174,6 +174,12 @@ async fn skills_get_returns_one_entry_and_names_the_closest_skill_for_an_unknown
         error.data.unwrap(),
         json!({"uri": "skill://acme/billing/chargebacks/SKILL.md", "closest": ["skill://acme/billing/refunds/SKILL.md"]})
     );
+    // A URI that is no SKILL.md's is refused by rmcp before the server sees it, with the same code.
+    let error = rpc_error(client.get_skill(GetSkillRequestParams::new("skill://pdf-processing")).await);
+    assert_eq!(
+        (error.code, error.message.as_ref()),
+        (ErrorCode::INVALID_PARAMS, "skill://pdf-processing is not the uri of a SKILL.md")
+    );
     // What the client sent is cut and escaped in the message, as every echo is.
     let hostile = format!("skill://x\u{202e}{}/SKILL.md", "a".repeat(100));
     let error = rpc_error(client.get_skill(GetSkillRequestParams::new(&*hostile)).await);
