@@ -91,10 +91,13 @@ pub enum Listing {
     Resources,
     /// `resources/templates/list`.
     ResourceTemplates,
+    /// `skills/list` (see [`skill`](crate::skill)).
+    Skills,
 }
 
 impl Listing {
-    const ALL: [Listing; 4] = [Listing::Tools, Listing::Prompts, Listing::Resources, Listing::ResourceTemplates];
+    const ALL: [Listing; 5] =
+        [Listing::Tools, Listing::Prompts, Listing::Resources, Listing::ResourceTemplates, Listing::Skills];
 
     fn index(self) -> usize {
         match self {
@@ -102,6 +105,7 @@ impl Listing {
             Listing::Prompts => 1,
             Listing::Resources => 2,
             Listing::ResourceTemplates => 3,
+            Listing::Skills => 4,
         }
     }
 
@@ -111,6 +115,7 @@ impl Listing {
             Listing::Prompts => "prompts/list",
             Listing::Resources => "resources/list",
             Listing::ResourceTemplates => "resources/templates/list",
+            Listing::Skills => "skills/list",
         }
     }
 }
@@ -119,7 +124,7 @@ impl Listing {
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CacheHints {
     default: CacheHint,
-    lists: [Option<CacheHint>; 4],
+    lists: [Option<CacheHint>; 5],
 }
 
 impl CacheHints {

@@ -242,6 +242,9 @@ pub enum BuildError {
         /// Which rule, and what to write instead.
         reason: String,
     },
+    /// A skill cannot be served: its `SKILL.md`, a path, a limit (see [`skill`](crate::skill)).
+    #[error("{0}")]
+    Skill(Box<crate::skill::SkillError>),
     /// A mount was set ready with more tools than it takes ([`Mount::max_tools`]).
     ///
     /// [`Mount::max_tools`]: crate::handoff::Mount::max_tools
@@ -256,4 +259,10 @@ pub enum BuildError {
         /// The most the mount takes.
         max: usize,
     },
+}
+
+impl From<crate::skill::SkillError> for BuildError {
+    fn from(error: crate::skill::SkillError) -> BuildError {
+        BuildError::Skill(Box::new(error))
+    }
 }

@@ -65,6 +65,7 @@
 //! | resources a client reads by URI, fixed or from a template | [`resource`] |
 //! | prompts with typed arguments | [`prompt`] |
 //! | an interactive view of an action's result (MCP Apps) | [`apps`] |
+//! | Agent Skills (`SKILL.md` and its files) served as the skills extension prescribes | [`skill`] |
 //! | `tracing` events of a call sent to its client as MCP log messages | [`logging`] |
 //! | who is calling | [`auth`] |
 //! | stdio and Streamable HTTP | [`transport`], [`http`] |
@@ -112,6 +113,7 @@ mod run_to_end;
 mod server;
 mod session;
 mod similarity;
+pub mod skill;
 mod subscriptions;
 pub mod task;
 #[cfg(feature = "testing")]

@@ -20,6 +20,7 @@ use mcp_fusion::contract::Lockfile;
 use mcp_fusion::guard::{Concurrency, FailurePolicy, Idempotency, MemoryKeys, RateLimit, RedisStore};
 use mcp_fusion::prompt::Prompt;
 use mcp_fusion::resource::{Resource, ResourceTemplate, SubscriptionLimits};
+use mcp_fusion::skill::Skill;
 use mcp_fusion::task::{TaskSupport, Tasks};
 use mcp_fusion::{Action, BuildError, Exposition, FusionServer, Group};
 
@@ -94,6 +95,18 @@ pub fn invoice_view() -> App {
         .title("Invoice")
         .description("One invoice of the demo company: amount, what is paid and what is open; opens another by id.")
         .prefers_border(true)
+}
+
+/// The URI of the skill the server ships: how to chase an unpaid invoice with its actions.
+pub const CHASE_SKILL_URI: &str = "skill://chase-unpaid-invoice/SKILL.md";
+
+/// The skill `chase-unpaid-invoice`, its files embedded so the server serves them from any
+/// working directory.
+pub fn chase_unpaid_invoice() -> Skill {
+    Skill::new("chase-unpaid-invoice", include_str!("../skills/chase-unpaid-invoice/SKILL.md")).file(
+        "references/reminder-email.md",
+        include_str!("../skills/chase-unpaid-invoice/references/reminder-email.md"),
+    )
 }
 
 /// Builds the `billing` server over `store`.
@@ -214,10 +227,12 @@ pub fn server(store: Store, options: &Options) -> Result<FusionServer, BuildErro
         .requires_identity(options.require_identity)
         .instructions(
             "Billing demo. Call tool \"billing\" with \"action\" set to one of its actions. \
-             When a call fails, read the envelope: follow its recovery and available actions.",
+             When a call fails, read the envelope: follow its recovery and available actions. \
+             To chase an unpaid invoice, follow the skill skill://chase-unpaid-invoice/SKILL.md.",
         )
         .group(billing)
         .app(invoice_view())
+        .skill(chase_unpaid_invoice())
         .resource(asking(
             Resource::new(SUMMARY_URI, "summary")
                 .title("Billing summary")

@@ -28,6 +28,7 @@ use crate::handoff::{Mount, MountState};
 use crate::middleware::Middleware;
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate, SubscriptionLimits};
+use crate::skill::{Skill, Skills};
 use crate::subscriptions::Subscriptions;
 
 /// Builds a [`FusionServer`]: name it, add groups, guards and middleware, choose the
@@ -59,6 +60,8 @@ pub struct ServerBuilder<S> {
     apps: Vec<crate::apps::App>,
     templates: Vec<ResourceTemplate<S>>,
     prompts: Vec<Prompt<S>>,
+    skill_sets: Vec<Skills>,
+    skills: Vec<Skill>,
     mounts: Vec<Mount>,
     middleware: Layers,
     exposition: Exposition,
@@ -97,6 +100,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             apps: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
+            skill_sets: Vec::new(),
+            skills: Vec::new(),
             mounts: Vec::new(),
             middleware: Layers::default(),
             exposition: Exposition::default(),
@@ -234,6 +239,31 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// Adds a prompt (see [`prompt`](crate::prompt)).
     pub fn prompt(mut self, prompt: Prompt<S>) -> ServerBuilder<S> {
         self.prompts.push(prompt);
+        self
+    }
+
+    /// Serves `skills` (see [`skill`](crate::skill)): each file a resource read through the
+    /// server's guards, and the skills extension declared with `skills/list`, `skills/get` and
+    /// `resources/directory/read`. Sets given here and skills given to
+    /// [`skill`](Self::skill) are checked together at build: two skills at one path stop it.
+    pub fn skills(mut self, skills: Skills) -> ServerBuilder<S> {
+        self.skill_sets.push(skills);
+        self
+    }
+
+    /// Serves one skill declared in Rust, checked at build: a malformed one (its frontmatter,
+    /// a path, a limit) makes [`build`](Self::build) return [`BuildError::Skill`].
+    ///
+    /// ```
+    /// use mcp_fusion::FusionServer;
+    /// use mcp_fusion::skill::Skill;
+    ///
+    /// let text = "---\nname: git-workflow\ndescription: Follow the team's branching and commit rules.\n---\n# Git\n";
+    /// let server = FusionServer::builder("docs", "1").skill(Skill::new("git-workflow", text)).build(()).unwrap();
+    /// assert_eq!(server.skills()[0].uri, "skill://git-workflow/SKILL.md");
+    /// ```
+    pub fn skill(mut self, skill: Skill) -> ServerBuilder<S> {
+        self.skills.push(skill);
         self
     }
 
@@ -475,10 +505,16 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
                 .push((crate::apps::UI_EXTENSION.to_owned(), settings.as_object().cloned().unwrap_or_default()));
         }
         self.resources.extend(apps.iter().map(app_resource));
+        let skills = Skills::merged(std::mem::take(&mut self.skill_sets), std::mem::take(&mut self.skills))?;
+        let skills = Arc::clone(skills.catalog());
+        if !skills.is_empty() {
+            self.extensions.push(super::skills::extension());
+        }
         let extensions = extensions(std::mem::take(&mut self.extensions))?;
         let state = state.into();
         let mounts = std::mem::take(&mut self.mounts);
-        let (resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
+        let (mut resources, templates) = (std::mem::take(&mut self.resources), std::mem::take(&mut self.templates));
+        resources.extend(super::skills::resources(&skills));
         let prompts = std::mem::take(&mut self.prompts);
         let tasks = self.tasks.take();
         let (info, instructions, groups, settings) = self.into_parts();
@@ -513,6 +549,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             resources_declared: resources.any().into(),
             resources: ArcSwap::from_pointee(resources),
             prompts,
+            skills,
             editing: Default::default(),
             peers: Default::default(),
             in_flight: Default::default(),

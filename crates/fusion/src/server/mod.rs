@@ -20,6 +20,7 @@ mod prompts;
 mod relay;
 mod resources;
 mod service;
+mod skills;
 mod tasks;
 mod upstream_failure;
 mod upstream_names;
@@ -87,6 +88,8 @@ struct Inner {
     /// template on, and then for good, so a session never loses it while they come and go.
     resources_declared: AtomicBool,
     prompts: prompts::Prompts,
+    /// The skills it serves (their files are among `resources`).
+    skills: Arc<crate::skill::Catalog>,
     /// Held while a new catalog or set of resources is made, so two changes never undo each
     /// other.
     editing: Mutex<()>,

@@ -233,6 +233,11 @@ impl Resources {
         &self.listed
     }
 
+    /// How `resources/list` shows the fixed resource at `uri`.
+    pub(crate) fn listed_at(&self, uri: &str) -> Option<&ListedResource> {
+        self.by_uri.get(uri).map(|&index| &self.listed[index])
+    }
+
     /// The templates `resources/templates/list` returns.
     pub(crate) fn listed_templates(&self) -> &[ListedTemplate] {
         &self.listed_templates

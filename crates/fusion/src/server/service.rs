@@ -13,11 +13,12 @@ use std::sync::atomic::Ordering;
 use mcp_fusion_contract::MOUNTS_CAPABILITY;
 use rmcp::model::{
     ArgumentInfo, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
-    CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams,
-    SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
+    CustomRequest, CustomResult, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    GetSkillRequestParams, GetSkillResult, GetTaskParams, GetTaskResult, JsonObject, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, ResourcesCapability, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, Tool, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -221,6 +222,34 @@ impl ServerHandler for FusionServer {
         FusionServer::read_resource(self, &request.uri, info).await
     }
 
+    /// `skills/list` (SEP-2640): a page of the skills' entries.
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.skills_page(cursor, list_caller(&context).is_some())
+    }
+
+    /// `skills/get` (SEP-2640): one skill's entry, by the URI of its `SKILL.md`.
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.skill_entry(&request.uri)
+    }
+
+    /// `resources/directory/read` (SEP-2640): a page of a skill directory's children.
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        self.directory_page(&request.uri, request.cursor.as_deref(), list_caller(&context).is_some())
+    }
+
     /// `resources/subscribe`, for protocol versions before 2026-07-28: a URI a read would
     /// accept, in a session that can carry the notification, through the server's guards, and
     /// within what the session and the server may hold.
@@ -349,6 +378,12 @@ impl ServerHandler for FusionServer {
         }
         match request.method.as_str() {
             "tools/call" => Err(ErrorData::invalid_params(call_params_problem(request.params.as_ref()), None)),
+            "skills/list" | "skills/get" | "resources/directory/read" if !self.inner.skills.is_empty() => {
+                Err(ErrorData::invalid_params(
+                    super::skills::params_problem(&request.method, request.params.as_ref()),
+                    None,
+                ))
+            }
             "tools/list"
             | "initialize"
             | "ping"

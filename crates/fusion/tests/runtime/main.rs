@@ -1,6 +1,6 @@
 //! The runtime in process: the chain of guards and middleware, the guards' envelopes, healing,
-//! listing, lockfiles, `#[action]`, garbage input, idempotency keys, handoff mounts and what an
-//! operator sees of each call. One test binary, one module per area.
+//! listing, lockfiles, `#[action]`, garbage input, idempotency keys, handoff mounts, skills and
+//! what an operator sees of each call. One test binary, one module per area.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -19,4 +19,5 @@ mod lockfile;
 mod observability;
 mod scalars;
 mod shapes;
+mod skills;
 mod strict_schemas;

@@ -6,5 +6,6 @@ mod support;
 
 mod in_process;
 mod retries;
+mod skills;
 mod strict;
 mod value_free;

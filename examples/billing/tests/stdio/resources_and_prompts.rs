@@ -70,7 +70,12 @@ async fn the_summary_and_an_invoice_are_listed_and_read() {
     let resources = client.list_all_resources().await.unwrap();
     assert_eq!(
         resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(),
-        ["billing://summary", "ui://billing/invoice-view"]
+        [
+            "billing://summary",
+            "ui://billing/invoice-view",
+            "skill://chase-unpaid-invoice/SKILL.md",
+            "skill://chase-unpaid-invoice/references/reminder-email.md"
+        ]
     );
     let templates = client.list_all_resource_templates().await.unwrap();
     assert_eq!(templates.iter().map(|t| t.uri_template.as_str()).collect::<Vec<_>>(), ["billing://invoices/{id}"]);
