@@ -71,6 +71,8 @@ trap stop_server EXIT
 # Starts the server on a free port; sets SERVER_PID and URL (read from its stderr).
 start_server() {
   local log=$1 _
+  # Made here, not by the background job's redirection, which may come after the first read.
+  : >"$log"
   "$BIN" --http 127.0.0.1:0 2>"$log" &
   SERVER_PID=$!
   URL=
