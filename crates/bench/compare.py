@@ -3,7 +3,8 @@
 
     crates/bench/compare.py [--rounds 3] [--seconds 3] [--label NAME] [--docs docs/benchmarks.md]
                             [--check RATIO] [--only stdio|http-stateless|http-stateful] [--concurrency 1|16] [--call valid|invalid]
-                            [--sdks] [--servers DIR]
+                            [--sdks] [--servers DIR] [--extra-cpu-us N] [--blocking-stdio]
+    crates/bench/compare.py --guard crates/bench/guard.json [--update-guard] [--no-build]
 
 Each row (transport, call, concurrency) runs every server once per round, the servers in turn
 (in reverse order every other round), so that a slow minute of the machine falls on all of them;
@@ -14,6 +15,13 @@ in that file. With --check, the script fails when the framework's calls/s fall b
 times raw rmcp's on any row, in this run and again when that row is measured a second time:
 ratios measured in one run are stable where absolute numbers are not, and a row that falls once
 by a noisy minute does not fall twice.
+
+With --guard FILE, the rows, rounds and floors are those of FILE, which also holds the figures of
+the last landed run: the script fails when, on any row, the framework's CPU per call relative to
+raw rmcp's in the same round (the median over the rounds) is more than 10 % above the landed
+figure, or its calls/s ratio is below the row's floor, naming the row; a row that fails is
+measured again and fails the run only when it fails twice. --update-guard writes this run's
+figures into FILE, for the change that lands them.
 """
 
 import argparse
@@ -29,17 +37,26 @@ RELEASE = os.path.join(ROOT, "target", "release")
 TRANSPORTS = ["stdio", "http-stateless", "http-stateful"]
 ROWS = [(t, call, c) for t in TRANSPORTS for (call, c) in [("valid", 1), ("valid", 16), ("invalid", 1), ("invalid", 16)]]
 METRICS = ["calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "peak_rss_kib", "private_kib"]
+# How much more CPU per call, relative to raw rmcp's, the guard lets pass against the landed figure.
+REGRESSION = 0.10
 # Where the servers are taken from: --servers DIR measures another build (an older commit's).
 SERVERS = RELEASE
 
 
 SDK = os.path.join(ROOT, "crates", "bench", "sdk")
+# Extra flags for each of the two servers (--extra-cpu-us).
+FLAGS: dict[str, list[str]] = {"raw rmcp": [], "framework": []}
+# Raw rmcp's stdio rows on its blocking stdio() rather than stdio_pipes().
+BLOCKING_STDIO = False
 # Other SDKs' servers for the same tool, stdio only, set up by `sdk_servers` when asked.
 OTHERS: dict[str, list[str]] = {}
 
 
 def servers() -> dict[str, list[str]]:
-    return {"raw rmcp": [os.path.join(SERVERS, "bench-raw")], "framework": [os.path.join(SERVERS, "bench-fusion")]}
+    return {
+        "raw rmcp": [os.path.join(SERVERS, "bench-raw"), *FLAGS["raw rmcp"]],
+        "framework": [os.path.join(SERVERS, "bench-fusion"), *FLAGS["framework"]],
+    }
 
 
 def sdk_servers() -> dict[str, list[str]]:
@@ -65,7 +82,8 @@ def sdk_servers() -> dict[str, list[str]]:
 
 def command(server: list[str], transport: str) -> list[str]:
     if transport == "stdio":
-        return server
+        blocking = BLOCKING_STDIO and os.path.basename(server[0]) == "bench-raw"
+        return server + (["--blocking-stdio"] if blocking else [])
     extra = ["--stateful"] if transport == "http-stateful" else []
     return server + ["--http", "127.0.0.1:{port}"] + extra
 
@@ -98,6 +116,9 @@ def measure(rows, rounds: int, seconds: float, warmup: float) -> dict:
     for (row, name), reports in runs.items():
         raw = runs[(row, "raw rmcp")]
         medians[(row, name)]["ratio"] = statistics.median(r["calls_per_s"] / b["calls_per_s"] for r, b in zip(reports, raw))
+        medians[(row, name)]["cpu_ratio"] = statistics.median(
+            r["cpu_us_per_call"] / max(b["cpu_us_per_call"], 1e-9) for r, b in zip(reports, raw)
+        )
     return medians
 
 
@@ -186,11 +207,134 @@ def below(rows, medians: dict, check: float) -> list:
     return low
 
 
+def row_name(row) -> str:
+    return f"{row[0]} {row[1]} c={row[2]}"
+
+
+class GuardError(Exception):
+    """A guard file that cannot be read, said with where in it."""
+
+
+def load_guard(path: str) -> dict:
+    """The guard file, checked: its settings, and rows each with a floor and, once a run has
+    landed them, the figures of that run."""
+    try:
+        with open(path) as file:
+            guard = json.load(file)
+    except OSError as error:
+        raise GuardError(f"{path}: cannot be read: {error.strerror}") from error
+    except json.JSONDecodeError as error:
+        raise GuardError(f"{path}: not JSON: {error.msg} at line {error.lineno}, column {error.colno}") from error
+
+    def number(value, where: str, low: float, integer: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low or (integer and value != int(value)):
+            kind = "an integer" if integer else "a number"
+            raise GuardError(f"{path}: {where}: expected {kind} of at least {low}, found {json.dumps(value)}")
+        return value
+
+    if not isinstance(guard, dict):
+        raise GuardError(f"{path}: expected an object with \"settings\" and \"rows\", found {type(guard).__name__}")
+    settings = guard.get("settings")
+    if not isinstance(settings, dict):
+        raise GuardError(f"{path}: settings: expected an object with rounds, seconds and warmup")
+    number(settings.get("rounds"), "settings.rounds", 1, integer=True)
+    number(settings.get("seconds"), "settings.seconds", 0.1)
+    number(settings.get("warmup"), "settings.warmup", 0)
+    rows = guard.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise GuardError(f"{path}: rows: expected a list of rows, each with transport, call, c and floor")
+    seen = set()
+    for index, entry in enumerate(rows):
+        where = f"rows[{index}]"
+        if not isinstance(entry, dict):
+            raise GuardError(f"{path}: {where}: expected an object, found {json.dumps(entry)}")
+        row = (entry.get("transport"), entry.get("call"), entry.get("c"))
+        if row not in ROWS:
+            known = ", ".join(sorted({t for t, _, _ in ROWS}))
+            raise GuardError(f"{path}: {where}: no such row {json.dumps(list(row))}: transport is one of {known}, "
+                             "call valid or invalid, c 1 or 16")
+        if row in seen:
+            raise GuardError(f"{path}: {where}: {row_name(row)} is listed twice")
+        seen.add(row)
+        number(entry.get("floor"), f"{where}.floor", 0)
+        landed = entry.get("landed")
+        if landed is not None:
+            if not isinstance(landed, dict):
+                raise GuardError(f"{path}: {where}.landed: expected an object, found {json.dumps(landed)}")
+            number(landed.get("cpu_ratio"), f"{where}.landed.cpu_ratio", 0.001)
+    return guard
+
+
+def guard_rows(guard: dict) -> list:
+    return [(e["transport"], e["call"], e["c"]) for e in guard["rows"]]
+
+
+def guard_failures(guard: dict, rows, medians: dict) -> list:
+    """The rows that fail the guard, each said: below its floor, or more CPU per call than the
+    landed figure allows. A row the guard has no landed figure for is held to its floor only."""
+    entries = {(e["transport"], e["call"], e["c"]): e for e in guard["rows"]}
+    failed = []
+    for row in rows:
+        entry, fw = entries[row], medians[(row, "framework")]
+        problems = []
+        if fw["ratio"] < entry["floor"]:
+            problems.append(f"makes {fw['ratio']:.2f}× raw rmcp's calls/s, below the floor of {entry['floor']}×")
+        landed = entry.get("landed")
+        if landed is not None:
+            change = fw["cpu_ratio"] / landed["cpu_ratio"] - 1
+            said = (f"spends {fw['cpu_ratio']:.2f}× raw rmcp's CPU per call ({fw['cpu_us_per_call']:.1f} µs), "
+                    f"{100 * change:+.0f} % against the landed {landed['cpu_ratio']:.2f}×")
+            if change > REGRESSION:
+                problems.append(f"{said}: a regression over {100 * REGRESSION:.0f} %")
+            else:
+                print(f"compare.py: {row_name(row)}: the framework {said}", file=sys.stderr)
+        for problem in problems:
+            print(f"compare.py: {row_name(row)}: the framework {problem}", file=sys.stderr)
+        if problems:
+            failed.append(row)
+    return failed
+
+
+def update_guard(path: str, guard: dict, rows, medians: dict) -> None:
+    """Writes this run's figures as the landed ones of each measured row."""
+    for entry in guard["rows"]:
+        row = (entry["transport"], entry["call"], entry["c"])
+        if row not in rows:
+            continue
+        raw, fw = medians[(row, "raw rmcp")], medians[(row, "framework")]
+        entry["landed"] = {
+            "cpu_ratio": round(fw["cpu_ratio"], 3),
+            "ratio": round(fw["ratio"], 3),
+            "raw_cpu_us_per_call": round(raw["cpu_us_per_call"], 1),
+            "framework_cpu_us_per_call": round(fw["cpu_us_per_call"], 1),
+            "raw_calls_per_s": round(raw["calls_per_s"]),
+            "framework_calls_per_s": round(fw["calls_per_s"]),
+        }
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True).stdout.strip()
+    guard["measured"] = {"on": commit or "unknown", "cpu": cpu_model(), "cores": os.cpu_count()}
+    with open(path, "w") as file:
+        file.write(json.dumps(guard, indent=2, ensure_ascii=False) + "\n")
+    print(f"compare.py: {path}: the landed figures are this run's", file=sys.stderr)
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as file:
+            for line in file:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--seconds", type=float, default=3.0, help="measured seconds per run")
-    parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds before each run's window")
+    parser.add_argument("--rounds", type=int, help="rounds of every row (default 3, or the guard file's)")
+    parser.add_argument("--seconds", type=float, help="measured seconds per run (default 3, or the guard file's)")
+    parser.add_argument("--warmup", type=float,
+                        help="unmeasured seconds before each run's window (default 1, or the guard file's)")
     parser.add_argument("--only", choices=TRANSPORTS, action="append", help="rows of these transports only")
     parser.add_argument("--concurrency", type=int, choices=[1, 16], action="append", help="rows of these concurrencies only")
     parser.add_argument("--call", choices=["valid", "invalid"], action="append", help="rows of these calls only")
@@ -202,9 +346,36 @@ def main() -> int:
     parser.add_argument("--no-build", action="store_true", help="use the binaries already built with --profile")
     parser.add_argument("--sdks", action="store_true", help="also the TypeScript SDK's and FastMCP's servers (stdio rows)")
     parser.add_argument("--servers", metavar="DIR", help="take bench-raw and bench-fusion from DIR (another build); bench-drive stays this one")
+    parser.add_argument("--guard", metavar="FILE", help="the rows, rounds, floors and landed figures to hold the framework to")
+    parser.add_argument("--update-guard", action="store_true", help="with --guard: write this run's figures into FILE")
+    parser.add_argument("--extra-cpu-us", type=int, default=0, metavar="N",
+                        help="the framework spends N µs more CPU in every call: a regression made on purpose")
+    parser.add_argument("--blocking-stdio", action="store_true",
+                        help="raw rmcp on its blocking stdio() instead of stdio_pipes() (the comparison before rmcp 3.6)")
     args = parser.parse_args()
+    guard = None
+    if args.guard:
+        try:
+            guard = load_guard(args.guard)
+        except GuardError as error:
+            print(f"compare.py: {error}", file=sys.stderr)
+            return 2
+    elif args.update_guard:
+        parser.error("--update-guard needs --guard FILE")
+    settings = guard["settings"] if guard else {"rounds": 3, "seconds": 3.0, "warmup": 1.0}
+    for name in ("rounds", "seconds", "warmup"):
+        if getattr(args, name) is None:
+            setattr(args, name, settings[name])
+    if args.update_guard and (args.rounds, args.seconds, args.warmup) != tuple(settings[n] for n in ("rounds", "seconds", "warmup")):
+        parser.error("--update-guard measures with the guard file's settings: leave out --rounds, --seconds and --warmup")
     if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0:
         parser.error("--rounds must be at least 1, --seconds positive and --warmup not negative")
+    if args.extra_cpu_us < 0:
+        parser.error("--extra-cpu-us must not be negative")
+    if args.extra_cpu_us:
+        FLAGS["framework"] += ["--extra-cpu-us", str(args.extra_cpu_us)]
+    if args.update_guard and args.extra_cpu_us:
+        parser.error("--update-guard with --extra-cpu-us would land a slowdown made on purpose")
 
     global RELEASE, SERVERS
     RELEASE = SERVERS = os.path.join(ROOT, "target", args.profile)
@@ -214,13 +385,17 @@ def main() -> int:
         subprocess.run(["cargo", "build", "--profile", args.profile, "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
     rows = [
         row
-        for row in ROWS
+        for row in (guard_rows(guard) if guard else ROWS)
         if (not args.only or row[0] in args.only)
         and (not args.concurrency or row[2] in args.concurrency)
         and (not args.call or row[1] in args.call)
     ]
     if args.sdks:
         OTHERS.update(sdk_servers())
+    if not rows:
+        parser.error("no row is left by --only, --concurrency and --call")
+    global BLOCKING_STDIO
+    BLOCKING_STDIO = args.blocking_stdio
     medians = measure(rows, args.rounds, args.seconds, args.warmup)
     text = table(rows, medians)
     if OTHERS and any(row[0] == "stdio" for row in rows):
@@ -240,6 +415,21 @@ def main() -> int:
         if low:
             return 1
         print(f"compare.py: every row at or above {args.check}× raw rmcp's calls/s", file=sys.stderr)
+    if guard:
+        failed = guard_failures(guard, rows, medians)
+        if failed:
+            print(f"compare.py: measuring again: {', '.join(map(row_name, failed))}", file=sys.stderr)
+            again = measure(failed, args.rounds, args.seconds, args.warmup)
+            failed = guard_failures(guard, failed, again)
+            medians.update(again)
+        if args.update_guard:
+            update_guard(args.guard, guard, rows, medians)
+        elif failed:
+            print(f"compare.py: the guard fails on {', '.join(map(row_name, failed))} ({args.guard})", file=sys.stderr)
+            return 1
+        else:
+            print(f"compare.py: every row of {args.guard} holds: within {100 * REGRESSION:.0f} % of the landed CPU "
+                  "per call and above its floor", file=sys.stderr)
     return 0
 
 

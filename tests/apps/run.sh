@@ -108,17 +108,12 @@ if [[ -n "${APPS_SERVER_BIN:-}" ]]; then
   BIN="$(cd "$ROOT" && realpath "$APPS_SERVER_BIN")"
   [[ -x "$BIN" ]] || die "APPS_SERVER_BIN=$APPS_SERVER_BIN is not an executable"
 else
-  step "build billing-server"
-  BIN="$(cd "$ROOT" && cargo build -p billing-server --message-format=json-render-diagnostics |
-    node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-      for (const line of s.split("\n")) {
-        try {
-          const m = JSON.parse(line);
-          if (m.reason === "compiler-artifact" && m.target.name === "billing-server" && m.executable) console.log(m.executable);
-        } catch {}
-      }
-    })')"
-  [[ -x "$BIN" ]] || die "cargo build -p billing-server produced no executable"
+  step "build billing-server (the workspace's debug build, tests/lib/debug.sh)"
+  # shellcheck source=tests/lib/debug.sh
+  source "$ROOT/tests/lib/debug.sh"
+  debug_build -q
+  BIN="$DEBUG_DIR/billing-server"
+  [[ -x "$BIN" ]] || die "cargo build produced no billing-server"
 fi
 echo "${BIN#"$ROOT"/}"
 

@@ -49,12 +49,12 @@ SUITE_VERSION=$(node -p "require('$HERE/node_modules/@modelcontextprotocol/confo
 conformance() { node "$SUITE" "$@"; }
 
 # --- The fixture server ----------------------------------------------------------------------
-say "building fusion-conformance-server"
-(cd "$ROOT" && cargo build --locked --quiet -p fusion-conformance-server)
-TARGET_DIR=$(cd "$ROOT" && cargo metadata --locked --format-version 1 --no-deps \
-  | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
-BIN=$TARGET_DIR/debug/fusion-conformance-server
-OUT=$TARGET_DIR/conformance
+say "building fusion-conformance-server (the workspace's debug build, tests/lib/debug.sh)"
+# shellcheck source=tests/lib/debug.sh
+source "$ROOT/tests/lib/debug.sh"
+debug_build --locked --quiet
+BIN=$DEBUG_DIR/fusion-conformance-server
+OUT=${DEBUG_DIR%/debug}/conformance
 rm -rf "$OUT"
 mkdir -p "$OUT"
 

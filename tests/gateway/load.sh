@@ -135,11 +135,10 @@ ready() {
 step "build billing-server, fusion-gateway and fusion-load (release)"
 # shellcheck source=tests/lib/release.sh
 source "$ROOT/tests/lib/release.sh"
-BUILT="$(release_build --message-format=json-render-diagnostics |
-  jq -r 'select(.reason == "compiler-artifact" and .executable != null) | "\(.target.name) \(.executable)"')"
-BILLING="$(sed -n 's/^billing-server //p' <<<"$BUILT")"
-GATEWAY="$(sed -n 's/^fusion-gateway //p' <<<"$BUILT")"
-LOAD="$(sed -n 's/^fusion-load //p' <<<"$BUILT")"
+release_build --quiet
+BILLING="$RELEASE_DIR/billing-server"
+GATEWAY="$RELEASE_DIR/fusion-gateway"
+LOAD="$RELEASE_DIR/fusion-load"
 for binary in "$BILLING" "$GATEWAY" "$LOAD"; do
   [[ -x "$binary" ]] || die "cargo build did not produce billing-server, fusion-gateway and fusion-load"
   echo "${binary#"$ROOT"/}"

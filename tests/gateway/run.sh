@@ -115,15 +115,12 @@ else
 fi
 echo "mcp $("$VENV/bin/python" -c 'from importlib.metadata import version; print(version("mcp"))')"
 
-step "build billing-server and fusion-gateway"
-BUILT="$(cd "$ROOT" && cargo build -p billing-server -p mcp-fusion-gateway --message-format=json-render-diagnostics |
-  python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in ("billing-server", "fusion-gateway"):
-        print(m["target"]["name"], m["executable"])')"
-BILLING="$(sed -n 's/^billing-server //p' <<<"$BUILT")"
-GATEWAY="$(sed -n 's/^fusion-gateway //p' <<<"$BUILT")"
+step "build billing-server and fusion-gateway (the workspace's debug build, tests/lib/debug.sh)"
+# shellcheck source=tests/lib/debug.sh
+source "$ROOT/tests/lib/debug.sh"
+debug_build -q
+BILLING="$DEBUG_DIR/billing-server"
+GATEWAY="$DEBUG_DIR/fusion-gateway"
 [[ -x "$BILLING" ]] || die "cargo build produced no billing-server"
 [[ -x "$GATEWAY" ]] || die "cargo build produced no fusion-gateway"
 echo "${BILLING#"$ROOT"/}"

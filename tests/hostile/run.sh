@@ -8,12 +8,12 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 
-# The release build the gateway's load step made before (tests/lib/release.sh): one set of
-# packages, so that a run after it finds billing-server built.
+# The release build the steps before made (tests/lib/release.sh): one set of packages, so that
+# a run after them finds billing-server built.
 # shellcheck source=tests/lib/release.sh
 source "$ROOT/tests/lib/release.sh"
 release_build --quiet
-BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/release/billing-server"
+BIN="$RELEASE_DIR/billing-server"
 [[ -x "$BIN" ]] || { echo "cargo build produced no $BIN" >&2; exit 1; }
 # A few hundred sockets, the server's own descriptors and the client's: lift the soft limit.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true

@@ -23,8 +23,10 @@ if [[ ! -x "$HERE/.venv/bin/python" ]]; then
 fi
 
 cd "$ROOT"
-cargo build -q -p tasks-server -p tasks-rmcp
-original="$ROOT/target/debug/tasks-rmcp"
-port="$ROOT/target/debug/tasks-server"
+# shellcheck source=tests/lib/debug.sh
+source "$ROOT/tests/lib/debug.sh"
+debug_build -q
+original="$DEBUG_DIR/tasks-rmcp"
+port="$DEBUG_DIR/tasks-server"
 node "$HERE/ts/port.mjs" "$original" "$port" "$TMP"
 "$HERE/.venv/bin/python" "$HERE/python/port.py" "$original" "$port" "$TMP"

@@ -126,14 +126,12 @@ if [[ -n "${INTEROP_SERVER_BIN:-}" ]]; then
   BIN="$(cd "$ROOT" && realpath "$INTEROP_SERVER_BIN")"
   [[ -x "$BIN" ]] || die "INTEROP_SERVER_BIN=$INTEROP_SERVER_BIN is not an executable"
 else
-  step "build billing-server"
-  BIN="$(cd "$ROOT" && cargo build -p billing-server --message-format=json-render-diagnostics |
-    python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "billing-server" and m.get("executable"):
-        print(m["executable"])')"
-  [[ -x "$BIN" ]] || die "cargo build -p billing-server produced no executable"
+  step "build billing-server (the workspace's debug build, tests/lib/debug.sh)"
+  # shellcheck source=tests/lib/debug.sh
+  source "$ROOT/tests/lib/debug.sh"
+  debug_build -q
+  BIN="$DEBUG_DIR/billing-server"
+  [[ -x "$BIN" ]] || die "cargo build produced no billing-server"
 fi
 echo "${BIN#"$ROOT"/}"
 HAS_HTTP=0

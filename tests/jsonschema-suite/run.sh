@@ -77,9 +77,11 @@ step "unit tests of the rules"
 "$VENV/bin/python" -m unittest discover -s "$HERE" -p 'test_*.py'
 
 if [[ -z "$GATEWAY" ]]; then
-  step "build fusion-gateway"
-  (cd "$ROOT" && cargo build -q -p mcp-fusion-gateway)
-  GATEWAY="${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion-gateway"
+  step "build fusion-gateway (the workspace's debug build, tests/lib/debug.sh)"
+  # shellcheck source=tests/lib/debug.sh
+  source "$ROOT/tests/lib/debug.sh"
+  debug_build -q
+  GATEWAY="$DEBUG_DIR/fusion-gateway"
 fi
 [[ -x "$GATEWAY" ]] || die "no fusion-gateway at $GATEWAY"
 

@@ -37,8 +37,10 @@ else
 fi
 [[ -x "$VENV/bin/mcp-assert" ]] || die "pip installed no mcp-assert in tests/mcp-assert/.venv"
 
-(cd "$ROOT" && cargo build -q -p billing-server -p mcp-fusion-gateway)
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
+# shellcheck source=tests/lib/debug.sh
+source "$ROOT/tests/lib/debug.sh"
+debug_build -q
+BIN="$DEBUG_DIR"
 TMP="$(mktemp -d -t fusion-mcp-assert.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
 printf '[[mount]]\nnamespace = "demo"\ncommand = "%s"\nargs = ["--db", "%s"]\n' \

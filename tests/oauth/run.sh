@@ -79,17 +79,20 @@ if [[ -n "${OAUTH_SERVER_BIN:-}" ]]; then
   BIN="$(cd "$ROOT" && realpath "$OAUTH_SERVER_BIN")"
   [[ -x "$BIN" ]] || die "OAUTH_SERVER_BIN=$OAUTH_SERVER_BIN is not an executable"
 else
-  step "build billing-server, fusion and fusion-gateway"
-  (cd "$ROOT" && cargo build -q -p billing-server -p fusion-cli -p mcp-fusion-gateway)
-  BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/billing-server"
-  [[ -x "$BIN" ]] || die "cargo build -p billing-server left no $BIN"
+  step "build billing-server, fusion and fusion-gateway (the workspace's debug build, tests/lib/debug.sh)"
+  # shellcheck source=tests/lib/debug.sh
+  source "$ROOT/tests/lib/debug.sh"
+  debug_build -q
+  BIN="$DEBUG_DIR/billing-server"
+  [[ -x "$BIN" ]] || die "cargo build left no $BIN"
 fi
+DEBUG_DIR="${DEBUG_DIR:-${CARGO_TARGET_DIR:-$ROOT/target}/debug}"
 # `fusion lock` compares what a full-scope caller is shown with the whole server.
-FUSION="${OAUTH_FUSION_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion}"
+FUSION="${OAUTH_FUSION_BIN:-$DEBUG_DIR/fusion}"
 [[ -x "$FUSION" ]] || die "no fusion binary at $FUSION: build it (cargo build -p fusion-cli) or set OAUTH_FUSION_BIN"
 FUSION="$(realpath "$FUSION")"
 # The gateway in front of one more billing-server: a resource server, and a client of its own.
-GATEWAY="${OAUTH_GATEWAY_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion-gateway}"
+GATEWAY="${OAUTH_GATEWAY_BIN:-$DEBUG_DIR/fusion-gateway}"
 [[ -x "$GATEWAY" ]] ||
   die "no fusion-gateway binary at $GATEWAY: build it (cargo build -p mcp-fusion-gateway) or set OAUTH_GATEWAY_BIN"
 GATEWAY="$(realpath "$GATEWAY")"

@@ -37,8 +37,11 @@ fi
 export REDIS_SERVER
 "$REDIS_SERVER" --version
 
+# `--workspace` resolves features as `cargo test --workspace` does (mcp-fusion's `redis` comes
+# from billing-server), so that after the workspace's tests these are the binaries already
+# built, and the two runs share one build.
 step "RedisStore against a real redis-server"
-cargo test -p mcp-fusion --features redis,http --test redis -- --ignored --test-threads=1
+cargo test --workspace --test redis -- --ignored --test-threads=1
 
 step "billing-server replicas sharing tasks through a real redis-server (one killed with -9)"
-cargo test -p billing-server --test replicas -- --ignored --test-threads=1
+cargo test --workspace --test replicas -- --ignored --test-threads=1

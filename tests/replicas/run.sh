@@ -71,8 +71,8 @@ echo "${haproxy_version%%$'\n'*}"
 
 step "billing-server and fusion-load (release)"
 release_build --quiet
-BILLING="$ROOT/target/release/billing-server"
-LOAD="$ROOT/target/release/fusion-load"
+BILLING="$RELEASE_DIR/billing-server"
+LOAD="$RELEASE_DIR/fusion-load"
 
 step "tests/replicas/.venv: the Python SDK"
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' || die "$(python3 --version) is too old for mcp: it needs >= 3.10"

@@ -1,7 +1,9 @@
 //! `fusion call` and `fusion parse`, run as a user runs them.
 
+mod demo;
+
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
@@ -29,11 +31,9 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// The demo binary, built into the same target directory as `fusion`.
+/// The demo binary, beside `fusion`.
 fn billing_server() -> PathBuf {
-    let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "billing-server"]).status().unwrap();
-    assert!(built.success(), "cargo build -p billing-server");
-    Path::new(FUSION).with_file_name("billing-server")
+    demo::billing_server(FUSION)
 }
 
 const NOT_FOUND: &str = "<tool_error code=\"NOT_FOUND\" severity=\"error\">\n<message>No invoice.</message>\n\

@@ -2,6 +2,8 @@
 //! fail on the BREAKING change while the changed server tells the model what changed, in the
 //! validation error of that action only.
 
+mod demo;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -173,9 +175,7 @@ async fn a_breaking_change_fails_check_and_heals_the_next_call() {
 
 #[test]
 fn locking_the_demo_twice_gives_identical_files() {
-    let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "billing-server"]).status().unwrap();
-    assert!(built.success());
-    let server = Path::new(FUSION).with_file_name("billing-server");
+    let server = demo::billing_server(FUSION);
     let dir = tempfile::tempdir().unwrap();
     let command = format!("'{}' --db '{}'", server.display(), dir.path().join("billing.db").display());
     let (first, second) = (dir.path().join("first.lock"), dir.path().join("second.lock"));

@@ -1,17 +1,17 @@
 //! `fusion` as a terminal user meets it: a reader of its output that goes away early, a server
 //! that cannot be reached or started, a server that logs, and `--help`.
 
+mod demo;
+
 use std::io::{Read as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 const FUSION: &str = env!("CARGO_BIN_EXE_fusion");
 
-/// The demo binary, built into the same target directory as `fusion`.
+/// The demo binary, beside `fusion`.
 fn billing_server() -> PathBuf {
-    let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "billing-server"]).status().unwrap();
-    assert!(built.success(), "cargo build -p billing-server");
-    Path::new(FUSION).with_file_name("billing-server")
+    demo::billing_server(FUSION)
 }
 
 fn command(args: &[&str]) -> Command {

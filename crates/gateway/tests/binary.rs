@@ -6,7 +6,6 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 
 use mcp_fusion::contract::{Contracts, Lockfile, ToolContract};
 use mcp_fusion::wire::ErrorCode;
@@ -16,16 +15,9 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use support::*;
 
-/// The `fusion` CLI, built once.
+/// The `fusion` CLI.
 fn fusion() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "fusion-cli"]).status().unwrap();
-            assert!(built.success(), "cargo build -p fusion-cli");
-            Path::new(GATEWAY).with_file_name("fusion")
-        })
-        .clone()
+    workspace_executable("fusion")
 }
 
 /// A gateway file mounting the demo as `demo`, its database in `dir`.

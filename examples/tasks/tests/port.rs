@@ -19,16 +19,17 @@ type Client = RunningService<RoleClient, ()>;
 
 const PORT: &str = env!("CARGO_BIN_EXE_tasks-server");
 
-/// The rmcp original, built beside the port.
+/// The rmcp original, built beside the port as `cargo test --workspace` builds the workspace's
+/// executables (every member; `--examples` brings in the dev-dependencies' features), so that a
+/// test run of the workspace finds it built instead of building the shared crates again with the
+/// features `-p tasks-rmcp` alone would pick.
 fn original() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "tasks-rmcp"]).status().unwrap();
-            assert!(built.success(), "cargo build -p tasks-rmcp");
-            Path::new(PORT).with_file_name("tasks-rmcp")
-        })
-        .clone()
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let built = Command::new(env!("CARGO")).args(["build", "-q", "--workspace", "--bins", "--examples"]).status();
+        assert!(built.unwrap().success(), "cargo build --workspace --bins --examples");
+    });
+    Path::new(PORT).with_file_name("tasks-rmcp")
 }
 
 async fn spawn(binary: &Path, file: &Path) -> Client {

@@ -18,6 +18,9 @@ wrong effect is not healed. Up to 3 repairs and 4 look-ups.
 
     python heal.py --gateway PATH --node node --memory JS --filesystem JS --time CMD [--json F]
     python heal.py ... --agent blind      # the control: retries without reading, heals 0
+    python heal.py ... --tool-search --direct-from earlier.json   # the direct side as recorded
+
+Scenarios run two at a time (--jobs), each with its own directory and servers.
 
 The last lines are `direct: H/N (P%)` and `gateway: H/N (P%)`.
 """
@@ -835,20 +838,30 @@ async def wait_listed(session: ClientSession, mounts: int) -> None:
 
 
 async def amain(opts: argparse.Namespace) -> int:
-    # SIGTERM ends the run as Ctrl-C does: the servers of the scenario running are stopped
+    # SIGTERM ends the run as Ctrl-C does: the servers of the scenarios running are stopped
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
     scenarios = corpus()
     if opts.only:
         scenarios = [s for s in scenarios if s.id in opts.only.split(",")]
+    earlier = direct_outcomes(opts.direct_from, opts.agent, scenarios) if opts.direct_from else {}
+    # Scenarios run side by side, each in its own directory with its own servers: most of a
+    # scenario is servers starting, one core each.
+    running = asyncio.Semaphore(opts.jobs)
+
+    async def both(sc: Scenario) -> tuple[Outcome, Outcome]:
+        async with running:
+            direct = earlier.get(sc.id) or await run_one(sc, opts, through=False)
+            gateway = await run_one(sc, opts, through=True)
+        print(f"{sc.kind:14} {sc.id:22} direct {'healed' if direct.healed else 'FAILED':7} "
+              f"gateway {'healed' if gateway.healed else 'FAILED'}", flush=True)
+        return direct, gateway
+
+    outcomes = await asyncio.gather(*(both(sc) for sc in scenarios))
     rows, record = [], []
-    for sc in scenarios:
-        direct = await run_one(sc, opts, through=False)
-        gateway = await run_one(sc, opts, through=True)
+    for sc, (direct, gateway) in zip(scenarios, outcomes):
         rows.append((sc, direct.healed, gateway.healed))
         record.append({"id": sc.id, "kind": sc.kind, "server": sc.server, "direct": direct.healed,
                        "gateway": gateway.healed, "direct_calls": direct.calls, "gateway_calls": gateway.calls})
-        print(f"{sc.kind:14} {sc.id:22} direct {'healed' if direct.healed else 'FAILED':7} "
-              f"gateway {'healed' if gateway.healed else 'FAILED'}", flush=True)
     n = len(rows)
     d = sum(1 for _, a, _ in rows if a)
     g = sum(1 for _, _, b in rows if b)
@@ -860,6 +873,24 @@ async def amain(opts: argparse.Namespace) -> int:
     print(f"direct: {d}/{n} ({100 * d / max(n, 1):.1f}%)")
     print(f"gateway: {g}/{n} ({100 * g / max(n, 1):.1f}%)")
     return 0
+
+
+def direct_outcomes(path: str, agent: str, scenarios: list[Scenario]) -> dict[str, Outcome]:
+    """The direct outcomes of an earlier run's --json, for the same agent: the direct side
+    involves no gateway, so a second run through the gateway (with other settings) reads them
+    instead of talking to the upstreams again. Every scenario of this run must be there."""
+    try:
+        earlier = json.loads(Path(path).read_text())
+        found = {s["id"]: Outcome(bool(s["direct"]), list(s["direct_calls"])) for s in earlier["scenarios"]}
+        recorded_agent = earlier["agent"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"heal.py: --direct-from {path}: not the --json of a heal.py run ({error!r})")
+    if recorded_agent != agent:
+        raise SystemExit(f"heal.py: --direct-from {path}: recorded with --agent {recorded_agent}, this run is --agent {agent}")
+    missing = [sc.id for sc in scenarios if sc.id not in found]
+    if missing:
+        raise SystemExit(f"heal.py: --direct-from {path}: no direct outcome for {', '.join(missing)}")
+    return {sc.id: found[sc.id] for sc in scenarios}
 
 
 def main() -> int:
@@ -874,6 +905,9 @@ def main() -> int:
     p.add_argument("--tool-search", action="store_true",
                    help="the gateway lists search_tools and get_tool_details instead of the mounted tools")
     p.add_argument("--only", help="scenario ids, comma-separated")
+    p.add_argument("--jobs", type=int, default=2, help="scenarios run at once (default 2)")
+    p.add_argument("--direct-from", metavar="JSON",
+                   help="take the direct outcomes from an earlier run's --json instead of running them again")
     p.add_argument("--json", help="write every call and answer here")
     opts, unknown = p.parse_known_args()
     if unknown:
@@ -892,6 +926,8 @@ def main() -> int:
         unknown = [i for i in opts.only.split(",") if i not in known]
         if unknown:
             p.error(f"unknown scenario id(s): {', '.join(unknown)} (the ids are the second column of the table)")
+    if not 1 <= opts.jobs <= 64:
+        p.error(f"--jobs: expected 1 to 64 scenarios at once, found {opts.jobs}")
     if opts.json and not Path(opts.json).resolve().parent.is_dir():
         p.error(f"--json: no such directory: {Path(opts.json).resolve().parent}")
     try:

@@ -92,13 +92,11 @@ fi
 "$VENV/bin/python" -c 'from importlib.metadata import version
 print(", ".join(f"{p} {version(p)}" for p in ("mcp-server-time", "mcp")))'
 
-step "build fusion-gateway"
-GATEWAY="$(cd "$ROOT" && cargo build -p mcp-fusion-gateway --message-format=json-render-diagnostics |
-  python3 -c 'import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "fusion-gateway":
-        print(m["executable"])')"
+step "build fusion-gateway (the workspace's debug build, tests/lib/debug.sh)"
+# shellcheck source=tests/lib/debug.sh
+source "$ROOT/tests/lib/debug.sh"
+debug_build -q
+GATEWAY="$DEBUG_DIR/fusion-gateway"
 [[ -x "$GATEWAY" ]] || die "cargo build produced no fusion-gateway"
 echo "${GATEWAY#"$ROOT"/}"
 

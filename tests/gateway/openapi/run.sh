@@ -40,9 +40,11 @@ else
 fi
 "$VENV/bin/python" -c 'from importlib.metadata import version as v; print("fastapi", v("fastapi"), "uvicorn", v("uvicorn"), "mcp", v("mcp"))'
 
-step "build fusion-gateway"
-(cd "$ROOT" && cargo build -q -p mcp-fusion-gateway --bin fusion-gateway)
-GATEWAY="${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion-gateway"
+step "build fusion-gateway (the workspace's debug build, tests/lib/debug.sh)"
+# shellcheck source=tests/lib/debug.sh
+source "$ROOT/tests/lib/debug.sh"
+debug_build -q
+GATEWAY="$DEBUG_DIR/fusion-gateway"
 [[ -x "$GATEWAY" ]] || die "cargo build produced no $GATEWAY"
 
 step "the Python SDK through fusion-gateway to a FastAPI app"

@@ -107,9 +107,11 @@ print(", ".join(f"{p} {version(p)}" for p in ("fastmcp", "pydantic", "mcp")))'
 if [[ -n "$GATEWAY" ]]; then
   step "the gateway given"
 else
-  step "build fusion-gateway"
-  (cd "$ROOT" && cargo build -q -p mcp-fusion-gateway --bin fusion-gateway)
-  GATEWAY="${CARGO_TARGET_DIR:-$ROOT/target}/debug/fusion-gateway"
+  step "build fusion-gateway (the workspace's debug build, tests/lib/debug.sh)"
+  # shellcheck source=tests/lib/debug.sh
+  source "$ROOT/tests/lib/debug.sh"
+  debug_build -q
+  GATEWAY="$DEBUG_DIR/fusion-gateway"
 fi
 [[ -x "$GATEWAY" ]] || die "no fusion-gateway at $GATEWAY"
 GATEWAY="$(cd "$(dirname "$GATEWAY")" && pwd)/$(basename "$GATEWAY")"

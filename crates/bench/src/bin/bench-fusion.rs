@@ -19,6 +19,7 @@ struct GetInvoice {
 }
 
 async fn get_invoice(_ctx: Ctx<()>, input: GetInvoice) -> Result<Value, ToolError> {
+    fusion_bench::serve::spend_extra_cpu();
     Ok(fusion_bench::invoice(&input.id))
 }
 
@@ -30,12 +31,16 @@ fn server() -> anyhow::Result<FusionServer> {
 
 fn main() -> anyhow::Result<()> {
     let args = ServeArgs::parse();
+    args.install_slowdown();
     args.runtime()?.block_on(serve(args))
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = server()?;
     let Some(addr) = args.http else {
+        if args.blocking_stdio {
+            anyhow::bail!("--blocking-stdio is raw rmcp's: the framework serves stdio one way");
+        }
         mcp_fusion::serve_stdio(server).await?;
         return Ok(());
     };

@@ -262,17 +262,20 @@ async fn the_wait_is_exact_refusals_are_not_counted_and_idle_keys_vanish() {
     assert_eq!(store.check("brief", one, Duration::from_millis(300)).await.unwrap(), Decision::Allowed);
 }
 
-/// The `redis_limited_server` example, built now (a no-op when up to date).
+/// The `redis_limited_server` example, built now (a no-op when up to date) with the workspace's
+/// executables as `cargo test --workspace` builds them (every member; `--examples` brings in the
+/// dev-dependencies' features), so that a test run of the workspace finds it built instead of
+/// building the shared crates again with mcp-fusion's features alone.
 fn example_server() -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["build", "-p", "mcp-fusion", "--features", "redis", "--example", "redis_limited_server"])
+        .args(["build", "--workspace", "--bins", "--examples"])
         .args(["--message-format", "json-render-diagnostics"])
         .stderr(Stdio::inherit())
         .output()
         .expect("run cargo build");
-    assert!(output.status.success(), "cargo build --example redis_limited_server failed");
+    assert!(output.status.success(), "cargo build --workspace --bins --examples failed");
     BufReader::new(&output.stdout[..])
         .lines()
         .map_while(Result::ok)

@@ -18,16 +18,23 @@ use serde_json::Value;
 
 pub const GATEWAY: &str = env!("CARGO_BIN_EXE_fusion-gateway");
 
-/// The demo server's binary, built once per test run.
+/// The demo server's binary, beside the gateway's.
 pub fn billing_server() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let built = Command::new(env!("CARGO")).args(["build", "-q", "-p", "billing-server"]).status().unwrap();
-            assert!(built.success(), "cargo build -p billing-server");
-            Path::new(GATEWAY).with_file_name("billing-server")
-        })
-        .clone()
+    workspace_executable("billing-server")
+}
+
+/// An executable of another package of the workspace, beside the gateway's. The workspace's
+/// executables are built once per test run as `cargo test --workspace` builds them (every
+/// member; `--examples` brings in the dev-dependencies' features), so that a test run of the
+/// workspace finds them built instead of building the shared crates again with the features one
+/// package alone would pick.
+pub fn workspace_executable(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let built = Command::new(env!("CARGO")).args(["build", "-q", "--workspace", "--bins", "--examples"]).status();
+        assert!(built.unwrap().success(), "cargo build --workspace --bins --examples");
+    });
+    Path::new(GATEWAY).with_file_name(name)
 }
 
 /// `sh -c` running `command` after writing its pid to `pid_file`, so a test can kill the
