@@ -27,6 +27,7 @@ figures into FILE, for the change that lands them.
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -240,6 +241,8 @@ def load_guard(path: str) -> dict:
     number(settings.get("rounds"), "settings.rounds", 1, integer=True)
     number(settings.get("seconds"), "settings.seconds", 0.1)
     number(settings.get("warmup"), "settings.warmup", 0)
+    if not isinstance(settings.get("profile"), str) or not re.fullmatch(r"[a-z][a-z0-9_-]*", settings["profile"]):
+        raise GuardError(f"{path}: settings.profile: expected the name of a cargo profile, found {json.dumps(settings.get('profile'))}")
     rows = guard.get("rows")
     if not isinstance(rows, list) or not rows:
         raise GuardError(f"{path}: rows: expected a list of rows, each with transport, call, c and floor")
@@ -341,8 +344,9 @@ def main() -> int:
     parser.add_argument("--label", default="now", help="names the chart and the docs markers")
     parser.add_argument("--docs", help="the markdown file whose bench:LABEL section to replace")
     parser.add_argument("--check", type=float, help="fail when the framework's calls/s ratio to raw rmcp is below this")
-    parser.add_argument("--profile", default="release",
-                        help="the cargo profile the binaries are built with: release, or server (fat LTO, one codegen unit)")
+    parser.add_argument("--profile",
+                        help="the cargo profile the binaries are built with: release (the default), server (fat LTO, one "
+                             "codegen unit), or ci (the guard file's: CI's shared build, release where the benchmark runs)")
     parser.add_argument("--no-build", action="store_true", help="use the binaries already built with --profile")
     parser.add_argument("--sdks", action="store_true", help="also the TypeScript SDK's and FastMCP's servers (stdio rows)")
     parser.add_argument("--servers", metavar="DIR", help="take bench-raw and bench-fusion from DIR (another build); bench-drive stays this one")
@@ -362,12 +366,12 @@ def main() -> int:
             return 2
     elif args.update_guard:
         parser.error("--update-guard needs --guard FILE")
-    settings = guard["settings"] if guard else {"rounds": 3, "seconds": 3.0, "warmup": 1.0}
-    for name in ("rounds", "seconds", "warmup"):
+    settings = guard["settings"] if guard else {"rounds": 3, "seconds": 3.0, "warmup": 1.0, "profile": "release"}
+    for name in ("rounds", "seconds", "warmup", "profile"):
         if getattr(args, name) is None:
             setattr(args, name, settings[name])
-    if args.update_guard and (args.rounds, args.seconds, args.warmup) != tuple(settings[n] for n in ("rounds", "seconds", "warmup")):
-        parser.error("--update-guard measures with the guard file's settings: leave out --rounds, --seconds and --warmup")
+    if args.update_guard and any(getattr(args, n) != settings[n] for n in ("rounds", "seconds", "warmup", "profile")):
+        parser.error("--update-guard measures with the guard file's settings: leave out --rounds, --seconds, --warmup and --profile")
     if args.rounds < 1 or args.seconds <= 0 or args.warmup < 0:
         parser.error("--rounds must be at least 1, --seconds positive and --warmup not negative")
     if args.extra_cpu_us < 0:
@@ -383,6 +387,7 @@ def main() -> int:
         SERVERS = os.path.abspath(args.servers)
     if not args.no_build:
         subprocess.run(["cargo", "build", "--profile", args.profile, "-q", "-p", "fusion-bench"], cwd=ROOT, check=True)
+    print(f"compare.py: the servers of target/{args.profile} (--profile {args.profile})", file=sys.stderr)
     rows = [
         row
         for row in (guard_rows(guard) if guard else ROWS)

@@ -21,7 +21,7 @@ STATELESS = ("http-stateless", "valid", 16)
 
 def guard_with(cpu_ratio: float = 1.2, floor: float = 0.5) -> dict:
     return {
-        "settings": {"rounds": 3, "seconds": 2, "warmup": 0.5},
+        "settings": {"rounds": 3, "seconds": 2, "warmup": 0.5, "profile": "ci"},
         "rows": [
             {"transport": "stdio", "call": "valid", "c": 16, "floor": floor, "landed": {"cpu_ratio": cpu_ratio}},
             {"transport": "http-stateless", "call": "valid", "c": 16, "floor": floor},
@@ -84,8 +84,10 @@ class Guard(unittest.TestCase):
                 'rows[0].floor: expected a number of at least 0, found "high"',
             json.dumps({**guard_with(), "rows": [{**guard_with()["rows"][0], "landed": {"cpu_ratio": -1}}]}):
                 "rows[0].landed.cpu_ratio: expected a number of at least 0.001, found -1",
-            json.dumps({**guard_with(), "settings": {"rounds": 1.5, "seconds": 2, "warmup": 0}}):
+            json.dumps({**guard_with(), "settings": {"rounds": 1.5, "seconds": 2, "warmup": 0, "profile": "ci"}}):
                 "settings.rounds: expected an integer of at least 1, found 1.5",
+            json.dumps({**guard_with(), "settings": {"rounds": 3, "seconds": 2, "warmup": 0, "profile": "../x"}}):
+                'settings.profile: expected the name of a cargo profile, found "../x"',
         }
         with tempfile.TemporaryDirectory() as dir:
             path = os.path.join(dir, "guard.json")
