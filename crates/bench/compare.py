@@ -20,8 +20,8 @@ With --guard FILE, the rows, rounds and floors are those of FILE, which also hol
 the last landed run: the script fails when, on any row, the framework's CPU per call relative to
 raw rmcp's in the same round (the median over the rounds) is more than 10 % above the landed
 figure, or its calls/s ratio is below the row's floor, naming the row; a row that fails is
-measured again and fails the run only when it fails twice. --update-guard writes this run's
-figures into FILE, for the change that lands them.
+measured again and fails the run only when it fails twice. --update-guard measures three times
+and writes the medians into FILE, for the change that lands them.
 """
 
 import argparse
@@ -40,6 +40,8 @@ ROWS = [(t, call, c) for t in TRANSPORTS for (call, c) in [("valid", 1), ("valid
 METRICS = ["calls_per_s", "p50_us", "p99_us", "cpu_us_per_call", "peak_rss_kib", "private_kib"]
 # How much more CPU per call, relative to raw rmcp's, the guard lets pass against the landed figure.
 REGRESSION = 0.10
+# The runs whose medians --update-guard lands.
+LANDING_RUNS = 3
 # Where the servers are taken from: --servers DIR measures another build (an older commit's).
 SERVERS = RELEASE
 
@@ -428,7 +430,11 @@ def main() -> int:
             failed = guard_failures(guard, failed, again)
             medians.update(again)
         if args.update_guard:
-            update_guard(args.guard, guard, rows, medians)
+            # The landed figures are what later runs are held to: the median of three runs, so
+            # that one slow or quick run does not make the guard lax or strict.
+            runs = [medians] + [measure(rows, args.rounds, args.seconds, args.warmup) for _ in range(LANDING_RUNS - 1)]
+            landed = {key: {m: statistics.median(run[key][m] for run in runs) for m in runs[0][key]} for key in medians}
+            update_guard(args.guard, guard, rows, landed)
         elif failed:
             print(f"compare.py: the guard fails on {', '.join(map(row_name, failed))} ({args.guard})", file=sys.stderr)
             return 1
