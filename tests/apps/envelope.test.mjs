@@ -7,7 +7,10 @@
 //    golden file both implementations are held to) parses back to the fields its input gave,
 //    read as crates/wire/tests/conformance.rs reads them; every escape vector unescapes back to
 //    its input.
-// 2. The edge cases the Rust parser's unit tests pin (cut-off envelopes, bare messages, first
+// 2. Every case of the parse vectors (crates/wire/tests/vectors/parse-vectors.jsonl, written and
+//    checked by crates/wire/tests/parse_vectors.rs) reads to the fields the Rust parser reads,
+//    a retry_after past 2^53 included.
+// 3. The edge cases the Rust parser's unit tests pin (cut-off envelopes, bare messages, first
 //    one wins, entities in attributes...), with the values those tests assert.
 
 import { test } from "node:test";
@@ -17,6 +20,11 @@ import { readFileSync } from "node:fs";
 const ROOT = new URL("../../", import.meta.url);
 const SCRIPT = readFileSync(new URL("crates/fusion/src/apps/fusion-app.js", ROOT), "utf8");
 const VECTORS = readFileSync(new URL("crates/wire/tests/vectors/wire-vectors.jsonl", ROOT), "utf8")
+  .split("\n")
+  .filter((line) => line.trim() !== "")
+  .map((line) => JSON.parse(line));
+
+const PARSE_VECTORS = readFileSync(new URL("crates/wire/tests/vectors/parse-vectors.jsonl", ROOT), "utf8")
   .split("\n")
   .filter((line) => line.trim() !== "")
   .map((line) => JSON.parse(line));
@@ -134,6 +142,43 @@ test("every escape vector unescapes back to its input", () => {
   const escapes = VECTORS.filter((c) => c.kind === "escape_text" || c.kind === "escape_attr");
   assert.equal(escapes.length, 15);
   for (const c of escapes) assert.equal(unescape(c.expected.text), c.input.text, c.id);
+});
+
+// The count parse_vectors.rs holds the file to.
+const PARSE_CASES_IN_FILE = 263;
+
+// retry_after is recorded as a string of digits: a JSON number past 2^53 would already be
+// rounded here, before the parser under test is even run.
+function exactSeconds(digits) {
+  if (digits === null) return null;
+  const n = BigInt(digits);
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
+}
+
+const show = (v) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? `${x}n` : x));
+
+test("every parse vector reads as the Rust parser reads it", () => {
+  assert.equal(PARSE_VECTORS.length, PARSE_CASES_IN_FILE);
+  const failures = [];
+  for (const c of PARSE_VECTORS) {
+    const e = c.expected;
+    const wanted = {
+      kind: e.kind, code: e.code, severity: e.severity, message: e.message, recovery: e.recovery,
+      availableActions: e.available_actions, details: e.details, retryAfter: exactSeconds(e.retry_after), isError: e.is_error,
+    };
+    const env = parse(c.text);
+    const read = {
+      kind: env.kind, code: env.code, severity: env.severity, message: env.message, recovery: env.recovery,
+      availableActions: env.availableActions, details: env.details.map((d) => [d.key, d.value]), retryAfter: env.retryAfter,
+      isError: env.isError,
+    };
+    try {
+      assert.deepEqual(read, wanted);
+    } catch {
+      failures.push(`case ${c.id}:\n  expected ${show(wanted)}\n  parsed   ${show(read)}`);
+    }
+  }
+  assert.equal(failures.length, 0, `${failures.length} of ${PARSE_VECTORS.length} parse vectors read differently:\n${failures.join("\n")}`);
 });
 
 // ---- The Rust unit tests' cases (crates/wire/src/parse.rs and escape.rs), same values. ----

@@ -13,7 +13,9 @@
 // "host-context" (the merged context, and what changed), "teardown" (awaited before the host
 // is answered). An envelope is {kind: "tool_error" | "validation_error" | "text" | "rpc_error",
 // code, severity, message, recovery, availableActions, details: [{key, value}], retryAfter,
-// action, fields: [{name, text}], contractAwareness, isError}.
+// action, fields: [{name, text}], contractAwareness, isError}; retryAfter is null or whole
+// seconds, a Number up to Number.MAX_SAFE_INTEGER and a BigInt above it (exact up to 2^64 - 1,
+// as the Rust parser reads it; JSON.stringify needs a replacer for a BigInt).
 (function (global) {
   "use strict";
 
@@ -219,12 +221,21 @@
     };
   }
 
-  // "30 seconds" -> 30. Zero, no number, or more than a u64 holds means no delay.
+  const U64_MAX = 0xffffffffffffffffn;
+  const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+  // "30 seconds" -> 30. Zero, no number, or more than a u64 holds means no delay, as in Rust.
+  // The Rust reader keeps every u64 exactly, and a Number does not past 2^53 (2^53 + 1 would
+  // read as 2^53), so a larger delay is a BigInt: a view that does arithmetic with retryAfter
+  // gets a Number for every delay a server really sends, and an exact value for the rest.
+  // Leading zeros are dropped before the length check, so a long run of digits costs no
+  // BigInt work.
   function leadingSeconds(text) {
-    const digits = /^[0-9]*/.exec(trimStart(text))[0];
-    if (digits === "") return null;
-    const n = BigInt(digits);
-    return n === 0n || n > 0xffffffffffffffffn ? null : Number(n);
+    const [all, significant] = /^0*([0-9]*)/.exec(trimStart(text));
+    if (all === "" || significant === "" || significant.length > 20) return null;
+    const n = BigInt(significant);
+    if (n > U64_MAX) return null;
+    return n <= MAX_SAFE ? Number(n) : n;
   }
 
   function availableActions(body) {
