@@ -5,7 +5,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_fusion::wire::Sent;
-use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::watch;
 
 /// How many lines are kept from the first error on: its headline, its location, a few more.
@@ -14,13 +13,10 @@ const KEPT_LINES: usize = 12;
 /// The longest line kept, in characters.
 const KEPT_LINE_CHARS: usize = 400;
 
-/// The most bytes read as one line: a longer one is read as several.
-const LONGEST_READ: u64 = 64 * 1024;
-
 /// How long a failed start waits for the rest of the command's stderr.
 const DRAIN_WAIT: Duration = Duration::from_secs(2);
 
-/// One start's stderr: copied to the gateway's stderr line by line, and read for errors.
+/// One start's stderr, read for errors as its lines are passed on to the gateway's log.
 #[derive(Clone)]
 pub(crate) struct BuildLog {
     seen: Arc<Mutex<Seen>>,
@@ -42,41 +38,8 @@ impl Default for BuildLog {
 }
 
 impl BuildLog {
-    /// Reads `stderr` to its end on a task of its own, passing each line on to the gateway's.
-    pub(crate) fn read<R: AsyncRead + Unpin + Send + 'static>(&self, stderr: R) {
-        self.read_into(stderr, tokio::io::stderr());
-    }
-
-    /// Reads `stderr` to its end on a task of its own, passing each line on to `out`.
-    fn read_into<R, W>(&self, stderr: R, mut out: W)
-    where
-        R: AsyncRead + Unpin + Send + 'static,
-        W: AsyncWrite + Unpin + Send + 'static,
-    {
-        let log = self.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stderr);
-            let mut line = Vec::new();
-            // Read to the end whatever comes (bytes that are no UTF-8, a line without end), so
-            // the command never blocks on a full pipe.
-            loop {
-                line.clear();
-                match (&mut reader).take(LONGEST_READ).read_until(b'\n', &mut line).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {}
-                }
-                let _ = out.write_all(&line).await;
-                if !line.ends_with(b"\n") {
-                    // The log's next line starts on a line of its own.
-                    let _ = out.write_all(b"\n").await;
-                }
-                log.note(String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']));
-            }
-            log.ended.send_replace(true);
-        });
-    }
-
-    fn note(&self, line: &str) {
+    /// Notes one line of the command's stderr.
+    pub(crate) fn note(&self, line: &str) {
         let line = plain(line);
         let mut seen = self.seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if !line.trim().is_empty() {
@@ -86,6 +49,11 @@ impl BuildLog {
         if (started || line.starts_with("error")) && seen.from_first_error.len() < KEPT_LINES {
             seen.from_first_error.push(line.chars().take(KEPT_LINE_CHARS).collect());
         }
+    }
+
+    /// Notes that the command's stderr has ended: nothing more is to come.
+    pub(crate) fn end(&self) {
+        self.ended.send_replace(true);
     }
 
     /// Why the command ended before its handshake: the compiler's first error when it wrote
@@ -211,19 +179,23 @@ error: could not compile `my-server` (bin \"my-server\") due to 2 previous error
         assert_eq!(plain("\u{1b}[31"), "");
     }
 
+    /// A log of `stderr`, read to its end.
+    fn read(stderr: &'static [u8]) -> BuildLog {
+        let log = BuildLog::default();
+        crate::stderr::pass_on(stderr, "dev".into(), Some(log.clone()));
+        log
+    }
+
     #[tokio::test]
     async fn a_failed_build_says_its_first_error_and_garbage_its_last_line() {
-        let log = BuildLog::default();
-        log.read_into(RUSTC.as_bytes(), tokio::io::sink());
+        let log = read(RUSTC.as_bytes());
         assert_eq!(
             log.why("it closed the connection".into()).await,
             "the build failed: 'error[E0425]: cannot find value `x` in this scope --> src/main.rs:10:5'"
         );
-        let log = BuildLog::default();
-        log.read_into(&b"\xff\xfe not utf-8\nerror: bad \xff byte\n"[..], tokio::io::sink());
+        let log = read(b"\xff\xfe not utf-8\nerror: bad \xff byte\n");
         assert_eq!(log.why("it closed the connection".into()).await, "the build failed: 'error: bad \u{fffd} byte'");
-        let log = BuildLog::default();
-        log.read_into(&b"starting\npanicked at src/main.rs:3:5: no database\n\n"[..], tokio::io::sink());
+        let log = read(b"starting\npanicked at src/main.rs:3:5: no database\n\n");
         assert_eq!(
             log.why("it closed the connection".into()).await,
             "it closed the connection; its last words: 'panicked at src/main.rs:3:5: no database'"

@@ -1,7 +1,7 @@
 //! A stdio upstream's transport: the child process, spoken to over its stdin and stdout as
 //! rmcp's own child transport does, its stdout read through a [`Measured`] reader so an
-//! answer over the frame cap is noticed, and ended the way MCP asks: stdin closed, then
-//! `SIGTERM`, then killed.
+//! answer over the frame cap is noticed, its stderr passed on to the gateway's log, and ended
+//! the way MCP asks: stdin closed, then `SIGTERM`, then killed.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -27,18 +27,18 @@ pub(crate) struct ChildTransport {
 }
 
 impl ChildTransport {
-    /// Starts `command`, its stdout measured into `dropped`, its stderr the gateway's (read
-    /// through `build_log` on the way when one is given).
+    /// Starts `command`, its stdout measured into `dropped`, its stderr logged under `mount`
+    /// (and read through `build_log` on the way when one is given).
     pub(crate) fn spawn(
         mut command: CommandWrap,
         dropped: Dropped,
+        mount: &str,
         build_log: Option<&BuildLog>,
     ) -> std::io::Result<ChildTransport> {
-        let stderr = if build_log.is_some() { Stdio::piped() } else { Stdio::inherit() };
-        command.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr);
+        command.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut process = command.spawn()?;
-        if let (Some(log), Some(stderr)) = (build_log, process.stderr().take()) {
-            log.read(stderr);
+        if let Some(stderr) = process.stderr().take() {
+            crate::stderr::pass_on(stderr, mount.into(), build_log.cloned());
         }
         let stdin = process.stdin().take().ok_or_else(|| std::io::Error::other("the child has no stdin"))?;
         let stdout = process.stdout().take().ok_or_else(|| std::io::Error::other("the child has no stdout"))?;

@@ -9,7 +9,8 @@
 //! message is the compiler's first error and its place (``error[E0425]: cannot find value `x`
 //! in this scope --> src/main.rs:10:5``), and the next start waits for the next change. Each
 //! time the tools come back, the client is told `notifications/tools/list_changed`. The
-//! command's stderr still reaches the gateway's, line by line.
+//! command's stderr reaches the gateway's log line by line, tagged with the mount
+//! (`mount="dev"`, on [`UPSTREAM_LOG_TARGET`](crate::UPSTREAM_LOG_TARGET)).
 //!
 //! A change is a file created, written, renamed or removed under a watched path, outside
 //! `target/`, hidden files and directories (`.git/`), what the watched directory's

@@ -23,6 +23,14 @@
 //! MCP's `[A-Za-z0-9_.-]{1,128}` are not served; and what the upstream says reaches envelopes
 //! and log lines quoted and escaped.
 //!
+//! A stdio upstream's stderr is read by the gateway, never shared with it: each line is a
+//! `tracing` event at INFO on [`UPSTREAM_LOG_TARGET`] (`upstream`), with the mount's namespace
+//! as `mount` and the line as `line` (at most 8 KiB of it; `cut_bytes` says how much more
+//! there was). A child therefore never waits on a stderr nobody reads; give the subscriber a
+//! writer that does not wait either (`mcp_fusion::logging::stderr()`, as `fusion-gateway` does),
+//! and one that escapes values (`mcp_fusion::observe::EscapedFields`), as the line is the
+//! upstream's text.
+//!
 //! ```no_run
 //! use mcp_fusion::FusionServer;
 //! use mcp_fusion::handoff::Mount;
@@ -68,6 +76,7 @@ pub mod openapi;
 mod oversized;
 mod progress;
 mod rest;
+mod stderr;
 mod supervisor;
 mod upstream;
 
@@ -84,6 +93,7 @@ use tokio_util::sync::CancellationToken;
 pub use backoff::Backoff;
 pub use config::{Config, ConfigError, MountConfig};
 pub use credentials::{AccessToken, ClientCredentials, TokenError};
+pub use stderr::UPSTREAM_LOG_TARGET;
 pub use upstream::Upstream;
 
 use supervisor::{Settled, Supervisor};

@@ -38,7 +38,9 @@ when it is unset the filter is
 info,rmcp=warn,rmcp::transport::streamable_http_client=off,rmcp::transport::worker=off.
 The start-up line `listening on http://ADDR/mcp` is logged at INFO whatever RUST_LOG says.
 A stdio upstream inherits the gateway's environment, RUST_LOG included, unless its mount's
-`env` sets it.
+`env` sets it. What it writes on stderr is logged line by line at INFO on the target
+`upstream`, tagged with its mount (`mount=\"crm\" line=\"...\"`); RUST_LOG=info,upstream=off
+leaves it out. Lines stderr does not take in time are dropped and counted, never waited for.
 
 Limits: each mount's are set in the --config file. A mount that leaves out timeout_ms fails
 a call its upstream has not answered in 60 s with TIMEOUT; one that leaves out max_tools takes

@@ -121,6 +121,7 @@ impl Supervisor {
                 handler.clone(),
                 routes.clone(),
                 dropped.clone(),
+                self.mount.namespace(),
                 build_log.as_ref(),
             ),
         );

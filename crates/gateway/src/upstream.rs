@@ -22,7 +22,9 @@ use crate::rest::ApiSource;
 /// `Debug` leaves out an HTTP upstream's token and client secret.
 #[derive(Clone, PartialEq, Eq)]
 pub enum Upstream {
-    /// A child process: started by the gateway, restarted when it exits, ended with it.
+    /// A child process: started by the gateway, restarted when it exits, ended with it. What
+    /// it writes on stderr is logged line by line, on
+    /// [`UPSTREAM_LOG_TARGET`](crate::UPSTREAM_LOG_TARGET) with the mount's namespace.
     Stdio {
         /// The program.
         command: String,
@@ -179,15 +181,16 @@ impl Upstream {
     }
 
     /// Starts (stdio) or dials (HTTP) the upstream and completes its `initialize`, with the
-    /// mount's `tokens` if it has client credentials; a stdio child's stderr read through
-    /// `build_log` when one is given. Keep the [`ChildGroup`] for as long as the connection:
-    /// dropping it ends what is left of a stdio child's process group.
+    /// mount's `tokens` if it has client credentials; a stdio child's stderr logged under
+    /// `mount`, and read through `build_log` when one is given. Keep the [`ChildGroup`] for as
+    /// long as the connection: dropping it ends what is left of a stdio child's process group.
     pub(crate) async fn connect(
         &self,
         tokens: Option<&Arc<Tokens>>,
         handler: UpstreamHandler,
         routes: ProgressRoutes,
         dropped: Dropped,
+        mount: &str,
         build_log: Option<&BuildLog>,
     ) -> Result<(RunningService<RoleClient, UpstreamHandler>, ChildGroup), String> {
         match self {
@@ -200,7 +203,7 @@ impl Upstream {
                 child.wrap(process_wrap::tokio::ProcessGroup::leader());
                 // The child's logs go where the gateway's go; its stdout is the MCP channel,
                 // measured so that an answer too large to read still answers its call.
-                let transport = ChildTransport::spawn(child, dropped.clone(), build_log)
+                let transport = ChildTransport::spawn(child, dropped.clone(), mount, build_log)
                     .map_err(|error| format!("cannot start {command}: {error}"))?;
                 let group = ChildGroup(transport.id());
                 let service = handler

@@ -277,3 +277,57 @@ async fn a_name_several_namespaces_serve_lists_every_one_of_them() {
     assert!(!single.error.message.contains("ambiguous"), "{:?}", single.error);
     running.shutdown().await;
 }
+
+/// An upstream that logs every request on stderr, as the Python SDK does at INFO, and a
+/// gateway whose own stderr nobody reads (MCP lets a stdio client ignore it): the upstream's
+/// lines go to the gateway's log, which drops what it cannot write, so the upstream never waits
+/// on a full pipe and every call is answered.
+#[tokio::test]
+async fn a_chatty_upstream_behind_a_stderr_nobody_reads_answers_every_one_of_2000_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gateway.toml");
+    // A stalled upstream fails its call in 5 s rather than the default 60.
+    std::fs::write(&config, mount_toml("chat", &["chatty"], "timeout_ms = 5000")).unwrap();
+    let mut command = tokio::process::Command::new(GATEWAY);
+    command.args(["--config", &config.display().to_string(), "--wait-for-upstreams"]);
+    let (transport, stderr) = TokioChildProcess::builder(command).stderr(Stdio::piped()).spawn().unwrap();
+    let _unread = stderr.expect("stderr is a pipe");
+    let client: Child = ().serve(transport).await.unwrap();
+    for n in 0..2_000 {
+        let answered = tokio::time::timeout(Duration::from_secs(60), call_child(&client, "chat.small")).await;
+        let result = answered.unwrap_or_else(|_| panic!("call {n} of 2000 unanswered"));
+        assert_eq!(text(&result), "small", "call {n} of 2000");
+    }
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_upstreams_stderr_is_logged_line_by_line_tagged_with_its_mount_and_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (client, log) = gateway_binary(dir.path(), &mount_toml("chat", &["chatty"], "")).await;
+    assert_eq!(text(&call_child(&client, "chat.small").await), "small");
+    // The upstream logs a request before it answers it, and its lines are passed on in order.
+    eventually("the upstream's line of the call in the log", Duration::from_secs(20), || async {
+        std::fs::read_to_string(&log).unwrap().contains("of type tools/call").then_some(())
+    })
+    .await;
+    let logged = logged(client, &log).await;
+    assert_no_forged_line(&logged);
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}', '\r'] {
+        assert!(!logged.contains(raw), "{raw:?} reached the log raw: {logged}");
+    }
+    let upstream: Vec<&str> = logged.lines().filter(|line| line.contains(" INFO upstream: ")).collect();
+    let said = |words: &str| {
+        upstream.iter().find(|line| line.contains(words)).unwrap_or_else(|| panic!("{words:?} in {logged}"))
+    };
+    assert!(said("plain words").ends_with(r#" INFO upstream: mount="chat" line="plain words""#), "{logged}");
+    let escapes = said("escapes: ");
+    assert!(escapes.contains(r"escapes: \u{1b}[2J\u{7} \u{202e}gnp.exe ok\rwritten over"), "{escapes}");
+    // The forged line is one of the upstream's own lines, under the gateway's prefix.
+    assert!(said("FORGED line").contains(r#"line="2026-01-01T00:00:00.000000Z ERROR fusion-gateway: FORGED line""#));
+    assert!(said("not utf-8").contains("line=\"not utf-8: \u{fffd}\u{fffd} end\""), "{logged}");
+    // A line longer than the log keeps is cut, and says how much of it was left out.
+    let long = said("long: xxx");
+    assert!(long.len() < 2_300 && long.contains("...") && long.contains(" cut_bytes="), "{long}");
+    assert!(said("of type initialize").contains(r#"mount="chat""#));
+}

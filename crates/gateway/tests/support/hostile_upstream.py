@@ -7,6 +7,10 @@
     hostile_upstream.py output       tools declaring an output schema answer without it or against it
     hostile_upstream.py impostor     lists `billing` as the demo server does (same actions)
     hostile_upstream.py silent       `hang` never answers; `small` answers
+    hostile_upstream.py chatty       logs a line on stderr per request, as the Python SDK does at
+                                     INFO, and writes as it starts what no log should pass on
+                                     raw: terminal escapes, a forged log line, bytes that are
+                                     no UTF-8, a line of 20,000 characters; `small` answers
 
     hostile_upstream.py --http MODE  the same over Streamable HTTP (JSON answers) on a free
                                      port of 127.0.0.1, said on stderr as
@@ -57,6 +61,8 @@ def tools(mode, args):
         return [tool("billing", _meta=meta)]
     if mode == "silent":
         return [tool("hang"), tool("small")]
+    if mode == "chatty":
+        return [tool("small")]
     return []
 
 
@@ -106,12 +112,32 @@ def answer(mode, args, request):
     return {"__error__": {"code": -32601, "message": "no such method"}}
 
 
+CHATTY_START = [
+    b"plain words",
+    ("escapes: \x1b[2J\x07 \u202egnp.exe ok\rwritten over" + FORGED).encode(),
+    b"not utf-8: \xff\xfe end",
+    b"long: " + b"x" * 20000 + b" end",
+]
+
+
+def log(line):
+    """Writes `line` on stderr as a logger does: waiting for the pipe when it is full."""
+    sys.stderr.buffer.write(line + b"\n")
+    sys.stderr.buffer.flush()
+
+
 def serve_stdio(mode, args):
+    if mode == "chatty":
+        for line in CHATTY_START:
+            log(line)
     for line in sys.stdin:
         try:
             request = json.loads(line)
         except ValueError:
             continue
+        if mode == "chatty":
+            kind = str(request.get("method"))
+            log(("INFO:mcp.server.lowlevel.server:Processing request of type %s" % kind).encode())
         if "id" not in request or "method" not in request:
             continue
         message = reply(mode, args, request)
