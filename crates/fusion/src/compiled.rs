@@ -76,6 +76,8 @@ pub(crate) struct CompiledAction {
     /// Whether a string that spells the number or boolean the schema expects is read as it,
     /// with a warning.
     pub(crate) forgiving_scalars: bool,
+    /// Whether the call's envelopes and warnings repeat no value it sent.
+    pub(crate) value_free: bool,
     /// Whether a `null` sent for a field the full schema leaves optional means the field is
     /// left out: the schema was published in the strict subset, where such a field is
     /// required and nullable.
@@ -111,6 +113,8 @@ pub(crate) struct UpstreamActions {
     pub(crate) discriminator: String,
     /// The action names the upstream publishes for the tool.
     pub(crate) actions: Vec<String>,
+    /// The fields each action takes, where the upstream publishes its input schema.
+    pub(crate) fields: std::collections::HashMap<String, std::collections::HashSet<String>>,
 }
 
 impl CompiledAction {
@@ -135,6 +139,7 @@ impl CompiledAction {
             awareness: None,
             mask_internal_errors,
             forgiving_scalars: false,
+            value_free: false,
             nulls_left_out: false,
             output_schema: false,
             kind: EntryKind::Action,

@@ -52,6 +52,7 @@ pub struct Mount {
     pub(crate) assert_formats: bool,
     pub(crate) forgiving_scalars: Option<bool>,
     pub(crate) strict_schemas: Option<bool>,
+    pub(crate) value_free_errors: Option<bool>,
     pub(crate) rate_limits: Vec<RateLimit>,
     pub(crate) concurrency: Option<Concurrency>,
     pub(crate) timeout: Option<Duration>,
@@ -79,6 +80,7 @@ impl Mount {
             assert_formats: false,
             forgiving_scalars: None,
             strict_schemas: None,
+            value_free_errors: None,
             rate_limits: Vec::new(),
             concurrency: None,
             timeout: None,
@@ -135,6 +137,14 @@ impl Mount {
         self
     }
 
+    /// Whether the envelopes of this namespace's calls repeat no value the call sent — its
+    /// refusals, the upstream's own words and the warnings alike (default: the server's
+    /// [`value_free_errors`](crate::ServerBuilder::value_free_errors)).
+    pub fn value_free_errors(mut self, value_free: bool) -> Mount {
+        self.value_free_errors = Some(value_free);
+        self
+    }
+
     /// Whether a string's `format` (`email`, `date-time`, `uuid`, `uri`, …) is checked before
     /// the call is forwarded (default: no). JSON Schema 2020-12 makes formats annotations, and
     /// an upstream's own parser usually takes more than the strict forms the validator checks
@@ -188,6 +198,12 @@ impl Mount {
     /// The most tools the upstream may list.
     pub fn tool_limit(&self) -> usize {
         self.max_tools
+    }
+
+    /// Whether this namespace's envelopes repeat no value a call sent, when the mount says
+    /// (`None`: as the server says).
+    pub fn value_free(&self) -> Option<bool> {
+        self.value_free_errors
     }
 }
 

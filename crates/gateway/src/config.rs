@@ -17,6 +17,7 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 /// ```toml
 /// connect_timeout_ms = 10000          # start + handshake + tools/list (default 10 s)
 /// keepalive_ms = 15000                # ping each upstream this often (default 15 s)
+/// value_free_errors = true            # no envelope repeats a value a call sent (default no)
 ///
 /// [reconnect]                         # optional; these are the defaults
 /// initial_ms = 500
@@ -47,6 +48,8 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 ///                                     # (default: read them, with a warning)
 /// strict_schemas = true               # list input schemas in OpenAI's and Anthropic's strict
 ///                                     # subset (default: as the upstream wrote them)
+/// value_free_errors = true            # no envelope repeats a value a call sent (default: the
+///                                     # top-level `value_free_errors`, else no)
 ///
 /// [[mount]]
 /// namespace = "erp"
@@ -93,6 +96,10 @@ pub struct Config {
     /// Whether `tools/list` shows `search_tools` and `get_tool_details` instead of every
     /// mounted tool (default: no; see [`ServerBuilder::tool_search`](mcp_fusion::ServerBuilder::tool_search)).
     pub tool_search: Option<bool>,
+    /// Whether no envelope repeats a value a call sent, for every mount that does not say
+    /// otherwise (default: no; see
+    /// [`ServerBuilder::value_free_errors`](mcp_fusion::ServerBuilder::value_free_errors)).
+    pub value_free_errors: Option<bool>,
     /// The mounts, at least one.
     #[serde(default, rename = "mount")]
     pub mounts: Vec<MountConfig>,
@@ -159,6 +166,9 @@ pub struct MountConfig {
     /// Whether the tools are listed with input schemas in the strict subset of OpenAI's and
     /// Anthropic's strict tool use (default: no; see [`Mount::strict_schemas`]).
     pub strict_schemas: Option<bool>,
+    /// Whether this mount's envelopes repeat no value a call sent (default: the top-level
+    /// `value_free_errors`; see [`Mount::value_free_errors`]).
+    pub value_free_errors: Option<bool>,
     /// `N/SECS`: at most N calls to the mount per SECS seconds.
     pub rate_limit: Option<String>,
     /// What `rate_limit` counts per: `session` (default), `identity` or `server`.
@@ -510,6 +520,9 @@ impl MountConfig {
         if let Some(forgive) = self.forgiving_scalars {
             mount = mount.forgiving_scalars(forgive);
         }
+        if let Some(value_free) = self.value_free_errors {
+            mount = mount.value_free_errors(value_free);
+        }
         if let Some(strict) = self.strict_schemas {
             mount = mount.strict_schemas(strict);
         }
@@ -694,6 +707,7 @@ mod tests {
             validate = false
             allow_unknown_fields = true
             assert_formats = true
+            value_free_errors = true
         "#;
         let config = Config::parse(text).unwrap();
         let gateway = config.gateway(|name| (name == "CRM_TOKEN").then(|| "s3cret".to_owned())).unwrap();
@@ -705,6 +719,7 @@ mod tests {
         assert_eq!(mounts[0].0.namespace(), "billing");
         assert_eq!((mounts[0].0.tool_limit(), mounts[1].0.tool_limit()), (50, Mount::DEFAULT_MAX_TOOLS));
         assert_eq!((mounts[0].0.allows_unknown_fields(), mounts[1].0.allows_unknown_fields()), (false, true));
+        assert_eq!((mounts[0].0.value_free(), mounts[1].0.value_free()), (None, Some(true)));
         assert_eq!((mounts[0].0.asserts_formats(), mounts[1].0.asserts_formats()), (false, true));
         assert_eq!(mounts[0].1, &Upstream::stdio("billing-server", ["--db", "billing.db"]).env("RUST_LOG", "warn"));
         assert_eq!(mounts[1].1, &Upstream::http("https://crm.example.com/mcp").token("s3cret"));

@@ -237,6 +237,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     if cli.mask_internal_errors {
         builder = builder.mask_internal_errors(true);
     }
+    if let Some(value_free) = config.value_free_errors {
+        builder = builder.value_free_errors(value_free);
+    }
     if let Some(search) = config.tool_search {
         builder = builder.tool_search(search);
     }

@@ -152,6 +152,7 @@ mod expectation;
 mod parse;
 mod path;
 mod problem;
+mod rebuilt;
 mod report;
 mod sent;
 mod severity;

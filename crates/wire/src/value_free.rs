@@ -73,25 +73,33 @@ fn collect(value: &Value, strings: &mut Vec<String>, numbers: &mut Vec<String>) 
     }
 }
 
-/// `text` with `value` taken out where no digit, point, `_` or letter touches it.
+/// `text` with `value` taken out where no letter, digit or `_` touches it, nor a point that
+/// continues it (`2500.5`, `a.b`): a point that ends a sentence leaves it standalone.
 fn replace_standalone(text: &str, value: &str) -> String {
     if value.is_empty() || !text.contains(value) {
         return text.to_owned();
     }
-    let number = value;
-    let touches = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_');
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    // The character next to the value, and the one beyond it on the same side.
+    let touches = |next: Option<char>, beyond: Option<char>| match next {
+        Some('.') => beyond.is_some_and(word),
+        Some(c) => word(c),
+        None => false,
+    };
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(at) = rest.find(number) {
-        let before = if at > 0 { rest[..at].chars().last() } else { out.chars().last() };
-        let after = rest[at + number.len()..].chars().next();
+    while let Some(at) = rest.find(value) {
+        let mut before = rest[..at].chars().rev().chain(out.chars().rev());
+        let (next_before, beyond_before) = (before.next(), before.next());
+        let mut after = rest[at + value.len()..].chars();
+        let (next_after, beyond_after) = (after.next(), after.next());
         out.push_str(&rest[..at]);
-        if touches(before) || touches(after) {
-            out.push_str(number);
+        if touches(next_before, beyond_before) || touches(next_after, beyond_after) {
+            out.push_str(value);
         } else {
             out.push_str(VALUE_LEFT_OUT);
         }
-        rest = &rest[at + number.len()..];
+        rest = &rest[at + value.len()..];
     }
     out.push_str(rest);
     out
@@ -110,6 +118,19 @@ mod tests {
         assert_eq!(
             values_left_out(said, &arguments),
             format!("holder {VALUE_LEFT_OUT} pin {VALUE_LEFT_OUT} tag {VALUE_LEFT_OUT} id 48210 n 7")
+        );
+    }
+
+    #[test]
+    fn a_value_that_ends_a_sentence_is_left_out_and_one_inside_a_longer_number_or_name_is_not() {
+        let arguments = json!({"id": "SECRET-42", "amount": 25});
+        assert_eq!(
+            values_left_out("No customer SECRET-42. Paid 25.", &arguments),
+            format!("No customer {VALUE_LEFT_OUT}. Paid {VALUE_LEFT_OUT}.")
+        );
+        assert_eq!(
+            values_left_out("Paid 25.5 to SECRET-42.b and 1.25", &arguments),
+            "Paid 25.5 to SECRET-42.b and 1.25"
         );
     }
 }

@@ -22,6 +22,7 @@ pub(crate) use mounted::{
     MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
 };
 pub use search::{GET_TOOL_DETAILS, SEARCH_TOOLS};
+pub(crate) use search::{MATCHES, details, search, search_tools};
 pub(crate) use strict::{published, strict_tool};
 pub(crate) use tools::{ActionSpec, GroupSpec, Layout, group_tools, listed_icons};
 

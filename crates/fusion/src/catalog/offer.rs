@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::Tool;
+use rmcp::model::{ClientCapabilities, Tool};
 use serde_json::{Map, Value};
 
 use super::{Catalog, Route};
@@ -69,6 +69,19 @@ impl Catalog {
         }
         made.insert(offer, Arc::clone(&tools));
         tools.to_vec()
+    }
+
+    /// The tools `caller` (`None`: a list made for no one caller) may see from a client with
+    /// `client`'s capabilities: what it may call, less the tools only an app may call when the
+    /// client renders no apps. `tools/list`, `search_tools` and `get_tool_details` all show
+    /// this and nothing else.
+    pub(crate) fn seen_by(&self, caller: Option<&Caller>, client: Option<&ClientCapabilities>) -> Vec<Tool> {
+        let mut tools = match caller {
+            Some(caller) => self.tools_for(caller),
+            None => self.tools.clone(),
+        };
+        tools.retain(|tool| crate::apps::model_sees(tool, client));
+        tools
     }
 
     /// What the action `tool` addresses (with `arguments`, for a grouped tool's discriminator)

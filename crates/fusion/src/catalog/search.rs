@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::Catalog;
@@ -20,7 +20,7 @@ pub const SEARCH_TOOLS: &str = "search_tools";
 pub const GET_TOOL_DETAILS: &str = "get_tool_details";
 
 /// How many tools a search returns unless it asks for another number.
-const MATCHES: u64 = 10;
+pub(crate) const MATCHES: u64 = 10;
 
 /// The most tools a search returns.
 const MOST_MATCHES: u64 = 50;
@@ -89,58 +89,27 @@ impl Catalog {
         name.split_once('.').is_some_and(|(namespace, _)| self.mounts.contains_key(namespace))
     }
 
-    /// The answer to a call of `search_tools` or `get_tool_details` among the tools the caller
-    /// may see (`searchable`, made only then), when tool search is on and `tool` names one.
-    pub(crate) fn search_call(
-        &self,
-        tool: &str,
-        arguments: &JsonObject,
-        searchable: impl FnOnce() -> Vec<Tool>,
-    ) -> Option<Result<Value, ToolError>> {
-        if !self.tool_search {
-            return None;
-        }
-        match tool {
-            SEARCH_TOOLS => Some(search(arguments, &searchable())),
-            GET_TOOL_DETAILS => Some(details(arguments, &searchable())),
-            _ => None,
-        }
+    /// Whether a call of `tool` is one of the two tools that find the others (tool search is
+    /// on and `tool` names one of them).
+    pub(crate) fn searches(&self, tool: &str) -> bool {
+        self.tool_search && matches!(tool, SEARCH_TOOLS | GET_TOOL_DETAILS)
     }
 }
 
-/// `search_tools`: the tools `query` finds, best first.
-fn search(arguments: &JsonObject, searchable: &[Tool]) -> Result<Value, ToolError> {
-    let query = match arguments.get("query") {
-        Some(Value::String(query)) if !query.trim().is_empty() && query.chars().count() <= 200 => query.trim(),
-        sent => {
-            return Err(argument_error(
-                SEARCH_TOOLS,
-                "query",
-                sent,
-                "a string of 1 to 200 characters saying what the tool should do",
-            ));
-        }
-    };
-    let limit = match arguments.get("limit") {
-        None | Some(Value::Null) => MATCHES,
-        Some(Value::Number(n)) if n.as_u64().is_some_and(|n| (1..=MOST_MATCHES).contains(&n)) => {
-            n.as_u64().unwrap_or(MATCHES)
-        }
-        sent => {
-            return Err(argument_error(SEARCH_TOOLS, "limit", sent, &format!("an integer from 1 to {MOST_MATCHES}")));
-        }
-    };
-    let unknown: Vec<&String> = arguments.keys().filter(|key| !matches!(key.as_str(), "query" | "limit")).collect();
-    if let Some(key) = unknown.first() {
+/// `search_tools`: the tools `query` finds among `searchable`, best first, at most `limit`.
+pub(crate) fn search(query: &str, limit: usize, searchable: &[Tool]) -> Result<Value, ToolError> {
+    let query = query.trim();
+    if query.is_empty() {
         return Err(ToolError::new(
             ErrorCode::ValidationError,
-            format!("{SEARCH_TOOLS} takes \"query\" and \"limit\" only, not {}.", Sent::text(key)),
+            format!("{SEARCH_TOOLS} needs \"query\": words saying what the tool should do. You sent only spaces."),
         )
-        .suggest(format!("Remove {} and call {SEARCH_TOOLS} again.", Sent::text(key))));
+        .suggest(format!("Call {SEARCH_TOOLS} again with \"query\" set so."))
+        .detail("field", "query"));
     }
     let named =
         searchable.iter().map(|tool| Named { name: own_name(&tool.name), description: tool.description.as_deref() });
-    let found = ranked(query, named, usize::try_from(limit).unwrap_or(usize::MAX));
+    let found = ranked(query, named, limit);
     let tools: Vec<Value> = found
         .iter()
         .map(|&index| {
@@ -158,14 +127,10 @@ fn search(arguments: &JsonObject, searchable: &[Tool]) -> Result<Value, ToolErro
     Ok(json!({"tools": tools, "served": searchable.len(), "next": next}))
 }
 
-/// `get_tool_details`: the tool named, whole; an unknown name is answered with the closest.
-fn details(arguments: &JsonObject, searchable: &[Tool]) -> Result<Value, ToolError> {
-    let name = match arguments.get("name") {
-        Some(Value::String(name)) if !name.trim().is_empty() => name.trim(),
-        sent => {
-            return Err(argument_error(GET_TOOL_DETAILS, "name", sent, "a tool's full name, as search_tools gave it"));
-        }
-    };
+/// `get_tool_details`: the tool named, whole, among `searchable`; an unknown name is answered
+/// with the closest.
+pub(crate) fn details(name: &str, searchable: &[Tool]) -> Result<Value, ToolError> {
+    let name = name.trim();
     if let Some(tool) = searchable.iter().find(|tool| tool.name == name) {
         return Ok(serde_json::to_value(tool).unwrap_or(Value::Null));
     }
@@ -181,13 +146,6 @@ fn details(arguments: &JsonObject, searchable: &[Tool]) -> Result<Value, ToolErr
     Err(ToolError::new(ErrorCode::UnknownAction, format!("No tool named {}.", Sent::text(name)))
         .suggest(recovery)
         .actions([SEARCH_TOOLS]))
-}
-
-fn argument_error(tool: &str, field: &str, sent: Option<&Value>, expected: &str) -> ToolError {
-    let sent = sent.map_or_else(Sent::missing, Sent::value);
-    ToolError::new(ErrorCode::ValidationError, format!("{tool} needs \"{field}\": {expected}. You sent: {sent}."))
-        .suggest(format!("Call {tool} again with \"{field}\" set so."))
-        .detail("field", field)
 }
 
 /// A tool's own name, without the namespace it is served under.
@@ -209,6 +167,8 @@ fn short(description: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use rmcp::model::JsonObject;
+
     use super::*;
 
     fn tool(name: &str, description: &str) -> Tool {
@@ -232,7 +192,7 @@ mod tests {
     #[test]
     fn a_search_finds_tools_by_name_and_by_the_words_of_their_descriptions() {
         let served = served();
-        let ask = |query: &str| search(json!({"query": query}).as_object().unwrap(), &served).unwrap();
+        let ask = |query: &str| search(query, 10, &served).unwrap();
         assert_eq!(names(&ask("search customers by email"))[0], "crm.search_customers");
         assert_eq!(names(&ask("pay an invoice")), ["billing.billing"]);
         assert_eq!(names(&ask("read_file"))[0], "files.read_file");
@@ -246,27 +206,17 @@ mod tests {
     #[test]
     fn details_show_one_tool_and_an_unknown_name_gets_the_closest() {
         let served = served();
-        let found = details(json!({"name": "crm.create_customer"}).as_object().unwrap(), &served).unwrap();
+        let found = details("crm.create_customer", &served).unwrap();
         assert_eq!(found["description"], "Create a customer record.");
-        let missing = details(json!({"name": "crm.create_custmer"}).as_object().unwrap(), &served).unwrap_err();
+        let missing = details("crm.create_custmer", &served).unwrap_err();
         assert_eq!(missing.code, ErrorCode::UnknownAction);
         assert!(missing.recovery.as_deref().unwrap().starts_with("Did you mean \"crm.create_customer\"?"));
     }
 
     #[test]
-    fn bad_arguments_are_refused_with_what_to_send() {
-        let served = served();
-        for bad in [
-            json!({}),
-            json!({"query": ""}),
-            json!({"query": 3}),
-            json!({"query": "x", "limit": 0}),
-            json!({"query": "x", "lmit": 2}),
-        ] {
-            let refused = search(bad.as_object().unwrap(), &served).unwrap_err();
-            assert_eq!(refused.code, ErrorCode::ValidationError, "{bad}");
-            assert!(refused.recovery.is_some());
-        }
-        assert!(details(&JsonObject::new(), &served).is_err());
+    fn a_blank_query_is_refused_with_what_to_send() {
+        let refused = search("   ", 10, &served()).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::ValidationError);
+        assert!(refused.recovery.is_some());
     }
 }

@@ -517,7 +517,10 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         resources.extend(super::skills::resources(&skills));
         let prompts = std::mem::take(&mut self.prompts);
         let tasks = self.tasks.take();
-        let (info, instructions, groups, settings) = self.into_parts();
+        let (info, instructions, groups, mut settings) = self.into_parts();
+        if settings.tool_search {
+            settings.search = Some(super::search::SearchTools::compile(&settings)?);
+        }
         let resources = Resources::compile(&settings, resources, templates, &state)?;
         let prompts = Prompts::compile(&settings, prompts, &state)?;
         let mut compiled = groups
@@ -570,6 +573,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             strict_schemas: self.strict_schemas,
             envelope_budget: self.envelope_budget,
             tool_search: self.tool_search,
+            search: None,
             guards: ServerGuards {
                 require_identity: self.require_identity,
                 rate_limits: self.rate_limits,

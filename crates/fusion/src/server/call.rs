@@ -93,14 +93,14 @@ impl FusionServer {
         let _counted = self.inner.in_flight.enter();
         let catalog = self.inner.catalog.load();
         let arguments = arguments.unwrap_or_default();
-        if let Some(found) = catalog.search_call(tool, &arguments, || catalog.tools_for(&request.caller)) {
-            let result = match found {
-                Ok(value) => CallToolResult::structured(value),
-                Err(error) => {
-                    envelope_result(error.within(self.inner.settings.envelope_budget).to_call_result(), &[], false)
-                }
-            };
-            return Ok(Called::Answered(result.into()));
+        if catalog.searches(tool)
+            && let Some(search) = &self.inner.settings.search
+        {
+            drop(catalog);
+            let mut request = request;
+            request.extensions.insert(super::search::Searched(self.inner.catalog.load_full()));
+            let action = Arc::clone(search.action(tool));
+            return action.run(arguments, request, &self.inner.settings).await.map(Called::Answered);
         }
         match catalog.route(tool, arguments) {
             Ok((action, arguments)) => {
@@ -120,6 +120,12 @@ impl FusionServer {
             }
         }
     }
+}
+
+/// The code of another server's error result, as its envelope names it.
+fn passed_error_code(output: &Output) -> ErrorCode {
+    let text = output.content.iter().find_map(|block| block.as_text()).map_or("", |text| text.text.as_str());
+    mcp_fusion_wire::parse(text).error.code.clone()
 }
 
 /// The outcome and warnings of a call with each envelope cut to fit `budget` characters.
@@ -195,6 +201,8 @@ impl CompiledAction {
         };
         // Made only for the outcome that has it: a success allocates no code.
         let code = match &outcome {
+            // Another server's error passed on is logged with the code its envelope names.
+            Ok(output) if output.is_passed_error() => Some(Cow::Owned(passed_error_code(output))),
             Ok(_) => None,
             Err(Refusal::Invalid(_)) => Some(Cow::Owned(ErrorCode::ValidationError)),
             Err(Refusal::Failed(error)) => Some(Cow::Borrowed(&error.code)),
@@ -215,6 +223,7 @@ impl CompiledAction {
         launch: Option<Launch>,
     ) -> (Result<Output, Refusal>, Vec<ToolError>) {
         let cancellation = request.cancellation.clone();
+        let sent = self.value_free.then(|| arguments.clone());
         // The call's facts, once validation let it through: its warnings outlive a panic or
         // a cancellation, and ride on that envelope too.
         let admitted = OnceLock::new();
@@ -238,7 +247,11 @@ impl CompiledAction {
                 if committed { caught(work.await) } else { Err(Refusal::Failed(cancelled(&self.qualified))) }
             }
         };
-        let warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
+        let mut warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();
+        // A value-free server's warnings quote nothing the call sent, as its failures do not.
+        if let Some(sent) = &sent {
+            warnings = warnings.into_iter().map(|warning| warning.without_values(sent)).collect();
+        }
         let (outcome, warnings) = self.named_as_called(outcome, warnings, settings);
         within_budget(outcome, warnings, settings.envelope_budget)
     }
@@ -308,7 +321,7 @@ impl CompiledAction {
             Some((peer.clone(), level.or_else(|| settings.log_levels.of(peer))?))
         });
         // A value-free server's handlers may quote what they were sent: their words lose it.
-        let sent = settings.guards.value_free_errors.then(|| arguments.clone());
+        let sent = self.value_free.then(|| arguments.clone());
         let call = Call { info: Arc::clone(&info), arguments, input: Some(input) };
         let run = Next::start(Arc::clone(&self.chain)).run(call);
         let outcome = match level {
@@ -363,7 +376,7 @@ impl CompiledAction {
     pub(super) fn checked(&self, arguments: Value) -> Result<(Input, Value, Option<ToolError>), ValidationError> {
         let checker = self.checker.as_ref();
         let mut arguments = match checker.filter(|_| self.nulls_left_out) {
-            Some(checker) => checker.nulls_left_out(arguments),
+            Some(checker) => checker.nulls_left_out(self.other_actions_nulls_left_out(arguments)),
             None => arguments,
         };
         let mut converted = None;
@@ -406,6 +419,18 @@ impl CompiledAction {
             }
         }
         (decoded, arguments)
+    }
+
+    /// A mounted grouped tool's call without the `null`s a strict schema's host sent for the
+    /// fields of the tool's other actions: the upstream checks the named action's fields only.
+    fn other_actions_nulls_left_out(&self, mut arguments: Value) -> Value {
+        let Some(grouped) = self.upstream_actions.as_deref() else { return arguments };
+        let action = arguments.get(&grouped.discriminator).and_then(Value::as_str).map(str::to_owned);
+        let Some(fields) = action.and_then(|action| grouped.fields.get(&action)) else { return arguments };
+        if let Value::Object(object) = &mut arguments {
+            object.retain(|key, value| !value.is_null() || key == &grouped.discriminator || fields.contains(key));
+        }
+        arguments
     }
 
     fn invalid(&self, problems: Vec<FieldProblem>, arguments: &Value) -> ValidationError {

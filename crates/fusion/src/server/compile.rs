@@ -43,6 +43,8 @@ pub(crate) struct Settings {
     pub envelope_budget: usize,
     /// Whether `tools/list` shows the tools that find the mounted ones instead of them.
     pub tool_search: bool,
+    /// Those two tools, compiled, when `tool_search`.
+    pub search: Option<super::search::SearchTools>,
     /// What every entry's built-in guards take from the server.
     pub guards: ServerGuards,
     pub middleware: Layers,
@@ -93,6 +95,7 @@ pub(super) fn compile_read_only<S: Send + Sync + 'static>(
         settings.mask_internal_errors,
     );
     action.access = RequireCaller::new(qualified, asks.require_identity, asks.scopes.to_vec());
+    action.value_free = settings.guards.value_free_errors;
     Ok(action)
 }
 
@@ -295,6 +298,7 @@ fn compile_action<S: Send + Sync + 'static>(
     compiled.task = action.task;
     compiled.questions_first = action.questions_first;
     compiled.forgiving_scalars = action.forgiving_scalars.unwrap_or(settings.forgiving_scalars);
+    compiled.value_free = settings.guards.value_free_errors;
     compiled.read_only = action.annotations.read_only == Some(true);
     if let Some(Some(replacement)) = &action.deprecated {
         compiled.names_written.push(("replacement", replacement.clone()));

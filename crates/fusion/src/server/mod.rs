@@ -19,6 +19,7 @@ mod prompts;
 #[cfg(feature = "http")]
 mod relay;
 mod resources;
+mod search;
 mod service;
 mod skills;
 mod tasks;

@@ -1,12 +1,12 @@
 //! Compiling a mount: the upstream's tools listed under the namespace, each with the upstream's
 //! schema as its checker, the server's and the mount's guards, and a forwarding endpoint.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
-use mcp_fusion_contract::{ACTION_META_KEY, PublishedRoute, published_route};
+use mcp_fusion_contract::{ACTION_META_KEY, ACTIONS_META_KEY, PublishedRoute, published_route};
 use mcp_fusion_wire::{
     ErrorCode, Expectation, FieldPath, FieldProblem, ProblemKind, Sent, ToolError, ValidationError, echo,
     values_left_out,
@@ -150,7 +150,7 @@ fn compile_tool(
     let input: JsonObject = (*tool.input_schema).clone();
     let checked = if mount.allow_unknown_fields { input.clone() } else { close_unknown_keys(input.clone()) };
     let formats = if mount.assert_formats { Formats::Asserted } else { Formats::Annotated };
-    let value_free = settings.guards.value_free_errors;
+    let value_free = mount.value_free_errors.unwrap_or(settings.guards.value_free_errors);
     let compiled =
         mount.validate.then(|| Checker::new(&checked, Vec::new(), formats).map(|c| c.value_free(value_free)));
     let checker = match compiled {
@@ -167,8 +167,7 @@ fn compile_tool(
     let spec = GuardSpec::forwarded(timeout, idempotent, read_only);
     let guards = guards(settings, scope, &spec, &qualified, &input)?;
     let fields = described_fields(&input).into();
-    let echo_arguments =
-        !settings.guards.value_free_errors && !Value::Object(input).to_string().contains("\"writeOnly\"");
+    let echo_arguments = !value_free && !Value::Object(input).to_string().contains("\"writeOnly\"");
     let output = tool.output_schema.as_ref().map(|schema| OutputCheck::new(JsonObject::clone(schema)));
     let target = Target {
         namespace: scope.name.into(),
@@ -178,7 +177,8 @@ fn compile_tool(
         output,
         fields,
         said,
-        value_free: settings.guards.value_free_errors,
+        value_free,
+        budget: settings.envelope_budget,
     };
     let chain = assemble(guards, &[&settings.middleware], forwarding(forward, Arc::new(target)));
     let mut action = CompiledAction::new(
@@ -192,10 +192,12 @@ fn compile_tool(
     action.output_schema = tool.output_schema.is_some();
     action.names_local_actions = false;
     action.forgiving_scalars = mount.forgiving_scalars.unwrap_or(settings.forgiving_scalars);
+    action.value_free = value_free;
     let strict = mount.strict_schemas.unwrap_or(settings.strict_schemas);
     action.nulls_left_out = strict;
     if let Some(PublishedRoute::Grouped { discriminator, actions }) = published_route(&tool) {
-        action.upstream_actions = Some(Arc::new(UpstreamActions { discriminator, actions }));
+        let fields = action_fields(&tool);
+        action.upstream_actions = Some(Arc::new(UpstreamActions { discriminator, actions, fields }));
     }
     tool.name = qualified.to_string().into();
     // An upstream of this framework publishing a flat action (`billing.get_invoice`) serves
@@ -214,6 +216,20 @@ fn decode_nothing(_: &Value) -> Result<crate::handler::Decoded, DecodeError> {
     Ok((Box::new(()), Vec::new()))
 }
 
+/// The fields of each action of a grouped tool, as its upstream publishes them in the tool's
+/// `_meta` (an action whose input schema names no properties is left out).
+fn action_fields(tool: &Tool) -> HashMap<String, HashSet<String>> {
+    let published = tool.meta.as_ref().and_then(|meta| meta.get(ACTIONS_META_KEY)).and_then(Value::as_object);
+    let Some(published) = published else { return HashMap::new() };
+    published
+        .iter()
+        .filter_map(|(name, action)| {
+            let properties = action.get("inputSchema")?.get("properties")?.as_object()?;
+            Some((name.clone(), properties.keys().cloned().collect()))
+        })
+        .collect()
+}
+
 /// Where a forwarded call goes, for the envelopes of its failures.
 struct Target {
     namespace: Arc<str>,
@@ -229,6 +245,8 @@ struct Target {
     said: Said,
     /// Whether the call's values are taken out of what the upstream says of it.
     value_free: bool,
+    /// The most characters an envelope the upstream wrote takes once written anew.
+    budget: usize,
 }
 
 /// What a mount knows of all its upstream's tools, shared by each of them.
@@ -260,7 +278,7 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
             };
             let outcome = match future.await {
                 Ok(result) => conforming(target.output.as_ref(), &target.namespace, &target.qualified, result)
-                    .and_then(|result| enveloped(&failed, result))
+                    .and_then(|result| enveloped(&failed, result, target.budget))
                     .map(|result| renamed(&target.namespace, &target.said.published, result))
                     .map(Output::passed_through),
                 Err(ForwardError::Failed { message, .. }) => Err(failure(&failed, &message)),

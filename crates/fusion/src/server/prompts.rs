@@ -194,10 +194,10 @@ impl FusionServer {
             Err(Refusal::Invalid(error)) => Err(invalid_params(
                 &format!("Invalid arguments for the prompt {}:", Sent::text(name)),
                 "Fix the arguments and get the prompt again; prompts/list describes them.",
-                ("prompt", name),
+                ("prompt", Some(name)),
                 &error,
             )),
-            Err(Refusal::Failed(error)) => Err(failed(("prompt", name), &error)),
+            Err(Refusal::Failed(error)) => Err(failed(("prompt", Some(name)), &error)),
         }
     }
 }

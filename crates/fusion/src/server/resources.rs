@@ -307,14 +307,14 @@ impl Resources {
     /// accepted: as it may read it (an identity, the scopes); the read's refusal if not.
     pub(crate) fn may_subscribe(&self, uri: &str, caller: &Caller) -> Result<(), ErrorData> {
         let Some((compiled, _)) = self.find(uri) else { return Ok(()) };
-        compiled.action.access.admits(caller).map_err(|refused| failed(("uri", uri), &refused))
+        compiled.action.access.admits(caller).map_err(|refused| failed(("uri", Some(uri)), &refused))
     }
 
     /// The refusal of a subscription to `uri`: for a URI a read refuses, the read's own.
-    pub(crate) fn unsubscribable(&self, uri: &str, why: Unsubscribable) -> ErrorData {
+    pub(crate) fn unsubscribable(&self, uri: &str, why: Unsubscribable, value_free: bool) -> ErrorData {
         match why {
-            Unsubscribable::NotServed => self.not_found(uri),
-            Unsubscribable::Invalid(error) => invalid_uri(uri, &error),
+            Unsubscribable::NotServed => self.not_found(uri, value_free),
+            Unsubscribable::Invalid(error) => invalid_uri(uri, &error, value_free),
             Unsubscribable::TooLong { bytes, max } => ErrorData::invalid_params(
                 format!(
                     "The resource URI {} is {bytes} bytes long; a subscription holds URIs of at most {max} bytes. \
@@ -539,11 +539,12 @@ impl FusionServer {
     /// first template the URI expands, through the guards to its handler.
     pub async fn read_resource(&self, uri: &str, request: RequestInfo) -> Result<ReadResourceResponse, ErrorData> {
         let _counted = self.inner.in_flight.enter();
+        let value_free = self.inner.settings.guards.value_free_errors;
         // The entry, not the set: a change while the read runs replaces neither.
         let (compiled, values) = {
             let resources = self.inner.resources.load();
             let Some((compiled, values)) = resources.find(uri) else {
-                return Err(resources.not_found(uri));
+                return Err(resources.not_found(uri, value_free));
             };
             (Arc::clone(compiled), values)
         };
@@ -558,8 +559,8 @@ impl FusionServer {
             }
             Err(Refusal::InputRequired(input)) => Ok(ReadResourceResponse::InputRequired(*input)),
             Err(Refusal::Protocol(error)) => Err(error),
-            Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error)),
-            Err(Refusal::Failed(error)) => Err(failed(("uri", uri), &error)),
+            Err(Refusal::Invalid(error)) => Err(invalid_uri(uri, &error, value_free)),
+            Err(Refusal::Failed(error)) => Err(failed(("uri", (!value_free).then_some(uri)), &error)),
         }
     }
 
@@ -579,7 +580,7 @@ impl FusionServer {
         let (outcome, _warnings) = action.outcome(Value::Object(Map::new()), request, &self.inner.settings).await;
         match outcome {
             Ok(_) => Ok(()),
-            Err(Refusal::Failed(error)) => Err(failed(subject, &error)),
+            Err(Refusal::Failed(error)) => Err(failed((subject.0, Some(subject.1)), &error)),
             Err(Refusal::Protocol(error)) => Err(error),
             // A gate has no handler of its own to ask anything.
             Err(Refusal::InputRequired(_)) => {
@@ -606,11 +607,15 @@ fn compile_gate(settings: &Settings, name: &str) -> Result<CompiledAction, Build
 
 /// A template's expansion whose parameters do not fit: one sentence per field, as a read
 /// answers it.
-fn invalid_uri(uri: &str, error: &ValidationError) -> ErrorData {
+fn invalid_uri(uri: &str, error: &ValidationError, value_free: bool) -> ErrorData {
+    let headline = match value_free {
+        true => "Invalid parameters in the resource URI:".to_owned(),
+        false => format!("Invalid parameters in the resource URI {}:", Sent::text(uri)),
+    };
     invalid_params(
-        &format!("Invalid parameters in the resource URI {}:", Sent::text(uri)),
+        &headline,
         "Fix the URI and read it again; resources/templates/list describes the templates.",
-        ("uri", uri),
+        ("uri", (!value_free).then_some(uri)),
         error,
     )
 }
@@ -662,13 +667,14 @@ fn unsendable(uri: &str, what: &str) -> ErrorData {
 }
 
 impl Resources {
-    /// Resource not found: what was asked, the closest URIs served, and what to call instead.
-    pub(crate) fn not_found(&self, uri: &str) -> ErrorData {
-        not_found(uri, &self.closest(uri))
+    /// Resource not found: what was asked (unless `value_free`), the closest URIs served, and
+    /// what to call instead.
+    pub(crate) fn not_found(&self, uri: &str, value_free: bool) -> ErrorData {
+        not_found(uri, &self.closest(uri), value_free)
     }
 }
 
-fn not_found(uri: &str, closest: &[String]) -> ErrorData {
+fn not_found(uri: &str, closest: &[String], value_free: bool) -> ErrorData {
     let guess = match closest {
         [] => String::new(),
         [one] => format!(" Did you mean {}?", Sent::text(one)),
@@ -677,12 +683,19 @@ fn not_found(uri: &str, closest: &[String]) -> ErrorData {
             many.iter().map(|u| Sent::text(u).to_string()).collect::<Vec<_>>().join(", ")
         ),
     };
+    let asked = match value_free {
+        true => "the URI asked is served by no resource or template".to_owned(),
+        false => Sent::text(uri).to_string(),
+    };
     let message = format!(
-        "Resource not found: {}.{guess} Call resources/list for the resources this server reads and resources/templates/list for its URI templates.",
-        Sent::text(uri)
+        "Resource not found: {asked}.{guess} Call resources/list for the resources this server reads and resources/templates/list for its URI templates."
     );
     let closest: Vec<String> = closest.iter().map(|uri| echoed(uri)).collect();
-    ErrorData::resource_not_found(message, Some(json!({"uri": asked_uri(uri), "closest": closest})))
+    let data = match value_free {
+        true => json!({"closest": closest}),
+        false => json!({"uri": asked_uri(uri), "closest": closest}),
+    };
+    ErrorData::resource_not_found(message, Some(data))
 }
 
 /// The URI a not-found error's `data` names: as asked, so that a client can tell which of its
@@ -700,7 +713,7 @@ fn asked_uri(uri: &str) -> String {
 pub(super) fn invalid_params(
     headline: &str,
     closing: &str,
-    subject: (&str, &str),
+    subject: (&str, Option<&str>),
     error: &ValidationError,
 ) -> ErrorData {
     let mut message = headline.to_owned();
@@ -711,15 +724,17 @@ pub(super) fn invalid_params(
     message.push_str(closing);
     let fields: Vec<Value> = error.fields.iter().map(|f| json!({"name": f.name, "text": f.text})).collect();
     let mut data = Map::new();
-    data.insert(subject.0.to_owned(), Value::String(echoed(subject.1)));
+    if let (key, Some(asked)) = subject {
+        data.insert(key.to_owned(), Value::String(echoed(asked)));
+    }
     data.insert("fields".to_owned(), Value::Array(fields));
     ErrorData::invalid_params(message, Some(Value::Object(data)))
 }
 
 /// A guard's or a handler's failure: its message, and its code, recovery and the rest in
 /// `data` (with the whole envelope, for a client that shows the model what a tool would),
-/// beside `subject`: what was asked (cut as an echo is).
-pub(super) fn failed(subject: (&str, &str), error: &ToolError) -> ErrorData {
+/// beside `subject`: what was asked (cut as an echo is), unless it is left out.
+pub(super) fn failed(subject: (&str, Option<&str>), error: &ToolError) -> ErrorData {
     use mcp_fusion_wire::ErrorCode as Code;
     // JSON-RPC reserves -32000 to -32099 for the server's own errors.
     let code = if error.code == Code::NotFound {
@@ -743,7 +758,9 @@ pub(super) fn failed(subject: (&str, &str), error: &ToolError) -> ErrorData {
         "details": details,
         "envelope": error.render(),
     });
-    data[subject.0] = Value::String(echoed(subject.1));
+    if let (key, Some(asked)) = subject {
+        data[key] = Value::String(echoed(asked));
+    }
     let message = match &error.recovery {
         Some(recovery) => format!("{} {recovery}", error.message),
         None => error.message.clone(),

@@ -94,12 +94,8 @@ impl ServerHandler for FusionServer {
         let caller = list_caller(&context);
         let hint = self.inner.cache.list(Listing::Tools, caller.is_some());
         let catalog = self.inner.catalog.load();
-        let mut tools = match caller {
-            Some(caller) => catalog.listed(catalog.tools_for(&caller)),
-            None => catalog.listed(catalog.tools().to_vec()),
-        };
         let client = context.client_capabilities();
-        tools.retain(|tool| crate::apps::model_sees(tool, client.as_ref()));
+        let tools = catalog.listed(catalog.seen_by(caller.as_ref(), client.as_ref()));
         Ok(with_hint!(ListToolsResult::with_all_items(tools), hint))
     }
 
@@ -263,7 +259,7 @@ impl ServerHandler for FusionServer {
         let subscriptions = &self.inner.settings.subscriptions;
         let resources = self.inner.resources.load_full();
         if let Err(why) = resources.subscribable(uri, subscriptions.limits().uri_bytes()) {
-            return Err(resources.unsubscribable(uri, why));
+            return Err(resources.unsubscribable(uri, why, self.inner.settings.guards.value_free_errors));
         }
         resources.may_subscribe(uri, &info.caller)?;
         drop(resources);

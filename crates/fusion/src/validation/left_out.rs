@@ -43,6 +43,16 @@ impl Checker {
                 break;
             }
         }
+        // A union (`anyOf`, `oneOf`) refuses as a whole, naming no key: the nulls it refuses
+        // are found by leaving every `null` of an object out, kept only when that makes the
+        // call valid — as a strict schema's host means them when it fills each field it had no
+        // value for.
+        if !self.validator.is_valid(&arguments) {
+            let mut without = arguments.clone();
+            if without_null_members(&mut without) && self.validator.is_valid(&without) {
+                return without;
+            }
+        }
         arguments
     }
 
@@ -61,6 +71,23 @@ impl Checker {
             let required = self.document.at(member).and_then(|schema| schema.get("required"));
             required.and_then(Value::as_array).is_some_and(|names| names.iter().any(|name| name == key))
         })
+    }
+}
+
+/// Takes every `null` member out of every object in `value`; whether it took any.
+fn without_null_members(value: &mut Value) -> bool {
+    match value {
+        Value::Object(object) => {
+            let before = object.len();
+            object.retain(|_, member| !member.is_null());
+            let mut removed = object.len() < before;
+            for member in object.values_mut() {
+                removed |= without_null_members(member);
+            }
+            removed
+        }
+        Value::Array(items) => items.iter_mut().fold(false, |removed, item| without_null_members(item) | removed),
+        _ => false,
     }
 }
 
@@ -93,5 +120,16 @@ mod tests {
         assert_eq!(checker.nulls_left_out(sent), json!({"id": "a", "note": null, "address": {"city": "x"}}));
         let required = json!({"id": null, "limit": null});
         assert_eq!(checker.nulls_left_out(required), json!({"id": null}));
+    }
+
+    #[test]
+    fn a_null_a_union_refuses_is_left_out_when_that_makes_the_call_valid() {
+        let branch = |action: &str, field: &str| json!({"type": "object", "properties": {"action": {"const": action}, field: {"type": "string"}, "v": {"type": "object", "properties": {"f": {"type": "string"}}, "additionalProperties": false}}, "required": ["action"], "additionalProperties": false});
+        let checker = checker(json!({"oneOf": [branch("create", "due_date"), branch("pay", "method")]}));
+        let sent = json!({"action": "create", "due_date": null, "v": {"f": null}});
+        assert_eq!(checker.nulls_left_out(sent), json!({"action": "create", "v": {}}));
+        // Left as sent when leaving the nulls out would not make it valid either.
+        let wrong = json!({"action": "refund", "due_date": null});
+        assert_eq!(checker.nulls_left_out(wrong.clone()), wrong);
     }
 }

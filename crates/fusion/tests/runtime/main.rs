@@ -17,6 +17,7 @@ mod idempotency;
 mod listing;
 mod lockfile;
 mod observability;
+mod pipeline;
 mod scalars;
 mod shapes;
 mod skills;

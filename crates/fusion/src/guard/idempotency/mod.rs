@@ -381,7 +381,7 @@ fn record(outcome: &Outcome, info: &CallInfo) -> Option<String> {
     Some(kept.to_string())
 }
 
-/// The outcome a record keeps, its warnings added to this call's.
+/// The outcome a record keeps, its warnings about the outcome added to this call's.
 fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
     let mut record: Value = serde_json::from_str(record).ok()?;
     if let Some(task) = record.get("task") {
@@ -394,7 +394,12 @@ fn replay(record: &str, info: &CallInfo) -> Option<Outcome> {
         return Some(Err(told));
     }
     for warning in record.get("warnings")?.as_array()? {
-        info.warn(parse(warning.as_str()?).error);
+        let warning = parse(warning.as_str()?).error;
+        // How the first call's arguments were read says nothing of this call's: this call
+        // carries its own conversion warning, or none when it sent the values as they are.
+        if warning.code != ErrorCode::arguments_converted() {
+            info.warn(warning);
+        }
     }
     if let Some(error) = record.get("error") {
         return Some(Err(parse(error.as_str()?).error));
