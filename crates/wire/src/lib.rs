@@ -172,6 +172,7 @@ pub use expectation::Expectation;
 pub use parse::{Envelope, EnvelopeKind, parse};
 pub use path::{FieldPath, Segment};
 pub use problem::{Bound, Condition, FieldProblem, KnownField, ProblemKind, Suggestion, value_kind};
+pub use rebuilt::visible;
 pub use sent::Sent;
 pub use severity::Severity;
 pub use shape::{Fields, Shape};

@@ -3,6 +3,8 @@
 //! passed on as it came: text before its root tag, a 1 MB message, an escape sequence or a
 //! right-to-left override inside it would all reach the model that reads it.
 
+use std::borrow::Cow;
+
 use crate::parse::{Envelope, EnvelopeKind};
 use crate::{ContractAwareness, FieldProblem, ToolError, ValidationError, is_invisible};
 
@@ -32,22 +34,22 @@ impl Envelope {
             EnvelopeKind::Text => None,
             EnvelopeKind::ValidationError => {
                 let error = ValidationError {
-                    action: visible(self.action.as_deref().unwrap_or_default()),
+                    action: shown(self.action.as_deref().unwrap_or_default()),
                     fields: self
                         .fields
                         .iter()
-                        .map(|field| FieldProblem { name: visible(&field.name), text: visible(&field.text) })
+                        .map(|field| FieldProblem { name: shown(&field.name), text: shown(&field.text) })
                         .collect(),
                     contract_awareness: self.contract_awareness.as_ref().map(visible_awareness),
                 };
                 Some(error.within(budget).render())
             }
             EnvelopeKind::ToolError => {
-                let mut error = ToolError::new(visible_code(self.error.code.as_str()), visible(&self.error.message))
+                let mut error = ToolError::new(visible_code(self.error.code.as_str()), shown(&self.error.message))
                     .severity(self.error.severity.clone());
-                error.recovery = self.error.recovery.as_deref().map(visible);
-                error.available_actions = self.error.available_actions.iter().map(|action| visible(action)).collect();
-                error.details = self.error.details.iter().map(|(key, value)| (visible(key), visible(value))).collect();
+                error.recovery = self.error.recovery.as_deref().map(shown);
+                error.available_actions = self.error.available_actions.iter().map(|action| shown(action)).collect();
+                error.details = self.error.details.iter().map(|(key, value)| (shown(key), shown(value))).collect();
                 error.retry_after = self.error.retry_after;
                 let mut text = error.within(budget).render();
                 // The block some implementations write after a tool error, kept when it fits.
@@ -64,10 +66,18 @@ impl Envelope {
 }
 
 /// `text` with every control character but tab, and every invisible or bidirectional
-/// formatting character, written as a visible escape.
-fn visible(text: &str) -> String {
+/// formatting character, written as a visible escape (`\n`, `\r`, `\u{1b}`, `\u{202e}`);
+/// borrowed when there is none.
+///
+/// ```
+/// use mcp_fusion_wire::visible;
+///
+/// assert_eq!(visible("plain words"), "plain words");
+/// assert_eq!(visible("a\u{1b}[2J\nRecovery: b\u{202e}"), r"a\u{1b}[2J\nRecovery: b\u{202e}");
+/// ```
+pub fn visible(text: &str) -> Cow<'_, str> {
     if !text.chars().any(hidden) {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
@@ -78,7 +88,12 @@ fn visible(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    Cow::Owned(out)
+}
+
+/// [`visible`], owned.
+fn shown(text: &str) -> String {
+    visible(text).into_owned()
 }
 
 fn hidden(c: char) -> bool {
@@ -87,7 +102,7 @@ fn hidden(c: char) -> bool {
 
 /// A code from elsewhere: its characters made visible, cut to a code's length.
 fn visible_code(code: &str) -> String {
-    let code = visible(code);
+    let code = shown(code);
     match code.char_indices().nth(CODE_CHARS) {
         Some((end, _)) => code[..end].to_owned(),
         None => code,
@@ -96,13 +111,13 @@ fn visible_code(code: &str) -> String {
 
 fn visible_awareness(block: &ContractAwareness) -> ContractAwareness {
     let mut block = block.clone();
-    block.tool = visible(&block.tool);
-    block.action = visible(&block.action);
+    block.tool = shown(&block.tool);
+    block.action = shown(&block.action);
     for change in &mut block.changes {
-        change.field = visible(&change.field);
-        change.description = visible(&change.description);
-        change.before = change.before.as_deref().map(visible);
-        change.after = change.after.as_deref().map(visible);
+        change.field = shown(&change.field);
+        change.description = shown(&change.description);
+        change.before = change.before.as_deref().map(shown);
+        change.after = change.after.as_deref().map(shown);
     }
     block
 }
