@@ -100,6 +100,7 @@ async fn ranked(
         return Err(ToolError::internal(format!("{} was called outside the server's call path.", call.action())));
     };
     let (caller, client) = (call.caller.clone(), call.client_capabilities.clone());
+    let gate = call.commit_gate();
     let permit = Arc::clone(&ctx.state().0)
         .acquire_owned()
         .await
@@ -107,6 +108,11 @@ async fn ranked(
     let work = tokio::task::spawn_blocking(move || {
         // Held until the ranking ends, even when the call stopped waiting for it.
         let _permit = permit;
+        // A call answered while it waited its turn (its timeout, its client gone) ranks nothing:
+        // the turn goes to the next caller still waiting.
+        if gate.is_abandoned() {
+            return Err(ToolError::timeout("the search was answered before its turn to rank came"));
+        }
         answer(&catalog.seen_by(Some(&caller), client.as_ref()))
     });
     match work.await {
