@@ -65,8 +65,9 @@ struct Seen {
     scope: Vec<BTreeMap<String, String>>,
 }
 
+/// An event's or a span's fields, by name, as text.
 #[derive(Default)]
-struct Fields(BTreeMap<String, String>);
+pub(crate) struct Fields(pub(crate) BTreeMap<String, String>);
 
 impl Visit for Fields {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
