@@ -3,12 +3,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::SubscriptionFilter;
-use rmcp::service::{ServiceError, SubscriptionSendError, SubscriptionSink};
+use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
 
 use super::Subscriptions;
 use crate::session::same_session;
+pub(crate) use crate::subscriptions::ListChanged;
 
 /// The sessions that finished `initialize`, while their transport is open, and those of them
 /// a transport issued an id for, by that id.
@@ -28,43 +28,11 @@ impl Open {
     }
 }
 
-/// A listing that changed, so the `list_changed` notification that tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ListChanged {
-    /// `tools/list`: `notifications/tools/list_changed`.
-    Tools,
-    /// `resources/list` or `resources/templates/list`: `notifications/resources/list_changed`.
-    Resources,
-}
-
 impl ListChanged {
-    fn method(self) -> &'static str {
-        match self {
-            ListChanged::Tools => "notifications/tools/list_changed",
-            ListChanged::Resources => "notifications/resources/list_changed",
-        }
-    }
-
-    /// Whether a `subscriptions/listen` request was accepted with this notification.
-    fn accepted_by(self, filter: &SubscriptionFilter) -> bool {
-        let accepted = match self {
-            ListChanged::Tools => filter.tools_list_changed,
-            ListChanged::Resources => filter.resources_list_changed,
-        };
-        accepted == Some(true)
-    }
-
     async fn tell_session(self, peer: &Peer<RoleServer>) -> Result<(), ServiceError> {
         match self {
             ListChanged::Tools => peer.notify_tool_list_changed().await,
             ListChanged::Resources => peer.notify_resource_list_changed().await,
-        }
-    }
-
-    async fn tell_listener(self, sink: &SubscriptionSink) -> Result<(), SubscriptionSendError> {
-        match self {
-            ListChanged::Tools => sink.notify_tool_list_changed().await,
-            ListChanged::Resources => sink.notify_resource_list_changed().await,
         }
     }
 }
@@ -112,7 +80,7 @@ impl Peers {
             open.all.clone()
         };
         // Clients of 2026-07-28 never initialize: a listen request is their only way to hear.
-        let listeners = subscriptions.listening_for(|accepted| which.accepted_by(accepted));
+        let listeners = subscriptions.listening_for(which);
         if peers.is_empty() && listeners.is_empty() {
             return;
         }

@@ -324,12 +324,15 @@ impl ServerHandler for FusionServer {
         }
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.resources_list_changed = requested.resources_list_changed;
+        // rmcp acknowledges the listen next, before `listen` holds it.
+        self.connection.listen_accepted();
         Some(accepted)
     }
 
     /// Holds a listen request until it ends: through the server's guards first, and within
     /// what one listen, the session and the server may hold.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let since = self.connection.listen_mark();
         let subscriptions = &self.inner.settings.subscriptions;
         let limits = subscriptions.limits();
         let asked = context.requested().resource_subscriptions.as_ref().map_or(0, Vec::len);
@@ -344,7 +347,12 @@ impl ServerHandler for FusionServer {
         }
         let session = self.connection.session(&context.request_context().peer);
         self.pass_gate(Gate::Listen, ("request", "subscriptions/listen"), request).await?;
-        let number = subscriptions.listen(session, context.sink().clone())?;
+        let (number, missed) = subscriptions.listen(session, context.sink().clone(), since)?;
+        for change in missed {
+            if let Err(error) = change.tell_listener(context.sink()).await {
+                tracing::debug!("a change told before this listen was held not delivered: {error}");
+            }
+        }
         context.cancelled().await;
         subscriptions.stop_listening(number);
         Ok(())

@@ -11,13 +11,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::SubscriptionSink;
 use rmcp::{Peer, RoleServer};
 
 mod limits;
+mod missed;
 
 pub use limits::SubscriptionLimits;
+pub(crate) use missed::{Change, ListChanged};
 
 use crate::lock::locked;
 
@@ -49,6 +51,8 @@ struct State {
     listens: HashMap<u64, Listen>,
     /// URIs held in all: one per subscription of a session, one per URI of an open listen.
     held: usize,
+    /// The changes told lately, for listens acknowledged before they were held.
+    recent: missed::Recent,
 }
 
 /// The sessions subscribed to one URI and the listens that accepted it.
@@ -147,6 +151,9 @@ pub(crate) struct Connection {
     /// Whether a session of this connection ever held anything (only then is there anything
     /// to free).
     used: AtomicBool,
+    /// The mark of the earliest listen accepted on this connection and not held yet
+    /// (`u64::MAX`: none).
+    listen_mark: AtomicU64,
 }
 
 impl Connection {
@@ -155,6 +162,19 @@ impl Connection {
         self.used.store(true, Ordering::Relaxed);
         let peer = peer.peer_info().map_or(0, |info| Arc::as_ptr(&info).addr());
         SessionKey { connection: self.id, peer }
+    }
+
+    /// Notes how many changes were told before a listen of this connection is acknowledged.
+    pub(crate) fn listen_accepted(&self) {
+        self.listen_mark.fetch_min(self.subscriptions.told(), Ordering::Relaxed);
+    }
+
+    /// The mark to hold a listen of this connection with (see [`Subscriptions::listen`]): the
+    /// one noted when it was accepted, or now when none was. Of two listens accepted at once,
+    /// the first held takes the earlier mark, and hears at worst a change twice.
+    pub(crate) fn listen_mark(&self) -> u64 {
+        let accepted = self.listen_mark.swap(u64::MAX, Ordering::Relaxed);
+        accepted.min(self.subscriptions.told())
     }
 }
 
@@ -191,7 +211,12 @@ impl Subscriptions {
     /// A new connection, whose sessions' subscriptions end with it.
     pub(crate) fn connection(self: &Arc<Self>) -> Connection {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        Connection { id, subscriptions: Arc::clone(self), used: AtomicBool::new(false) }
+        Connection {
+            id,
+            subscriptions: Arc::clone(self),
+            used: AtomicBool::new(false),
+            listen_mark: AtomicU64::new(u64::MAX),
+        }
     }
 
     /// How many URIs are held, every session and listen together.
@@ -232,9 +257,21 @@ impl Subscriptions {
         }
     }
 
+    /// How many changes listens were told of so far: the mark to pass to
+    /// [`listen`](Self::listen), taken before the listen is acknowledged.
+    pub(crate) fn told(&self) -> u64 {
+        locked(&self.state).recent.told()
+    }
+
     /// Keeps an open `subscriptions/listen` request of `session`, with the URIs it accepted;
-    /// returns the number to forget it by.
-    pub(crate) fn listen(&self, session: SessionKey, sink: SubscriptionSink) -> Result<u64, Refused> {
+    /// returns the number to forget it by, and the changes it accepted among those told since
+    /// the mark `since` (see [`told`](Self::told)), which it has not heard of.
+    pub(crate) fn listen(
+        &self,
+        session: SessionKey,
+        sink: SubscriptionSink,
+        since: u64,
+    ) -> Result<(u64, Vec<Change>), Refused> {
         let mut state = locked(&self.state);
         let state = &mut *state;
         let mut seen = HashSet::new();
@@ -250,8 +287,9 @@ impl Subscriptions {
         entry.listens.insert(number);
         entry.listening += uris.len();
         state.held += uris.len();
+        let missed = state.recent.since(since, sink.accepted());
         state.listens.insert(number, Listen { session, sink, uris });
-        Ok(number)
+        Ok((number, missed))
     }
 
     /// Forgets a `subscriptions/listen` request that ended.
@@ -261,17 +299,21 @@ impl Subscriptions {
         state.shrink();
     }
 
-    /// The open `subscriptions/listen` requests whose accepted filter `wants`.
-    pub(crate) fn listening_for(&self, wants: impl Fn(&SubscriptionFilter) -> bool) -> Vec<SubscriptionSink> {
-        let state = locked(&self.state);
-        state.listens.values().filter(|listen| wants(listen.sink.accepted())).map(|l| l.sink.clone()).collect()
+    /// The open `subscriptions/listen` requests to tell that the listing `which` changed.
+    pub(crate) fn listening_for(&self, which: ListChanged) -> Vec<SubscriptionSink> {
+        let mut state = locked(&self.state);
+        state.recent.record(Change::Listing(which));
+        let wanted = |listen: &&Listen| which.accepted_by(listen.sink.accepted());
+        state.listens.values().filter(wanted).map(|listen| listen.sink.clone()).collect()
     }
 
     /// The open `subscriptions/listen` requests that accepted `uri`.
     #[cfg(feature = "http")]
     #[cfg_attr(not(feature = "redis"), allow(dead_code, reason = "read by the relay of the Redis session store"))]
     pub(crate) fn listeners_of(&self, uri: &str) -> Vec<SubscriptionSink> {
-        let state = locked(&self.state);
+        let mut state = locked(&self.state);
+        let shared = state.shared(uri);
+        state.recent.record(Change::Updated(shared));
         let Some(hearers) = state.by_uri.get(uri) else { return Vec::new() };
         hearers.listens.iter().filter_map(|number| Some(state.listens.get(number)?.sink.clone())).collect()
     }
@@ -292,6 +334,8 @@ impl Subscriptions {
         }
         let (peers, sinks) = {
             let mut state = locked(&self.state);
+            let shared = state.shared(uri);
+            state.recent.record(Change::Updated(shared));
             let Some(hearers) = state.by_uri.get(uri) else { return };
             let mut peers = Vec::with_capacity(hearers.sessions.len());
             let mut gone = Vec::new();

@@ -679,6 +679,85 @@ async fn a_listener_that_asked_hears_the_listings_change() {
     }
 }
 
+/// rmcp acknowledges a listen before the server holds it; what changes in between (here while
+/// the server's middleware runs for the listen) is told once the listen is held.
+#[tokio::test]
+async fn a_change_between_a_listens_acknowledgment_and_its_holding_is_told() {
+    use mcp_fusion::middleware::{Call, Next, from_fn};
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use tokio::sync::{mpsc, oneshot};
+
+    // The middleware says when the listen reached it, and waits to be let through.
+    let (reached, mut listen_reached) = mpsc::unbounded_channel::<oneshot::Sender<()>>();
+    let held_back = move |call: Call, next: Next| {
+        let reached = reached.clone();
+        async move {
+            if call.action() == "subscriptions/listen" {
+                let (let_through, wait) = oneshot::channel();
+                let _ = reached.send(let_through);
+                let _ = wait.await;
+            }
+            next.run(call).await
+        }
+    };
+    let server = FusionServer::builder("listens", "1")
+        .middleware(from_fn(held_back))
+        .resource(Resource::new("status://now", "now").handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("up") }))
+        .build(())
+        .unwrap();
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let serving = server.clone();
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(serving, server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    let filter = SubscriptionFilter::builder()
+        .tools_list_changed()
+        .resource_subscriptions(vec!["status://now".to_owned()])
+        .build();
+    let mut subscription = client.listen(filter).await.unwrap();
+    let let_through = listen_reached.recv().await.expect("the listen reaches the middleware");
+
+    // Acknowledged, not held yet: the tools change, and the resource twice.
+    let group = mcp_fusion::Group::new("more", "More.").action(
+        mcp_fusion::Action::new("a", "A.").handler(|_ctx: Ctx<()>, _: PageUri| async { Ok::<_, ToolError>("a") }),
+    );
+    server.insert_group(group, ()).unwrap();
+    server.resource_updated("status://now");
+    server.resource_updated("status://now");
+    server.resource_updated("status://elsewhere");
+    let _ = let_through.send(());
+
+    let mut heard = Vec::new();
+    for _ in 0..2 {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), subscription.next()).await;
+        heard.push(next.expect("told of the change").unwrap().expect("a notification"));
+    }
+    assert!(heard.iter().any(|n| matches!(n, ServerNotification::ToolListChangedNotification(_))), "{heard:?}");
+    let updated: Vec<_> = heard
+        .iter()
+        .filter_map(|n| match n {
+            ServerNotification::ResourceUpdatedNotification(updated) => Some(updated.params.uri.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updated, ["status://now"], "{heard:?}");
+
+    // Held now: a later change is told once, as it happens.
+    server.resource_updated("status://now");
+    let next = tokio::time::timeout(std::time::Duration::from_secs(10), subscription.next()).await;
+    match next.expect("told of the change").unwrap() {
+        Some(ServerNotification::ResourceUpdatedNotification(updated)) => {
+            assert_eq!(updated.params.uri, "status://now")
+        }
+        other => panic!("expected resources/updated, got {other:?}"),
+    }
+}
+
 async fn notes(_ctx: Ctx<()>) -> Result<String, ToolError> {
     Ok("a note".into())
 }
