@@ -303,4 +303,9 @@ pub enum ForwardError {
         /// When to try again, when the forwarder knows (the next reconnect attempt).
         retry_after: Option<Duration>,
     },
+    /// The client cancelled the call after it reached the upstream (see
+    /// [`CallInfo::hand_off`](crate::CallInfo::hand_off)), and the upstream gave no answer:
+    /// the call may have taken effect.
+    #[error("cancelled after it reached the upstream, which did not answer")]
+    CancelledInFlight,
 }

@@ -64,6 +64,9 @@ impl Forward for Forwarder {
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         Box::pin(async move {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            // From here the upstream may act on the call: a cancellation is the upstream's to
+            // hear, and the outcome its answer.
+            call.hand_off();
             let handle = peer
                 .send_request_with_option(request, PeerRequestOptions::no_options())
                 .await
@@ -77,6 +80,8 @@ impl Forward for Forwarder {
             let mut cancel = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
             let response = handle.await_response();
             tokio::pin!(response);
+            let cancellation = call.cancellation().clone();
+            let mut heard_cancel = false;
             let answer = loop {
                 let next = async {
                     match reported.as_mut() {
@@ -99,6 +104,19 @@ impl Forward for Forwarder {
                         return Err(ForwardError::TooLarge { limit_bytes: MAX_MESSAGE_BYTES });
                     }
                     Some(step) = next => call.progress(step.progress, step.total, step.message).await,
+                    () = cancellation.cancelled(), if !heard_cancel => {
+                        heard_cancel = true;
+                        // A client that went away reads no answer, but its call's outcome is
+                        // the upstream's to tell: it finishes, and is logged as it ended.
+                        if call.client_left() {
+                            continue;
+                        }
+                        // The client asked: the upstream hears it. No answer comes after that
+                        // (MCP asks none of a cancelled request, and rmcp reads none), so
+                        // whether it acted before it heard stays unknown.
+                        cancel.now();
+                        return Err(ForwardError::CancelledInFlight);
+                    }
                 }
             };
             cancel.id = None;
@@ -224,15 +242,16 @@ fn unavailable(error: &ServiceError) -> ForwardError {
     ForwardError::Unavailable { message: said(error).to_owned(), retry_after: None }
 }
 
-/// Tells the upstream a call was cancelled when the caller's call is dropped before the
-/// answer came (the client cancelled, or a timeout fired).
+/// Tells the upstream a call was cancelled when the client asks, or when the caller's call is
+/// dropped before the answer came (a timeout fired).
 struct CancelOnDrop {
     peer: Peer<RoleClient>,
     id: Option<RequestId>,
 }
 
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
+impl CancelOnDrop {
+    /// Tells the upstream now, once.
+    fn now(&mut self) {
         let Some(id) = self.id.take() else { return };
         let peer = self.peer.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -243,5 +262,11 @@ impl Drop for CancelOnDrop {
                 }
             });
         }
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.now();
     }
 }

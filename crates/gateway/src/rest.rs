@@ -229,19 +229,45 @@ fn tool(operation: &Operation) -> Tool {
         .with_annotations(annotations.open_world(true))
 }
 
+/// How long a call the client cancelled waits for the API's answer: an answer says what
+/// happened; none leaves the call's effect unknown.
+const CANCELLED_ANSWER_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Forward for Api {
     fn call(
         &self,
         tool: &str,
         arguments: JsonObject,
-        _call: Arc<CallInfo>,
+        call: Arc<CallInfo>,
     ) -> BoxFuture<'static, Result<CallToolResult, ForwardError>> {
         let request = self.operations.get(tool).ok_or_else(|| ForwardError::NoSuchTool(format!("no operation {tool}")));
         let request = request.and_then(|operation| self.request(operation, &arguments));
         Box::pin(async move {
             let (operation, request) = request?;
-            let response = request.send().await.map_err(|error| sent_failure(&operation, error))?;
-            answered(response).await
+            let exchange = async {
+                let response = request.send().await.map_err(|error| sent_failure(&operation, error))?;
+                answered(response).await
+            };
+            // A request that only reads changes nothing: dropped when cancelled, it was
+            // cancelled whole.
+            if matches!(operation.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
+                return exchange.await;
+            }
+            // Any other may change the API's state once sent: its answer says whether it did.
+            call.hand_off();
+            tokio::pin!(exchange);
+            tokio::select! {
+                biased;
+                answer = &mut exchange => answer,
+                () = call.cancellation().cancelled() => {
+                    if call.client_left() {
+                        return exchange.await;
+                    }
+                    // HTTP has no word for "cancel": the API is waited for a moment.
+                    let answer = tokio::time::timeout(CANCELLED_ANSWER_GRACE, exchange).await;
+                    answer.unwrap_or(Err(ForwardError::CancelledInFlight))
+                }
+            }
         })
     }
 }

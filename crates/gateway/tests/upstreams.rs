@@ -445,3 +445,200 @@ async fn a_gateway_with_1000_mounted_tools_answers_an_unknown_one_within_the_env
     running.shutdown().await;
     stop.cancel();
 }
+
+/// An upstream action that writes at once, then answers when the test lets it.
+struct Writes {
+    written: std::sync::atomic::AtomicUsize,
+    release: tokio::sync::Semaphore,
+}
+
+async fn write(ctx: Ctx<Writes>, _input: Nothing) -> Result<String, ToolError> {
+    if !ctx.call().commit_gate().try_commit() {
+        return Err(ToolError::new(ErrorCode::Conflict, "answered before it could write"));
+    }
+    ctx.state().written.fetch_add(1, Ordering::SeqCst);
+    ctx.state().release.acquire().await.expect("the semaphore stays open").forget();
+    Ok("written".into())
+}
+
+/// A gateway in front of an HTTP upstream whose `work.write` writes, then waits.
+async fn gateway_before_writes()
+-> (FusionServer, Arc<Writes>, mcp_fusion_gateway::Running, tokio_util::sync::CancellationToken) {
+    let state = Arc::new(Writes { written: Default::default(), release: tokio::sync::Semaphore::new(0) });
+    let upstream = FusionServer::builder("writes-upstream", "1")
+        .group(Group::new("work", "Writes.").action(Action::new("write", "Writes, then answers.").handler(write)))
+        .build(Arc::clone(&state))
+        .unwrap();
+    let (url, stop) = serve_http(upstream).await;
+    let server = gateway();
+    let running = Gateway::new().mount(Mount::new("up"), Upstream::http(&url)).start(&server);
+    let client = connect(&server, Seen::default()).await;
+    listed(&client, "up.work").await;
+    (server, state, running, stop)
+}
+
+/// The `call finished` lines of `action` in `logs`, by outcome.
+fn outcomes(logs: &Logs, action: &str) -> Vec<String> {
+    let action = format!("action={action:?}");
+    let action_plain = action.replace('"', "");
+    logs.text()
+        .lines()
+        .filter(|line| line.contains("call finished") && (line.contains(&action) || line.contains(&action_plain)))
+        .filter_map(|line| {
+            line.split("outcome=").nth(1)?.split_whitespace().next().map(|o| o.trim_matches('"').to_owned())
+        })
+        .collect()
+}
+
+/// A client that goes away (its stdin closed) while the upstream has its calls: they finish,
+/// and each is logged as the upstream ended it, never `CANCELLED` over a write.
+#[tokio::test]
+async fn calls_in_flight_when_the_client_goes_finish_and_are_logged_as_they_ended() {
+    use mcp_fusion::transport::stdio::LineTransport;
+    use tokio::io::AsyncWriteExt as _;
+    let (logs, _logging) = Logs::capture();
+    let (server, state, running, stop) = gateway_before_writes().await;
+
+    let (client_side, server_side) = tokio::io::duplex(1 << 16);
+    let (server_reads, server_writes) = tokio::io::split(server_side);
+    let serving = server.clone();
+    let served = tokio::spawn(async move {
+        let running = serving.serve(LineTransport::new(server_reads, server_writes)).await.unwrap();
+        let _ = running.waiting().await;
+    });
+    let (client_reads, mut client_writes) = tokio::io::split(client_side);
+    let mut answers = tokio::io::BufReader::new(client_reads).lines();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "leaves", "version": "1"}}});
+    client_writes.write_all(format!("{initialize}\n").as_bytes()).await.unwrap();
+    answers.next_line().await.unwrap().expect("initialized");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let mut lines = format!("{initialized}\n");
+    for id in 1..=3 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "up.work", "arguments": {"action": "write"}}});
+        lines.push_str(&format!("{call}\n"));
+    }
+    client_writes.write_all(lines.as_bytes()).await.unwrap();
+    eventually("three writes upstream", Duration::from_secs(30), || async {
+        (state.written.load(Ordering::SeqCst) == 3).then_some(())
+    })
+    .await;
+
+    // The client goes. rmcp waits for the calls' answers a while, then ends the connection.
+    drop(client_writes);
+    drop(answers);
+    served.await.unwrap();
+    state.release.add_permits(3);
+    server.idle().await;
+
+    assert_eq!(outcomes(&logs, "up.work"), ["ok", "ok", "ok"], "{}", logs.text());
+    assert_eq!(state.written.load(Ordering::SeqCst), 3);
+    running.shutdown().await;
+    stop.cancel();
+}
+
+/// A call the client cancels once the upstream has it: the upstream is told, and a call whose
+/// upstream does not answer is logged `CANCELLED_IN_FLIGHT` (it may have written), never
+/// `CANCELLED` (nothing was written).
+#[tokio::test]
+async fn a_call_cancelled_once_the_upstream_has_it_is_not_logged_as_cancelled_whole() {
+    let (logs, _logging) = Logs::capture();
+    let (server, state, running, stop) = gateway_before_writes().await;
+    let client = connect(&server, Seen::default()).await;
+    let write = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("up.work").with_arguments(json!({"action": "write"}).as_object().cloned().unwrap()),
+    ));
+    let handle = client.send_request_with_option(write, PeerRequestOptions::no_options()).await.unwrap();
+    eventually("the write upstream", Duration::from_secs(30), || async {
+        (state.written.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    handle.cancel(Some("the user changed their mind".into())).await.unwrap();
+    let logged = eventually("the call's outcome logged", Duration::from_secs(30), || async {
+        let logged = outcomes(&logs, "up.work");
+        (!logged.is_empty()).then_some(logged)
+    })
+    .await;
+    assert_eq!(logged, ["CANCELLED_IN_FLIGHT"], "{}", logs.text());
+    state.release.add_permits(1);
+    running.shutdown().await;
+    stop.cancel();
+}
+
+/// An HTTP API whose `PUT /items/{id}` writes at once, then answers when the test lets it.
+async fn api_that_writes(state: Arc<Writes>) -> (String, tokio_util::sync::CancellationToken) {
+    async fn put(
+        axum::extract::State(state): axum::extract::State<Arc<Writes>>,
+    ) -> ([(axum::http::HeaderName, &'static str); 1], &'static str) {
+        state.written.fetch_add(1, Ordering::SeqCst);
+        state.release.acquire().await.expect("the semaphore stays open").forget();
+        ([(axum::http::header::CONTENT_TYPE, "application/json")], r#"{"written": true}"#)
+    }
+    let app = axum::Router::new().route("/items/{id}", axum::routing::put(put)).with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, app).with_graceful_shutdown(stopped.cancelled_owned()).await.unwrap();
+    });
+    (url, stop)
+}
+
+/// A write to an OpenAPI mount the client cancels once it was sent: HTTP cannot take it back,
+/// so the API's answer, when it comes in time, is the outcome logged; without one the call is
+/// `CANCELLED_IN_FLIGHT`, never `CANCELLED`.
+#[tokio::test]
+async fn a_cancelled_write_to_an_http_api_is_logged_as_the_api_ended_it() {
+    let (logs, _logging) = Logs::capture();
+    let state = Arc::new(Writes { written: Default::default(), release: tokio::sync::Semaphore::new(0) });
+    let (url, stop) = api_that_writes(Arc::clone(&state)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let document = dir.path().join("items.json");
+    let paths = json!({"openapi": "3.1.0", "paths": {"/items/{id}": {"put": {"operationId": "put_item",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}]}}}});
+    std::fs::write(&document, paths.to_string()).unwrap();
+    let server = gateway();
+    let upstream = Upstream::openapi(document.display().to_string()).base_url(&url);
+    let running = Gateway::new().mount(Mount::new("api"), upstream).start(&server);
+    let client = connect(&server, Seen::default()).await;
+    listed(&client, "api.put_item").await;
+
+    let put = || {
+        ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new("api.put_item").with_arguments(json!({"id": "7"}).as_object().cloned().unwrap()),
+        ))
+    };
+    // Answered just after the cancellation: the write is logged as done.
+    let handle = client.send_request_with_option(put(), PeerRequestOptions::no_options()).await.unwrap();
+    eventually("the first write", Duration::from_secs(30), || async {
+        (state.written.load(Ordering::SeqCst) == 1).then_some(())
+    })
+    .await;
+    handle.cancel(None).await.unwrap();
+    state.release.add_permits(1);
+    let logged = eventually("the first outcome", Duration::from_secs(30), || async {
+        let logged = outcomes(&logs, "api.put_item");
+        (!logged.is_empty()).then_some(logged)
+    })
+    .await;
+    assert_eq!(logged, ["ok"], "{}", logs.text());
+
+    // Not answered: its effect is unknown, and said so.
+    let handle = client.send_request_with_option(put(), PeerRequestOptions::no_options()).await.unwrap();
+    eventually("the second write", Duration::from_secs(30), || async {
+        (state.written.load(Ordering::SeqCst) == 2).then_some(())
+    })
+    .await;
+    handle.cancel(None).await.unwrap();
+    let logged = eventually("the second outcome", Duration::from_secs(30), || async {
+        let logged = outcomes(&logs, "api.put_item");
+        (logged.len() == 2).then_some(logged)
+    })
+    .await;
+    assert_eq!(logged, ["ok", "CANCELLED_IN_FLIGHT"], "{}", logs.text());
+    state.release.add_permits(1);
+    running.shutdown().await;
+    stop.cancel();
+}

@@ -29,7 +29,8 @@ macro_rules! error_codes {
         /// | code | built by | when |
         /// |---|---|---|
         /// | `UNKNOWN` | [`ErrorCode::unknown`] | a parser read text that names no code |
-        /// | `CANCELLED` | [`ErrorCode::cancelled`] | the client cancelled the call before it finished |
+        /// | `CANCELLED` | [`ErrorCode::cancelled`] | the client cancelled the call before it did anything: nothing was written |
+        /// | `CANCELLED_IN_FLIGHT` | [`ErrorCode::cancelled_in_flight`] | the client cancelled a mounted call after it reached its upstream, which did not answer: it may have taken effect |
         /// | `RESULT_TRUNCATED` | [`ErrorCode::result_truncated`] | a warning: the result was cut to the payload cap |
         /// | `UPSTREAM_ERROR` | [`ErrorCode::upstream_error`] | a mounted tool's upstream failed it, and its words do not say how |
         /// | `ARGUMENTS_CONVERTED` | [`ErrorCode::arguments_converted`] | a warning: the call ran with a string read as the number or boolean it spells |
@@ -37,7 +38,8 @@ macro_rules! error_codes {
         /// They stay custom codes so that the canonical set is exactly the one the error
         /// contract defines, shared with the TypeScript implementation and pinned by the golden
         /// vectors. None of them is a failure of the action itself: `UNKNOWN` is what a reader
-        /// makes of text that is not an envelope, `CANCELLED` answers a caller that already left,
+        /// makes of text that is not an envelope, `CANCELLED` and `CANCELLED_IN_FLIGHT` answer a
+        /// caller that already left,
         /// and `RESULT_TRUNCATED` and `ARGUMENTS_CONVERTED` travel on a success. A client that
         /// does not know them reads them as it reads any custom code.
         #[derive(Debug, Clone, Eq)]
@@ -118,6 +120,12 @@ impl ErrorCode {
     /// code).
     pub fn cancelled() -> ErrorCode {
         ErrorCode::Custom("CANCELLED".to_owned())
+    }
+
+    /// The code of a mounted call the client cancelled after it reached its upstream, which
+    /// gave no answer, so it may have taken effect: `CANCELLED_IN_FLIGHT` (a custom code).
+    pub fn cancelled_in_flight() -> ErrorCode {
+        ErrorCode::Custom("CANCELLED_IN_FLIGHT".to_owned())
     }
 
     /// The code of the warning added to a result cut to the payload cap: `RESULT_TRUNCATED`
@@ -233,6 +241,7 @@ mod tests {
         for (code, text) in [
             (ErrorCode::unknown(), "UNKNOWN"),
             (ErrorCode::cancelled(), "CANCELLED"),
+            (ErrorCode::cancelled_in_flight(), "CANCELLED_IN_FLIGHT"),
             (ErrorCode::result_truncated(), "RESULT_TRUNCATED"),
             (ErrorCode::arguments_converted(), "ARGUMENTS_CONVERTED"),
         ] {

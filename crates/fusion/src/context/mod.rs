@@ -14,6 +14,7 @@ pub(crate) use request::{ClientAddress, IssuedSession, ListsPerCaller, issued_se
 pub(crate) use request::{checked_log_level, list_caller, sessionless};
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -52,6 +53,23 @@ pub enum Entry<'a> {
     Subscription(&'a str),
 }
 
+/// Whether the client of a connection is still there: set by a transport that knows when
+/// its client went away, and carried in each request's extensions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClientPresence(Arc<AtomicBool>);
+
+impl ClientPresence {
+    /// Notes that the client went away: set before the transport cancels what it left.
+    pub(crate) fn leave(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    /// Whether the client went away.
+    pub(crate) fn left(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// Which kind of entry a compiled chain serves, to answer [`CallInfo::entry`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum EntryKind {
@@ -85,6 +103,8 @@ pub struct CallInfo {
     pub(crate) warnings: Mutex<Vec<ToolError>>,
     /// Whether the call's writes stand or it was answered without them.
     pub(crate) commit: CommitGate,
+    /// Whether the call reached another server, whose outcome it now is.
+    handed_off: AtomicBool,
     /// The `fusion/idempotency_key` of the request's `_meta`, as sent.
     pub(crate) meta_idempotency_key: Option<serde_json::Value>,
     /// The idempotency key the call runs under, once the idempotency guard claimed it.
@@ -133,6 +153,7 @@ impl CallInfo {
             client_address: request.client_address,
             warnings: Mutex::new(Vec::new()),
             commit: CommitGate::new(),
+            handed_off: AtomicBool::new(false),
             meta_idempotency_key: request.idempotency_key,
             idempotency: OnceLock::new(),
             mask_internal_errors,
@@ -261,6 +282,31 @@ impl CallInfo {
     /// Fires when the client cancels the call.
     pub fn cancellation(&self) -> &CancellationToken {
         &self.cancellation
+    }
+
+    /// Says the call reached another server (a mount's upstream), which may act on it
+    /// whatever happens next: its outcome is that server's from now on.
+    ///
+    /// A cancellation then no longer ends the call with `CANCELLED`, which says nothing was
+    /// done; the call runs on and the forwarder decides what the cancellation means. A
+    /// forwarder that hands off must watch [`cancellation`](Self::cancellation) itself: pass
+    /// it on to the upstream when the client asked ([`client_left`](Self::client_left) is
+    /// false), and end the call with the upstream's answer or with a failure that says the
+    /// call may have taken effect.
+    pub fn hand_off(&self) {
+        self.handed_off.store(true, Ordering::Release);
+    }
+
+    /// Whether [`hand_off`](Self::hand_off) was called.
+    pub(crate) fn is_handed_off(&self) -> bool {
+        self.handed_off.load(Ordering::Acquire)
+    }
+
+    /// Whether the call was cancelled because its client went away (its stdio input ended,
+    /// its output broke) rather than because the client asked. Nobody reads the answer of
+    /// such a call; a forwarder lets it finish, so its outcome is known and logged.
+    pub fn client_left(&self) -> bool {
+        self.extensions.get::<ClientPresence>().is_some_and(ClientPresence::left)
     }
 
     /// The gate to pass to work that writes: it commits only if

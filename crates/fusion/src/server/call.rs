@@ -243,8 +243,12 @@ impl CompiledAction {
             () = cancellation.cancelled() => {
                 // A call whose handler already committed runs to its end: dropping it now would
                 // free its idempotency key with the write made.
-                let committed = admitted.get().is_some_and(|info: &Arc<CallInfo>| !info.commit.abandon());
-                if committed { caught(work.await) } else { Err(Refusal::Failed(cancelled(&self.qualified))) }
+                // So does one handed to another server: that server may have acted on it, and
+                // the forwarder ends it with what it knows.
+                let runs_on = admitted
+                    .get()
+                    .is_some_and(|info: &Arc<CallInfo>| !info.commit.abandon() || info.is_handed_off());
+                if runs_on { caught(work.await) } else { Err(Refusal::Failed(cancelled(&self.qualified))) }
             }
         };
         let mut warnings = admitted.get().map(|info: &Arc<CallInfo>| info.take_warnings()).unwrap_or_default();

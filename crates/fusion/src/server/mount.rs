@@ -300,6 +300,7 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                 Err(ForwardError::Unavailable { message, retry_after }) => {
                     Err(call_failed(&target, &message, retry_after))
                 }
+                Err(ForwardError::CancelledInFlight) => Err(cancelled_in_flight(&target)),
             };
             match target.value_free {
                 true => without_values(outcome, &Value::Object(arguments)),
@@ -307,6 +308,18 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
             }
         })
     })
+}
+
+/// A call the client cancelled once upstream had it, and that upstream did not answer.
+fn cancelled_in_flight(target: &Target) -> ToolError {
+    ToolError::new(
+        ErrorCode::cancelled_in_flight(),
+        format!(
+            "{} was cancelled by the client after it reached upstream \"{}\", which did not answer: it may have taken effect.",
+            target.qualified, target.namespace
+        ),
+    )
+    .suggest("Check its effect with a read action before calling it again.")
 }
 
 /// A failed call's answer with the call's values taken out of every word: the upstream's

@@ -54,6 +54,7 @@ use tokio_util::sync::CancellationToken;
 use super::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id, PARSE_ERROR};
 use super::std_streams::{Stdin, Stdout};
 use super::writer::{self, Outbox};
+use crate::context::ClientPresence;
 use crate::server::FusionServer;
 use crate::subscriptions::SubscriptionLimits;
 use crate::task::experimental::{self, ExperimentalTasks};
@@ -119,6 +120,9 @@ pub struct LineTransport<R, W> {
     experimental_tasks: bool,
     /// The id of the `initialize` request whose answer is still to go out.
     initialize: Option<RequestId>,
+    /// Told when the client goes, in every request, so a call cancelled by its going can
+    /// tell that from a cancellation the client asked for.
+    presence: ClientPresence,
 }
 
 /// The transport on this process's stdin and stdout. Where they are pipes (as an MCP client
@@ -150,6 +154,7 @@ where
             queued: VecDeque::new(),
             experimental_tasks: false,
             initialize: None,
+            presence: ClientPresence::default(),
         }
     }
 
@@ -316,6 +321,7 @@ where
                 if self.experimental_tasks {
                     request.request.extensions_mut().insert(ExperimentalTasks);
                 }
+                request.request.extensions_mut().insert(self.presence.clone());
                 Some(JsonRpcMessage::Request(request))
             }
             Ok(JsonRpcMessage::Notification(notification)) => {
@@ -406,6 +412,7 @@ where
     /// Takes no more requests, and has the service cancel those in flight.
     fn stop(&mut self) {
         self.stopped = true;
+        self.presence.leave();
         let ids = self.open_requests().drain();
         if !ids.is_empty() {
             tracing::info!(requests = ids.len(), "the client is gone: cancelling the requests in flight");
