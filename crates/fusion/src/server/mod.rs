@@ -21,7 +21,7 @@ mod relay;
 mod resources;
 mod search;
 mod service;
-mod skills;
+pub(crate) mod skills;
 mod tasks;
 mod upstream_failure;
 mod upstream_names;

@@ -71,16 +71,16 @@ impl FusionServer {
     pub(super) fn skill_entry(&self, uri: &str) -> Result<GetSkillResult, ErrorData> {
         let catalog = &self.inner.skills;
         let Some(entry) = catalog.entry(uri) else {
-            let served = catalog.entries().iter().map(|entry| entry.uri.as_str());
             let message = format!("No skill is served at {}.", Sent::text(uri));
-            return Err(unknown(
-                message,
-                uri,
-                closest(uri, served),
-                "Call skills/list for the skills this server serves.",
-            ));
+            return Err(unknown(message, uri, closest_skill(catalog, uri), LIST_THE_SKILLS));
         };
         Ok(with_hint!(GetSkillResult::new(entry.clone()), self.inner.cache.default_hint()))
+    }
+
+    /// The skills it serves, for a transport to check requests against before rmcp decodes
+    /// them; `None` when it serves none (rmcp answers the skills methods as unknown then).
+    pub(crate) fn served_skills(&self) -> Option<Arc<Catalog>> {
+        (!self.inner.skills.is_empty()).then(|| Arc::clone(&self.inner.skills))
     }
 
     /// `resources/directory/read`: a page of the direct children of the directory at `uri`,
@@ -133,11 +133,46 @@ fn not_a_directory(catalog: &Catalog, uri: &str) -> ErrorData {
     unknown(message, uri, closest(uri, catalog.directory_uris()), help)
 }
 
+/// What a `skills/get` for a skill not served should do instead.
+const LIST_THE_SKILLS: &str = "Call skills/list for the skills this server serves.";
+
+/// The URI of the served skill whose `SKILL.md` is closest to `uri`, if one is close enough.
+fn closest_skill<'a>(catalog: &'a Catalog, uri: &str) -> Option<&'a str> {
+    closest(uri, catalog.entries().iter().map(|entry| entry.uri.as_str()))
+}
+
+/// The refusal of a `skills/get` whose `uri` is no `SKILL.md`'s (it does not end in
+/// `/SKILL.md`, or has a query or fragment), which rmcp would answer with the whole URI as
+/// sent: the URI cut and escaped, the form expected, the closest skill, and what to do. The
+/// transports answer it before rmcp decodes the request.
+pub(crate) fn not_a_skill_md(catalog: &Catalog, uri: &str) -> String {
+    let message = format!(
+        "{} is not the URI of a SKILL.md: skills/get takes a skill's URI as skills/list gives it, ending in \
+         /SKILL.md, without a query or fragment.",
+        Sent::text(uri)
+    );
+    with_guess(message, closest_skill(catalog, uri), LIST_THE_SKILLS)
+}
+
 /// `-32602` for a URI nothing is served at: `message`, the closest URI served, then `help`.
 fn unknown(message: String, uri: &str, closest: Option<&str>, help: &str) -> ErrorData {
-    let guess = closest.map(|closest| format!(" Did you mean '{closest}'?")).unwrap_or_default();
     let data = json!({"uri": echoed(uri), "closest": closest.into_iter().collect::<Vec<_>>()});
-    ErrorData::invalid_params(format!("{message}{guess} {help}"), Some(data))
+    ErrorData::invalid_params(with_guess(message, closest, help), Some(data))
+}
+
+/// `message`, then the closest URI served (if any) as a question, then `help`.
+fn with_guess(message: String, closest: Option<&str>, help: &str) -> String {
+    let guess = closest.map(|closest| format!(" Did you mean '{closest}'?")).unwrap_or_default();
+    format!("{message}{guess} {help}")
+}
+
+/// What is wrong with the `cursor` of a `method` request's params, when it is there and
+/// neither a string nor `null` (which means no cursor).
+pub(crate) fn cursor_problem(method: &str, cursor: &Value) -> Option<String> {
+    (!cursor.is_string() && !cursor.is_null()).then(|| {
+        let kind = mcp_fusion_wire::value_kind(cursor);
+        format!("Invalid params for {method}: \"cursor\" must be a string, but it is {kind}")
+    })
 }
 
 /// What is wrong with the params of a skills request (`method`) that did not decode.
@@ -155,14 +190,13 @@ pub(super) fn params_problem(method: &str, params: Option<&Value>) -> String {
     let Some(Value::Object(params)) = params else {
         return format!("Invalid params for {method}: expected {expected}");
     };
-    match (params.get("uri"), params.get("cursor")) {
+    let cursor = params.get("cursor").filter(|_| method != "skills/get");
+    match (params.get("uri"), cursor.and_then(|cursor| cursor_problem(method, cursor))) {
         (None, _) if wants_uri => format!("Invalid params for {method}: \"uri\" is missing; expected {expected}"),
         (Some(uri), _) if wants_uri && !uri.is_string() => {
             format!("Invalid params for {method}: \"uri\" must be a string, but it is {}", kind(uri))
         }
-        (_, Some(cursor)) if method != "skills/get" && !cursor.is_string() && !cursor.is_null() => {
-            format!("Invalid params for {method}: \"cursor\" must be a string, but it is {}", kind(cursor))
-        }
+        (_, Some(problem)) => problem,
         _ => format!("Invalid params for {method}: they do not match the schema; expected {expected}"),
     }
 }

@@ -5,6 +5,9 @@
 
 use std::ops::Range;
 
+use crate::server::skills;
+use crate::skill::Catalog;
+
 /// JSON-RPC's code for text that is not valid JSON.
 pub(crate) const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC's code for valid JSON that is not a valid request.
@@ -106,6 +109,31 @@ pub(crate) fn listen_uris(object: &[u8], head: &Head) -> Option<usize> {
     let notifications = &params[member(params, "notifications")?];
     let uris = &notifications[member(notifications, "resourceSubscriptions")?];
     (uris.first() == Some(&b'[')).then(|| elements(uris).count())
+}
+
+/// The refusal (a `-32602` message) of a skills request in `object` (whose head is `head`)
+/// that rmcp would answer amiss, for a server that serves `skills`: a `skills/get` whose `uri`
+/// is no `SKILL.md`'s, which rmcp refuses with the whole URI as sent in its message, and a
+/// `skills/list` whose `cursor` is there but neither a string nor `null`, which rmcp reads as
+/// no cursor and answers with the first page. Only the members it needs are decoded, before
+/// rmcp decodes the request; `None` for anything else, params the decoder would not read
+/// included (those are the decoder's to refuse).
+pub(crate) fn skills_refusal(object: &[u8], head: &Head, skills: &Catalog) -> Option<String> {
+    let method = &object[head.method.clone()?];
+    if method.first() != Some(&b'"') {
+        return None;
+    }
+    let params = &object[head.params.clone()?];
+    let readable = || params.first() == Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(params).is_ok();
+    if key_is(method, "skills/get") && readable() {
+        let uri: String = serde_json::from_slice(&params[member(params, "uri")?]).ok()?;
+        rmcp::model::skill_name_from_uri(&uri).is_none().then(|| skills::not_a_skill_md(skills, &uri))
+    } else if key_is(method, "skills/list") && readable() {
+        let cursor: serde_json::Value = serde_json::from_slice(&params[member(params, "cursor")?]).ok()?;
+        skills::cursor_problem("skills/list", &cursor)
+    } else {
+        None
+    }
 }
 
 /// The request `object` (whose head is `head`) under the method it is served under for a
@@ -379,6 +407,8 @@ fn skip_blank(bytes: &[u8], at: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn id_text(message: &[u8]) -> Option<&[u8]> {
@@ -473,6 +503,48 @@ mod tests {
             count(r#"{"id":1,"method":"resources/read","params":{"notifications":{"resourceSubscriptions":[]}}}"#),
             None
         );
+    }
+
+    #[test]
+    fn refuses_the_skills_requests_rmcp_would_answer_amiss() {
+        let skill = crate::skill::Skill::new("git-workflow", "---\nname: git-workflow\ndescription: Commit.\n---\n");
+        let pdf = crate::skill::Skill::new("pdf-processing", "---\nname: pdf-processing\ndescription: PDFs.\n---\n");
+        let catalog = Catalog::new(&[skill, pdf]).unwrap();
+        let refusal = |text: &str| skills_refusal(text.as_bytes(), &head(text.as_bytes()), &catalog);
+        let get = |uri: &str| refusal(&json!({"id": 1, "method": "skills/get", "params": {"uri": uri}}).to_string());
+        assert_eq!(
+            get("skill://git-workflow").as_deref(),
+            Some(
+                "'skill://git-workflow' is not the URI of a SKILL.md: skills/get takes a skill's URI as skills/list \
+                 gives it, ending in /SKILL.md, without a query or fragment. Did you mean \
+                 'skill://git-workflow/SKILL.md'? Call skills/list for the skills this server serves."
+            )
+        );
+        assert!(get("skill://pdf-processing").unwrap().contains("Did you mean 'skill://pdf-processing/SKILL.md'?"));
+        assert!(get("skill://git-workflow/SKILL.md?v=2").is_some());
+        let hostile = get(&format!("skill://x\u{202e}\u{1b}{}", "a".repeat(1 << 20))).unwrap();
+        assert!(hostile.starts_with(r"'skill://x\u{202e}\u{1b}aaa"), "{hostile}");
+        assert!(hostile.len() < 400 && !hostile.contains(['\u{202e}', '\u{1b}']), "{hostile}");
+        // A SKILL.md's URI is the handler's to answer, served or not; so is a uri that is no string.
+        assert_eq!(get("skill://git-workflow/SKILL.md"), None);
+        assert_eq!(get("skill://unknown/SKILL.md"), None);
+        assert_eq!(refusal(r#"{"id":1,"method":"skills/get","params":{"uri":5}}"#), None);
+        assert!(refusal(r#"{"id":1,"method":"skills\/get","params":{"uri":"x"}}"#).is_some());
+        // Params the decoder would refuse are left to it.
+        assert_eq!(refusal(r#"{"id":1,"method":"skills/get","params":{"uri":"x","n":01}}"#), None);
+        assert_eq!(refusal(r#"{"id":1,"method":"skills/get","params":{"uri":"\ud800"}}"#), None);
+
+        let list =
+            |cursor: &str| refusal(&format!(r#"{{"id":1,"method":"skills/list","params":{{"cursor":{cursor}}}}}"#));
+        for (cursor, kind) in [("1", "a number"), ("[1]", "an array"), ("{}", "an object"), ("true", "a boolean")] {
+            let expected = format!("Invalid params for skills/list: \"cursor\" must be a string, but it is {kind}");
+            assert_eq!(list(cursor), Some(expected), "{cursor}");
+        }
+        assert_eq!(list(r#""100""#), None);
+        assert_eq!(list("null"), None);
+        assert_eq!(refusal(r#"{"id":1,"method":"skills/list","params":{}}"#), None);
+        assert_eq!(refusal(r#"{"id":1,"method":"skills/list"}"#), None);
+        assert_eq!(refusal(r#"{"id":1,"method":"resources/list","params":{"cursor":1}}"#), None);
     }
 
     #[test]

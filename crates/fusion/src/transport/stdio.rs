@@ -22,6 +22,9 @@
 //!   the number as written.
 //! - A `subscriptions/listen` request for more URIs than one listen may hold is refused
 //!   `-32602` from a scan of its line, before anything decodes it.
+//! - For a server that serves skills, a `skills/get` whose URI is no `SKILL.md`'s, and a
+//!   `skills/list` whose `cursor` is neither a string nor `null`, are refused `-32602` before
+//!   rmcp decodes them: rmcp would echo the whole URI unescaped, and read such a cursor as none.
 //! - A client that asked for MCP 2025-11-25 at `initialize` without declaring the tasks
 //!   extension speaks that version's experimental tasks: its requests of that form
 //!   (`tools/call` with `task`, `tools/list`, `tasks/*`) reach the server under methods of
@@ -56,6 +59,7 @@ use super::std_streams::{Stdin, Stdout};
 use super::writer::{self, Outbox};
 use crate::context::ClientPresence;
 use crate::server::FusionServer;
+use crate::skill::Catalog;
 use crate::subscriptions::SubscriptionLimits;
 use crate::task::experimental::{self, ExperimentalTasks};
 
@@ -72,7 +76,7 @@ pub async fn serve_stdio(server: FusionServer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt as _;
     use rmcp::service::ServerInitializeError;
     super::announce_when_unlogged(format_args!("on stdio"));
-    let transport = stdio().subscription_limits(server.subscription_limits());
+    let transport = stdio().for_server(&server);
     let calls = server.clone();
     let running = match server.serve(transport).await {
         Ok(running) => running,
@@ -109,6 +113,9 @@ pub struct LineTransport<R, W> {
     max_in_flight: usize,
     /// What the server lets clients subscribe to: a listen request past it is refused here.
     limits: SubscriptionLimits,
+    /// The skills the server serves, if any: the skills requests rmcp would answer amiss are
+    /// refused here.
+    skills: Option<Arc<Catalog>>,
     line: Vec<u8>,
     discarding: bool,
     input_ended: bool,
@@ -147,6 +154,7 @@ where
             released: Arc::default(),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             limits: SubscriptionLimits::default(),
+            skills: None,
             line: Vec::new(),
             discarding: false,
             input_ended: false,
@@ -178,10 +186,21 @@ where
     /// The bounds of the server it serves (default [`SubscriptionLimits::default`]): a
     /// `subscriptions/listen` request for more URIs than one listen may hold is refused from a
     /// scan of its line, before rmcp decodes it and matches its URIs pairwise. Give the
-    /// server's own ([`FusionServer::subscription_limits`]), as [`serve_stdio`] does.
+    /// server's own ([`FusionServer::subscription_limits`]), or all of the server's checks with
+    /// [`for_server`](Self::for_server), as [`serve_stdio`] does.
     pub fn subscription_limits(mut self, limits: SubscriptionLimits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// Refuses from a scan of each line what `server` would refuse, before rmcp decodes it: a
+    /// `subscriptions/listen` past its [`subscription_limits`](Self::subscription_limits), and,
+    /// when it serves skills, a `skills/get` whose URI is no `SKILL.md`'s (which rmcp would
+    /// echo whole, unescaped) and a `skills/list` whose `cursor` is neither a string nor `null`
+    /// (which rmcp would read as none). [`serve_stdio`] does this.
+    pub fn for_server(mut self, server: &FusionServer) -> Self {
+        self.skills = server.served_skills();
+        self.subscription_limits(server.subscription_limits())
     }
 
     fn open_requests(&self) -> MutexGuard<'_, OpenRequests> {
@@ -290,6 +309,15 @@ where
             let id = &object[id];
             tracing::warn!(id = %String::from_utf8_lossy(id), found, "refusing a listen request for too many URIs");
             self.reply(Some(id), INVALID_PARAMS, &self.limits.too_many_for_one_listen(found));
+            return None;
+        }
+        if let Some(skills) = &self.skills
+            && let Some(id) = head.id.echo()
+            && let Some(message) = jsonrpc::skills_refusal(object, &head, skills)
+        {
+            let id = &object[id];
+            tracing::warn!(id = %echo(&String::from_utf8_lossy(id)), "refusing a skills request: {message}");
+            self.reply(Some(id), INVALID_PARAMS, &message);
             return None;
         }
         let renamed = if self.experimental_tasks { jsonrpc::served_experimental(object, &head) } else { None };

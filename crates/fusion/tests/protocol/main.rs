@@ -11,6 +11,8 @@ mod logging;
 mod peer;
 mod prompts;
 mod resources;
+#[cfg(feature = "http")]
+mod skills;
 mod stdio_jsonrpc;
 #[cfg(feature = "http")]
 mod subscriptions;

@@ -174,7 +174,9 @@ async fn skills_get_returns_one_entry_and_names_the_closest_skill_for_an_unknown
         error.data.unwrap(),
         json!({"uri": "skill://acme/billing/chargebacks/SKILL.md", "closest": ["skill://acme/billing/refunds/SKILL.md"]})
     );
-    // A URI that is no SKILL.md's is refused by rmcp before the server sees it, with the same code.
+    // Behind rmcp's own transport, a URI that is no SKILL.md's is refused by rmcp before the
+    // server sees it, with the same code (the framework's transports refuse it first, cut and
+    // escaped: tests/protocol/skills.rs).
     let error = rpc_error(client.get_skill(GetSkillRequestParams::new("skill://pdf-processing")).await);
     assert_eq!(
         (error.code, error.message.as_ref()),

@@ -2,9 +2,12 @@
 //! JSON-RPC error under its own id (found by a scan when the decoder fails), a request
 //! whose id is already in flight in its session is refused rather than run twice and answered
 //! once, a `subscriptions/listen` request for more URIs than one listen may hold is
-//! refused `-32602` from a scan, before rmcp decodes it and matches its URIs pairwise, and a
-//! request of MCP 2025-11-25's experimental tasks, in a session the [`SessionLayer`] found
-//! speaking them, goes on under the method the server serves it under.
+//! refused `-32602` from a scan, before rmcp decodes it and matches its URIs pairwise, so are
+//! (for a server that serves skills) a `skills/get` whose URI is no `SKILL.md`'s, which rmcp
+//! would echo whole and unescaped, and a `skills/list` whose `cursor` is neither a string nor
+//! `null`, which rmcp would read as none; and a request of MCP 2025-11-25's experimental
+//! tasks, in a session the [`SessionLayer`] found speaking them, goes on under the method the
+//! server serves it under.
 //!
 //! [`SessionLayer`]: super::SessionLayer
 
@@ -27,36 +30,54 @@ use super::step_up::StepUp;
 use super::{HttpConfig, ScopeRefusal};
 use crate::auth::Caller;
 use crate::server::FusionServer;
+use crate::skill::Catalog;
 use crate::subscriptions::SubscriptionLimits;
 use crate::task::experimental::ExperimentalTasks;
 use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
 
-/// The request ids in flight per session, the largest body read, and the most URIs one
-/// listen request may ask for.
+/// The request ids in flight per session, the largest body read, the most URIs one listen
+/// request may ask for, and the skills served.
 #[derive(Debug)]
 pub(super) struct Frames {
     max_body_bytes: usize,
     limits: SubscriptionLimits,
+    /// The skills the server serves, if any: the skills requests rmcp would answer amiss are
+    /// refused here.
+    skills: Option<Arc<Catalog>>,
     ids_in_flight: Mutex<HashSet<(Box<str>, Box<str>)>>,
     /// Asks for the scopes a request needs and its token lacks, when so configured.
     step_up: Option<StepUp>,
 }
 
 impl Frames {
-    pub(super) fn new(max_body_bytes: usize, limits: SubscriptionLimits, step_up: Option<StepUp>) -> Arc<Frames> {
-        Arc::new(Frames { max_body_bytes, limits, ids_in_flight: Mutex::default(), step_up })
+    pub(super) fn new(
+        max_body_bytes: usize,
+        limits: SubscriptionLimits,
+        skills: Option<Arc<Catalog>>,
+        step_up: Option<StepUp>,
+    ) -> Arc<Frames> {
+        Arc::new(Frames { max_body_bytes, limits, skills, ids_in_flight: Mutex::default(), step_up })
     }
 
-    /// The refusal of a listen request for more URIs than one listen may hold: `200`, as for
-    /// any JSON-RPC error of a request that was read.
-    fn refuse_large_listen(&self, bytes: &[u8]) -> Option<Response> {
+    /// The `-32602` refusal of what the server would refuse and rmcp would answer amiss, from
+    /// a scan of the body: a listen request for more URIs than one listen may hold, a skills
+    /// request [`jsonrpc::skills_refusal`] refuses. `200`, as for any JSON-RPC error of a
+    /// request that was read.
+    fn refuse_before_rmcp(&self, bytes: &[u8]) -> Option<Response> {
         let object = object_in(bytes)?;
         let head = jsonrpc::head(object);
-        let found = jsonrpc::listen_uris(object, &head).filter(|&found| found > self.limits.uris_per_listen())?;
         let id = &object[head.id.echo()?];
-        tracing::warn!(id = %String::from_utf8_lossy(id), found, "refused a listen request for too many URIs");
-        let reply = jsonrpc::error_reply(Some(id), INVALID_PARAMS, &self.limits.too_many_for_one_listen(found));
-        let mut response = json_error(reply);
+        let message = if let Some(found) =
+            jsonrpc::listen_uris(object, &head).filter(|&found| found > self.limits.uris_per_listen())
+        {
+            tracing::warn!(id = %String::from_utf8_lossy(id), found, "refused a listen request for too many URIs");
+            self.limits.too_many_for_one_listen(found)
+        } else {
+            let message = jsonrpc::skills_refusal(object, &head, self.skills.as_deref()?)?;
+            tracing::warn!(id = %echo(&String::from_utf8_lossy(id)), "refused a skills request: {message}");
+            message
+        };
+        let mut response = json_error(jsonrpc::error_reply(Some(id), INVALID_PARAMS, &message));
         *response.status_mut() = http::StatusCode::OK;
         Some(response)
     }
@@ -97,7 +118,7 @@ pub(super) async fn read(frames: &Arc<Frames>, request: Request) -> Result<(Requ
         *response.status_mut() = http::StatusCode::PAYLOAD_TOO_LARGE;
         return Err(response);
     };
-    if let Some(refused) = frames.refuse_large_listen(&bytes) {
+    if let Some(refused) = frames.refuse_before_rmcp(&bytes) {
         return Err(refused);
     }
     if let Some(step_up) = &frames.step_up
@@ -203,7 +224,9 @@ fn json_error(body: Vec<u8>) -> Response {
 }
 
 /// Reads a JSON POST body as JSON-RPC before MCP does: `413` beyond the size limit, `-32602`
-/// for a `subscriptions/listen` over the server's URIs per listen, `403 insufficient_scope`
+/// for a `subscriptions/listen` over the server's URIs per listen and for a `skills/get` or
+/// `skills/list` rmcp would answer amiss (a URI that is no `SKILL.md`'s, a cursor that is no
+/// string; for a server that serves skills), `403 insufficient_scope`
 /// for a request whose token lacks a scope its entry needs (with an authenticator and
 /// [`ScopeRefusal::StepUp`]), `400` for an id already in flight in its session, and `400` with
 /// the JSON-RPC error (under the body's own id) for a body that is no message MCP knows.
@@ -226,14 +249,17 @@ pub struct FramingLayer {
 }
 
 impl FramingLayer {
-    /// Bodies up to the configured size, listens up to `server`'s subscription limits.
+    /// Bodies up to the configured size, listens up to `server`'s subscription limits, skills
+    /// requests checked against the skills it serves.
     pub fn new(server: &FusionServer, config: &HttpConfig) -> FramingLayer {
         let step_up =
             (config.authenticator.is_some() && config.scope_refusal == ScopeRefusal::StepUp).then(|| StepUp {
                 server: server.clone(),
                 resource_metadata: config.protected_resource.as_ref().map(|resource| resource.metadata_url().into()),
             });
-        FramingLayer { frames: Frames::new(config.max_body_bytes, server.subscription_limits(), step_up) }
+        FramingLayer {
+            frames: Frames::new(config.max_body_bytes, server.subscription_limits(), server.served_skills(), step_up),
+        }
     }
 }
 
@@ -303,7 +329,7 @@ mod tests {
             *response.status_mut() = http::StatusCode::UNSUPPORTED_MEDIA_TYPE;
             Ok::<_, Infallible>(response)
         });
-        let framing = FramingLayer { frames: Frames::new(64, SubscriptionLimits::default(), None) };
+        let framing = FramingLayer { frames: Frames::new(64, SubscriptionLimits::default(), None, None) };
         let large = post("[]").body(Body::from(vec![b' '; 65])).unwrap();
         let response = framing.layer(inner).oneshot(large).await.unwrap();
         assert_eq!(response.status(), http::StatusCode::PAYLOAD_TOO_LARGE);
@@ -321,7 +347,8 @@ mod tests {
     #[tokio::test]
     async fn the_framing_layer_refuses_an_id_in_flight_in_its_session() {
         let ok = tower::service_fn(|_request: Request| async { Ok::<_, Infallible>(Response::new(Body::from("ok"))) });
-        let mut framing = FramingLayer { frames: Frames::new(1024, SubscriptionLimits::default(), None) }.layer(ok);
+        let mut framing =
+            FramingLayer { frames: Frames::new(1024, SubscriptionLimits::default(), None, None) }.layer(ok);
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         let in_session = || post(call).header("mcp-session-id", "s1").body(Body::from(call)).unwrap();
         let first = framing.call(in_session()).await.unwrap();
