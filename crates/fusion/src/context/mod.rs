@@ -34,8 +34,8 @@ use crate::resumable::ResumableStream;
 use crate::rounds::Rounds;
 use crate::subscriptions::Subscriptions;
 
-/// What a call runs: an action, a prompt, a resource read, or a subscription passing the
-/// server's guards. Prompts and reads go through the same chain as an action, so a
+/// What a call runs: an action, a prompt, a resource read, a subscription passing the
+/// server's guards, or another request passing them. Prompts and reads go through the same chain as an action, so a
 /// middleware tells them apart here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -51,6 +51,11 @@ pub enum Entry<'a> {
     },
     /// A `resources/subscribe` or a `subscriptions/listen`, by its method.
     Subscription(&'a str),
+    /// Another request that runs no action, prompt or read of its own, by its method:
+    /// `completion/complete`, `skills/list`, `skills/get`, `resources/directory/read`, and the
+    /// task methods (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`,
+    /// `tasks/list`).
+    Request(&'a str),
 }
 
 /// Whether the client of a connection is still there: set by a transport that knows when
@@ -82,6 +87,8 @@ pub(crate) enum EntryKind {
     Resource,
     /// A subscription's gate.
     Subscription,
+    /// Another request's gate.
+    Request,
 }
 
 /// Facts about one tool call: which action, from which session and client, with what
@@ -223,7 +230,8 @@ impl CallInfo {
     }
 
     /// The qualified action (`billing.get_invoice`); for a prompt its name, for a resource
-    /// read the URI read, for a subscription its method (see [`entry`](Self::entry)).
+    /// read the URI read, for a subscription or another request its method (see
+    /// [`entry`](Self::entry)).
     pub fn action(&self) -> &str {
         &self.action
     }
@@ -235,6 +243,7 @@ impl CallInfo {
             EntryKind::Prompt => Entry::Prompt(&self.action),
             EntryKind::Resource => Entry::Resource { uri: &self.action },
             EntryKind::Subscription => Entry::Subscription(&self.action),
+            EntryKind::Request => Entry::Request(&self.action),
         }
     }
 

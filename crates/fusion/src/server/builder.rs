@@ -522,6 +522,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             settings.search = Some(super::search::SearchTools::compile(&settings)?);
         }
         let resources = Resources::compile(&settings, resources, templates, &state)?;
+        let gates = super::gates::Gates::compile(&settings)?;
         let prompts = Prompts::compile(&settings, prompts, &state)?;
         let mut compiled = groups
             .into_iter()
@@ -552,6 +553,7 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
             resources_declared: resources.any().into(),
             resources: ArcSwap::from_pointee(resources),
             prompts,
+            gates,
             skills,
             editing: Default::default(),
             peers: Default::default(),

@@ -13,6 +13,7 @@ use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
 use super::FusionServer;
+use super::gates::Gate;
 use super::service::call_params_problem;
 use super::tasks::{Called, TaskAsked};
 use crate::context::RequestInfo;
@@ -42,16 +43,35 @@ impl FusionServer {
             experimental::LIST_TOOLS => self.list_tools_with_tasks(params, context).await,
             method => {
                 let info = RequestInfo::from_context(context);
+                let (server, asking) = (self.clone(), info.clone());
                 let answer = match method {
                     experimental::GET => {
-                        let task = self.current_task(&task_id("tasks/get", &params)?, &info).await?;
-                        experimental::task(&task)
+                        let work = async move {
+                            let task = server.current_task(&task_id("tasks/get", &params)?, &asking).await?;
+                            Ok(experimental::task(&task))
+                        };
+                        self.through_gate(Gate::GetTask, info, work).await?
                     }
-                    experimental::RESULT => self.task_result(&task_id("tasks/result", &params)?, &info).await?,
-                    experimental::LIST => self.list_tasks(&params, &info).await?,
+                    experimental::RESULT => {
+                        // The gate admits the request and finds the caller's task; the wait for
+                        // its end is the task's, held outside the gate as a listen is, so that
+                        // no timeout or concurrency limit of a request cuts it.
+                        let id = task_id("tasks/result", &params);
+                        let found = id.clone();
+                        let work = async move { server.current_task(&found?, &asking).await.map(|_| ()) };
+                        self.through_gate(Gate::TaskResult, info.clone(), work).await?;
+                        self.task_result(&id?, &info).await?
+                    }
+                    experimental::LIST => {
+                        let work = async move { server.list_tasks(&params, &asking).await };
+                        self.through_gate(Gate::ListTasks, info, work).await?
+                    }
                     _ => {
-                        let task = self.cancel_now(&task_id("tasks/cancel", &params)?, &info).await?;
-                        experimental::task(&task)
+                        let work = async move {
+                            let task = server.cancel_now(&task_id("tasks/cancel", &params)?, &asking).await?;
+                            Ok(experimental::task(&task))
+                        };
+                        self.through_gate(Gate::CancelTask, info, work).await?
                     }
                 };
                 Ok(CustomResult(answer))

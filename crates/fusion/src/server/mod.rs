@@ -11,6 +11,7 @@ mod call_record;
 mod compile;
 mod completion;
 mod experimental_tasks;
+mod gates;
 mod mount;
 mod mount_output;
 mod param_headers;
@@ -89,6 +90,8 @@ struct Inner {
     /// template on, and then for good, so a session never loses it while they come and go.
     resources_declared: AtomicBool,
     prompts: prompts::Prompts,
+    /// The guards of the requests that run no action, prompt or read of their own.
+    gates: gates::Gates,
     /// The skills it serves (their files are among `resources`).
     skills: Arc<crate::skill::Catalog>,
     /// Held while a new catalog or set of resources is made, so two changes never undo each

@@ -22,7 +22,7 @@ use crate::auth::{Caller, Identity};
 use crate::cache::{CacheHint, with_hint};
 use crate::catalog::listed_icons;
 use crate::compiled::CompiledAction;
-use crate::context::{Ctx, EntryKind, RequestInfo};
+use crate::context::{EntryKind, RequestInfo};
 use crate::error::BuildError;
 use crate::handler::ErasedHandler;
 use crate::output::{Output, Payload};
@@ -30,11 +30,6 @@ use crate::resource::template::UriTemplate;
 use crate::resource::{About, Resource, ResourceTemplate, complete};
 use crate::similarity::closest;
 use crate::validation::{close_unknown_keys, input_generator, into_object, property_names, required_names};
-
-/// The name subscriptions go through the server's guards under, as a read goes under its URI.
-const SUBSCRIBE: &str = "resources/subscribe";
-/// The name listen requests go through the server's guards under.
-const LISTEN: &str = "subscriptions/listen";
 
 /// How many resources or templates one page of a list holds.
 const PAGE: usize = 100;
@@ -50,24 +45,6 @@ pub(crate) struct Resources {
     templates: Vec<Arc<Compiled>>,
     listed: Vec<ListedResource>,
     listed_templates: Vec<ListedTemplate>,
-    /// The guards subscriptions pass; `None` only for a set built without settings.
-    gates: Option<Arc<Gates>>,
-}
-
-/// The guards a subscription passes before it is held, as a read of no resource: the
-/// server's identity requirement, rate limits, concurrency and middleware.
-struct Gates {
-    subscribe: CompiledAction,
-    listen: CompiledAction,
-}
-
-/// Which request a gate admits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Gate {
-    /// `resources/subscribe`.
-    Subscribe,
-    /// `subscriptions/listen`.
-    Listen,
 }
 
 /// Why a URI cannot be subscribed to.
@@ -156,8 +133,6 @@ impl Resources {
             }
             resources.insert_template(compile_template(settings, template, state)?);
         }
-        let gates = Gates { subscribe: compile_gate(settings, SUBSCRIBE)?, listen: compile_gate(settings, LISTEN)? };
-        resources.gates = Some(Arc::new(gates));
         Ok(resources)
     }
 
@@ -372,15 +347,20 @@ pub(super) fn echoed(text: &str) -> String {
     if whole { text.to_owned() } else { echo }
 }
 
-/// A page of `items` from the opaque `cursor` (an offset, as text) a previous page gave.
-pub(crate) fn page<T: Clone>(items: &[T], cursor: Option<&str>) -> Result<(Vec<T>, Option<String>), ErrorData> {
+/// A page of `items` from the opaque `cursor` (an offset, as text) a previous page gave; a
+/// cursor that is not one is named in the refusal, unless the server is `value_free`.
+pub(crate) fn page<T: Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    value_free: bool,
+) -> Result<(Vec<T>, Option<String>), ErrorData> {
     let start = match cursor {
         None => 0,
         Some(cursor) => cursor.parse::<usize>().ok().filter(|&start| start <= items.len()).ok_or_else(|| {
+            let shown = if value_free { String::new() } else { format!(" {}", Sent::text(cursor)) };
             ErrorData::invalid_params(
                 format!(
-                    "Invalid cursor {}: use the nextCursor of the previous page, or no cursor for the first page",
-                    Sent::text(cursor)
+                    "Invalid cursor{shown}: use the nextCursor of the previous page, or no cursor for the first page"
                 ),
                 None,
             )
@@ -563,46 +543,6 @@ impl FusionServer {
             Err(Refusal::Failed(error)) => Err(failed(("uri", (!value_free).then_some(uri)), &error)),
         }
     }
-
-    /// Runs the server's guards for a subscription (`gate`) sent with `request`; `subject`
-    /// says what it asked for, in the refusal's `data`.
-    pub(super) async fn pass_gate(
-        &self,
-        gate: Gate,
-        subject: (&str, &str),
-        request: RequestInfo,
-    ) -> Result<(), ErrorData> {
-        let Some(gates) = self.inner.resources.load().gates.clone() else { return Ok(()) };
-        let action = match gate {
-            Gate::Subscribe => &gates.subscribe,
-            Gate::Listen => &gates.listen,
-        };
-        let (outcome, _warnings) = action.outcome(Value::Object(Map::new()), request, &self.inner.settings).await;
-        match outcome {
-            Ok(_) => Ok(()),
-            Err(Refusal::Failed(error)) => Err(failed((subject.0, Some(subject.1)), &error)),
-            Err(Refusal::Protocol(error)) => Err(error),
-            // A gate has no handler of its own to ask anything.
-            Err(Refusal::InputRequired(_)) => {
-                Err(ErrorData::internal_error(format!("the guards of {} asked the client for input", subject.0), None))
-            }
-            // The gate's checker sees only the empty object it is given here.
-            Err(Refusal::Invalid(_)) => {
-                Err(ErrorData::internal_error(format!("the guards of {} refused their own input", subject.0), None))
-            }
-        }
-    }
-}
-
-/// Compiles the gate named `name`: the server's guards around a handler that does nothing.
-fn compile_gate(settings: &Settings, name: &str) -> Result<CompiledAction, BuildError> {
-    let pass = Resource::<()>::new(name, name).handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("") });
-    let handler = pass.handler.ok_or_else(|| uri_error(name, "the gate has no handler"))?;
-    let params = close_unknown_keys(into_object(handler.input_schema(&mut input_generator())));
-    let asks = ReadOnly { require_identity: false, scopes: &[], rate_limits: &[], timeout: None };
-    let mut gate = compile_read_only(settings, name, handler.as_ref(), &params, &asks, &Arc::new(()))?;
-    gate.kind = EntryKind::Subscription;
-    Ok(gate)
 }
 
 /// A template's expansion whose parameters do not fit: one sentence per field, as a read

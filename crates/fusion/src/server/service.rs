@@ -25,7 +25,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
 use super::FusionServer;
-use super::resources::{Gate, page};
+use super::gates::Gate;
+use super::resources::page;
 use crate::cache::{Listing, with_hint};
 use crate::context::{RequestInfo, checked_log_level, list_caller, sessionless};
 use crate::resumable::ResumableStream;
@@ -132,17 +133,26 @@ impl ServerHandler for FusionServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let ArgumentInfo { name, value, .. } = &request.argument;
-        let completion = match &request.r#ref {
-            Reference::Prompt(prompt) => self.inner.prompts.complete(&prompt.name, name, value).await?,
-            Reference::Resource(template) => {
-                self.inner.resources.load_full().complete(&template.uri, name, value).await?
-            }
-            _ => return Err(ErrorData::invalid_params("Unknown reference type: use ref/prompt or ref/resource", None)),
+        let server = self.clone();
+        let work = async move {
+            let ArgumentInfo { name, value, .. } = &request.argument;
+            let completion = match &request.r#ref {
+                Reference::Prompt(prompt) => server.inner.prompts.complete(&prompt.name, name, value).await?,
+                Reference::Resource(template) => {
+                    server.inner.resources.load_full().complete(&template.uri, name, value).await?
+                }
+                _ => {
+                    return Err(ErrorData::invalid_params(
+                        "Unknown reference type: use ref/prompt or ref/resource",
+                        None,
+                    ));
+                }
+            };
+            Ok(CompleteResult::new(completion))
         };
-        Ok(CompleteResult::new(completion))
+        self.through_gate(Gate::Complete, RequestInfo::from_context(context), work).await
     }
 
     async fn list_prompts(
@@ -150,12 +160,13 @@ impl ServerHandler for FusionServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        let value_free = self.inner.settings.guards.value_free_errors;
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let caller = list_caller(&context);
         let hint = self.inner.cache.list(Listing::Prompts, caller.is_some());
         let (prompts, next) = match caller {
-            Some(caller) => page(&self.inner.prompts.listed_for(&caller), cursor)?,
-            None => page(self.inner.prompts.listed(), cursor)?,
+            Some(caller) => page(&self.inner.prompts.listed_for(&caller), cursor, value_free)?,
+            None => page(self.inner.prompts.listed(), cursor, value_free)?,
         };
         let mut result = ListPromptsResult::with_all_items(prompts);
         result.next_cursor = next;
@@ -177,13 +188,14 @@ impl ServerHandler for FusionServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let value_free = self.inner.settings.guards.value_free_errors;
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let resources = self.inner.resources.load();
         let caller = list_caller(&context);
         let hint = self.inner.cache.list(Listing::Resources, caller.is_some());
         let (resources, next) = match caller {
-            Some(caller) => page(&resources.listed_for(&caller), cursor)?,
-            None => page(resources.listed(), cursor)?,
+            Some(caller) => page(&resources.listed_for(&caller), cursor, value_free)?,
+            None => page(resources.listed(), cursor, value_free)?,
         };
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
@@ -195,13 +207,14 @@ impl ServerHandler for FusionServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let value_free = self.inner.settings.guards.value_free_errors;
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let resources = self.inner.resources.load();
         let caller = list_caller(&context);
         let hint = self.inner.cache.list(Listing::ResourceTemplates, caller.is_some());
         let (templates, next) = match caller {
-            Some(caller) => page(&resources.listed_templates_for(&caller), cursor)?,
-            None => page(resources.listed_templates(), cursor)?,
+            Some(caller) => page(&resources.listed_templates_for(&caller), cursor, value_free)?,
+            None => page(resources.listed_templates(), cursor, value_free)?,
         };
         let mut result = ListResourceTemplatesResult::with_all_items(templates);
         result.next_cursor = next;
@@ -224,17 +237,22 @@ impl ServerHandler for FusionServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.skills_page(cursor, list_caller(&context).is_some())
+        let cursor = request.and_then(|r| r.cursor);
+        let per_caller = list_caller(&context).is_some();
+        let server = self.clone();
+        let work = async move { server.skills_page(cursor.as_deref(), per_caller) };
+        self.through_gate(Gate::ListSkills, RequestInfo::from_context(context), work).await
     }
 
     /// `skills/get` (SEP-2640): one skill's entry, by the URI of its `SKILL.md`.
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        self.skill_entry(&request.uri)
+        let server = self.clone();
+        let work = async move { server.skill_entry(&request.uri) };
+        self.through_gate(Gate::GetSkill, RequestInfo::from_context(context), work).await
     }
 
     /// `resources/directory/read` (SEP-2640): a page of a skill directory's children.
@@ -243,7 +261,10 @@ impl ServerHandler for FusionServer {
         request: ReadResourceDirectoryRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        self.directory_page(&request.uri, request.cursor.as_deref(), list_caller(&context).is_some())
+        let per_caller = list_caller(&context).is_some();
+        let server = self.clone();
+        let work = async move { server.directory_page(&request.uri, request.cursor.as_deref(), per_caller) };
+        self.through_gate(Gate::ReadDirectory, RequestInfo::from_context(context), work).await
     }
 
     /// `resources/subscribe`, for protocol versions before 2026-07-28: a URI a read would
@@ -415,7 +436,10 @@ impl ServerHandler for FusionServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.get_task_state(&request.task_id, &RequestInfo::from_context(context)).await
+        let info = RequestInfo::from_context(context);
+        let (server, asking) = (self.clone(), info.clone());
+        let work = async move { server.get_task_state(&request.task_id, &asking).await };
+        self.through_gate(Gate::GetTask, info, work).await
     }
 
     async fn update_task(
@@ -427,7 +451,10 @@ impl ServerHandler for FusionServer {
             Ok(serde_json::Value::Object(responses)) => responses,
             _ => JsonObject::new(),
         };
-        self.update_task_of(&request.task_id, responses, &RequestInfo::from_context(context)).await
+        let info = RequestInfo::from_context(context);
+        let (server, asking) = (self.clone(), info.clone());
+        let work = async move { server.update_task_of(&request.task_id, responses, &asking).await };
+        self.through_gate(Gate::UpdateTask, info, work).await
     }
 
     async fn cancel_task(
@@ -435,7 +462,10 @@ impl ServerHandler for FusionServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.cancel_task_of(&request.task_id, &RequestInfo::from_context(context)).await
+        let info = RequestInfo::from_context(context);
+        let (server, asking) = (self.clone(), info.clone());
+        let work = async move { server.cancel_task_of(&request.task_id, &asking).await };
+        self.through_gate(Gate::CancelTask, info, work).await
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -61,7 +61,7 @@ impl FusionServer {
 
     /// A page of `skills/list`; `per_caller` when the listing is made for its caller.
     pub(super) fn skills_page(&self, cursor: Option<&str>, per_caller: bool) -> Result<ListSkillsResult, ErrorData> {
-        let (skills, next) = page(self.inner.skills.entries(), cursor)?;
+        let (skills, next) = page(self.inner.skills.entries(), cursor, self.value_free())?;
         let mut result = ListSkillsResult::with_all_items(skills);
         result.next_cursor = next;
         Ok(with_hint!(result, self.inner.cache.list(Listing::Skills, per_caller)))
@@ -71,16 +71,17 @@ impl FusionServer {
     pub(super) fn skill_entry(&self, uri: &str) -> Result<GetSkillResult, ErrorData> {
         let catalog = &self.inner.skills;
         let Some(entry) = catalog.entry(uri) else {
-            let message = format!("No skill is served at {}.", Sent::text(uri));
-            return Err(unknown(message, uri, closest_skill(catalog, uri), LIST_THE_SKILLS));
+            let asked = Asked { uri, value_free: self.value_free() };
+            let message = format!("No skill is served at {}.", asked.shown());
+            return Err(unknown(message, asked, closest_skill(catalog, uri), LIST_THE_SKILLS));
         };
         Ok(with_hint!(GetSkillResult::new(entry.clone()), self.inner.cache.default_hint()))
     }
 
     /// The skills it serves, for a transport to check requests against before rmcp decodes
     /// them; `None` when it serves none (rmcp answers the skills methods as unknown then).
-    pub(crate) fn served_skills(&self) -> Option<Arc<Catalog>> {
-        (!self.inner.skills.is_empty()).then(|| Arc::clone(&self.inner.skills))
+    pub(crate) fn served_skills(&self) -> Option<SkillsServed> {
+        (!self.inner.skills.is_empty()).then(|| SkillsServed { value_free: self.value_free() })
     }
 
     /// `resources/directory/read`: a page of the direct children of the directory at `uri`,
@@ -92,7 +93,8 @@ impl FusionServer {
         per_caller: bool,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
         let catalog = &self.inner.skills;
-        let Some(children) = catalog.directory(uri) else { return Err(not_a_directory(catalog, uri)) };
+        let asked = Asked { uri, value_free: self.value_free() };
+        let Some(children) = catalog.directory(uri) else { return Err(not_a_directory(catalog, asked)) };
         let resources = self.inner.resources.load();
         let listed: Vec<ListedResource> = children
             .iter()
@@ -104,33 +106,66 @@ impl FusionServer {
                 }
             })
             .collect();
-        let (listed, next) = page(&listed, cursor)?;
+        let (listed, next) = page(&listed, cursor, asked.value_free)?;
         let mut result = ListResourcesResult::with_all_items(listed);
         result.next_cursor = next;
         Ok(with_hint!(result, self.inner.cache.list(Listing::Resources, per_caller)))
     }
+
+    fn value_free(&self) -> bool {
+        self.inner.settings.guards.value_free_errors
+    }
 }
 
-/// Why `uri` is no directory this server serves: a file, a directory's URI with a trailing
-/// slash, or nothing it serves (with the closest directory).
-fn not_a_directory(catalog: &Catalog, uri: &str) -> ErrorData {
-    let shown = Sent::text(uri);
+/// The URI a request asked for, as its refusal repeats it: not at all on a value-free server.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    uri: &'a str,
+    value_free: bool,
+}
+
+impl Asked<'_> {
+    /// The URI as a refusal's message says it.
+    fn shown(self) -> String {
+        match self.value_free {
+            true => "the URI asked".to_owned(),
+            false => Sent::text(self.uri).to_string(),
+        }
+    }
+
+    /// A refusal's `data`: the URI as it was asked, unless value-free, then `rest`.
+    fn data(self, rest: Value) -> Value {
+        let mut data = JsonObject::new();
+        if !self.value_free {
+            data.insert("uri".to_owned(), Value::String(echoed(self.uri)));
+        }
+        if let Value::Object(rest) = rest {
+            data.extend(rest);
+        }
+        Value::Object(data)
+    }
+}
+
+/// Why the URI asked is no directory this server serves: a file, a directory's URI with a
+/// trailing slash, or nothing it serves (with the closest directory).
+fn not_a_directory(catalog: &Catalog, asked: Asked<'_>) -> ErrorData {
+    let (uri, shown) = (asked.uri, asked.shown());
     if let Some(file) = catalog.file(uri) {
         let (directory, _) = file.uri.rsplit_once('/').unwrap_or_default();
         let message = format!(
             "{shown} is not a directory resource: it is a file. Read it with resources/read, or list its directory '{directory}'."
         );
-        return ErrorData::invalid_params(message, Some(json!({"uri": echoed(uri), "directory": directory})));
+        return ErrorData::invalid_params(message, Some(asked.data(json!({"directory": directory}))));
     }
     let trimmed = uri.trim_end_matches('/');
     if trimmed != uri && catalog.directory(trimmed).is_some() {
         let message =
             format!("{shown} is not a directory resource: directory URIs end without a slash. Read '{trimmed}'.");
-        return ErrorData::invalid_params(message, Some(json!({"uri": echoed(uri), "closest": [trimmed]})));
+        return ErrorData::invalid_params(message, Some(asked.data(json!({"closest": [trimmed]}))));
     }
     let message = format!("No directory resource at {shown}.");
     let help = "The directories are each skill's root (the URI of its SKILL.md without /SKILL.md) and the folders below it; skills/list names the skills.";
-    unknown(message, uri, closest(uri, catalog.directory_uris()), help)
+    unknown(message, asked, closest(uri, catalog.directory_uris()), help)
 }
 
 /// What a `skills/get` for a skill not served should do instead.
@@ -143,20 +178,29 @@ fn closest_skill<'a>(catalog: &'a Catalog, uri: &str) -> Option<&'a str> {
 
 /// The refusal of a `skills/get` whose `uri` is no `SKILL.md`'s (it does not end in
 /// `/SKILL.md`, or has a query or fragment), which rmcp would answer with the whole URI as
-/// sent: the URI cut and escaped, the form expected, the closest skill, and what to do. The
-/// transports answer it before rmcp decodes the request.
-pub(crate) fn not_a_skill_md(catalog: &Catalog, uri: &str) -> String {
-    let message = format!(
+/// sent: the URI cut and escaped (not at all on a value-free server), the form expected, and
+/// what to do. The transports answer it before rmcp decodes the request, so before the
+/// server's guards: it names no skill the caller might not be allowed to see.
+pub(crate) fn not_a_skill_md(uri: &str, served: SkillsServed) -> String {
+    let asked = Asked { uri, value_free: served.value_free };
+    format!(
         "{} is not the URI of a SKILL.md: skills/get takes a skill's URI as skills/list gives it, ending in \
-         /SKILL.md, without a query or fragment.",
-        Sent::text(uri)
-    );
-    with_guess(message, closest_skill(catalog, uri), LIST_THE_SKILLS)
+         /SKILL.md, without a query or fragment. {LIST_THE_SKILLS}",
+        asked.shown()
+    )
+}
+
+/// What a transport checks the skills requests against before rmcp decodes them, for a server
+/// that serves skills.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SkillsServed {
+    /// Whether refusals repeat nothing the request sent.
+    pub(crate) value_free: bool,
 }
 
 /// `-32602` for a URI nothing is served at: `message`, the closest URI served, then `help`.
-fn unknown(message: String, uri: &str, closest: Option<&str>, help: &str) -> ErrorData {
-    let data = json!({"uri": echoed(uri), "closest": closest.into_iter().collect::<Vec<_>>()});
+fn unknown(message: String, asked: Asked<'_>, closest: Option<&str>, help: &str) -> ErrorData {
+    let data = asked.data(json!({"closest": closest.into_iter().collect::<Vec<_>>()}));
     ErrorData::invalid_params(with_guess(message, closest, help), Some(data))
 }
 

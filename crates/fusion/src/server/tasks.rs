@@ -478,7 +478,7 @@ impl FusionServer {
         let found = self.inner.tasks.config.store.get(id).await.map_err(store_unavailable)?;
         match found {
             Some(task) if task.owner == owner => Ok(task),
-            _ => Err(unknown_task(id, &self.inner.tasks.config)),
+            _ => Err(unknown_task(id, &self.inner.tasks.config, self.inner.settings.guards.value_free_errors)),
         }
     }
 }
@@ -680,15 +680,19 @@ fn already_ended(id: &str, status: &str) -> ErrorData {
 }
 
 /// A task id that is not the caller's (unknown, expired, or someone else's): one answer for
-/// all three, so an id tells nobody but its owner that it exists.
-fn unknown_task(id: &str, config: &Tasks) -> ErrorData {
+/// all three, so an id tells nobody but its owner that it exists. A value-free server does not
+/// repeat the id sent.
+fn unknown_task(id: &str, config: &Tasks, value_free: bool) -> ErrorData {
+    let (task, data) = match value_free {
+        true => ("of that id".to_owned(), None),
+        false => (Sent::text(id).to_string(), Some(serde_json::json!({ "taskId": Sent::text(id).to_string() }))),
+    };
     ErrorData::invalid_params(
         format!(
-            "Invalid params: no task {} of yours is known here. A task is kept {} after it starts and only its creator can read it. Nothing was done: call the action that started it again (with the same idempotency key, if it took one, so a write is not made twice) and poll the id that call returns.",
-            Sent::text(id),
+            "Invalid params: no task {task} of yours is known here. A task is kept {} after it starts and only its creator can read it. Nothing was done: call the action that started it again (with the same idempotency key, if it took one, so a write is not made twice) and poll the id that call returns.",
             human(config.ttl),
         ),
-        Some(serde_json::json!({ "taskId": Sent::text(id).to_string() })),
+        data,
     )
 }
 

@@ -5,8 +5,7 @@
 
 use std::ops::Range;
 
-use crate::server::skills;
-use crate::skill::Catalog;
+use crate::server::skills::{self, SkillsServed};
 
 /// JSON-RPC's code for text that is not valid JSON.
 pub(crate) const PARSE_ERROR: i64 = -32700;
@@ -118,7 +117,7 @@ pub(crate) fn listen_uris(object: &[u8], head: &Head) -> Option<usize> {
 /// no cursor and answers with the first page. Only the members it needs are decoded, before
 /// rmcp decodes the request; `None` for anything else, params the decoder would not read
 /// included (those are the decoder's to refuse).
-pub(crate) fn skills_refusal(object: &[u8], head: &Head, skills: &Catalog) -> Option<String> {
+pub(crate) fn skills_refusal(object: &[u8], head: &Head, served: SkillsServed) -> Option<String> {
     let method = &object[head.method.clone()?];
     if method.first() != Some(&b'"') {
         return None;
@@ -127,7 +126,7 @@ pub(crate) fn skills_refusal(object: &[u8], head: &Head, skills: &Catalog) -> Op
     let readable = || params.first() == Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(params).is_ok();
     if key_is(method, "skills/get") && readable() {
         let uri: String = serde_json::from_slice(&params[member(params, "uri")?]).ok()?;
-        rmcp::model::skill_name_from_uri(&uri).is_none().then(|| skills::not_a_skill_md(skills, &uri))
+        rmcp::model::skill_name_from_uri(&uri).is_none().then(|| skills::not_a_skill_md(&uri, served))
     } else if key_is(method, "skills/list") && readable() {
         let cursor: serde_json::Value = serde_json::from_slice(&params[member(params, "cursor")?]).ok()?;
         skills::cursor_problem("skills/list", &cursor)
@@ -507,20 +506,27 @@ mod tests {
 
     #[test]
     fn refuses_the_skills_requests_rmcp_would_answer_amiss() {
-        let skill = crate::skill::Skill::new("git-workflow", "---\nname: git-workflow\ndescription: Commit.\n---\n");
-        let pdf = crate::skill::Skill::new("pdf-processing", "---\nname: pdf-processing\ndescription: PDFs.\n---\n");
-        let catalog = Catalog::new(&[skill, pdf]).unwrap();
-        let refusal = |text: &str| skills_refusal(text.as_bytes(), &head(text.as_bytes()), &catalog);
+        let refusal =
+            |text: &str| skills_refusal(text.as_bytes(), &head(text.as_bytes()), SkillsServed { value_free: false });
         let get = |uri: &str| refusal(&json!({"id": 1, "method": "skills/get", "params": {"uri": uri}}).to_string());
         assert_eq!(
             get("skill://git-workflow").as_deref(),
             Some(
                 "'skill://git-workflow' is not the URI of a SKILL.md: skills/get takes a skill's URI as skills/list \
-                 gives it, ending in /SKILL.md, without a query or fragment. Did you mean \
-                 'skill://git-workflow/SKILL.md'? Call skills/list for the skills this server serves."
+                 gives it, ending in /SKILL.md, without a query or fragment. Call skills/list for the skills this \
+                 server serves."
             )
         );
-        assert!(get("skill://pdf-processing").unwrap().contains("Did you mean 'skill://pdf-processing/SKILL.md'?"));
+        // Refused before the server's guards, it names no skill the caller may not see, and on a
+        // value-free server not the URI either.
+        let value_free = json!({"id": 1, "method": "skills/get", "params": {"uri": "skill://secret-4242"}}).to_string();
+        let value_free =
+            skills_refusal(value_free.as_bytes(), &head(value_free.as_bytes()), SkillsServed { value_free: true });
+        assert!(
+            value_free
+                .as_deref()
+                .is_some_and(|said| said.starts_with("the URI asked is not") && !said.contains("4242"))
+        );
         assert!(get("skill://git-workflow/SKILL.md?v=2").is_some());
         let hostile = get(&format!("skill://x\u{202e}\u{1b}{}", "a".repeat(1 << 20))).unwrap();
         assert!(hostile.starts_with(r"'skill://x\u{202e}\u{1b}aaa"), "{hostile}");

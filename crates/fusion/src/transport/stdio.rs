@@ -59,7 +59,7 @@ use super::std_streams::{Stdin, Stdout};
 use super::writer::{self, Outbox};
 use crate::context::ClientPresence;
 use crate::server::FusionServer;
-use crate::skill::Catalog;
+use crate::server::skills::SkillsServed;
 use crate::subscriptions::SubscriptionLimits;
 use crate::task::experimental::{self, ExperimentalTasks};
 
@@ -115,7 +115,7 @@ pub struct LineTransport<R, W> {
     limits: SubscriptionLimits,
     /// The skills the server serves, if any: the skills requests rmcp would answer amiss are
     /// refused here.
-    skills: Option<Arc<Catalog>>,
+    skills: Option<SkillsServed>,
     line: Vec<u8>,
     discarding: bool,
     input_ended: bool,
@@ -311,7 +311,7 @@ where
             self.reply(Some(id), INVALID_PARAMS, &self.limits.too_many_for_one_listen(found));
             return None;
         }
-        if let Some(skills) = &self.skills
+        if let Some(skills) = self.skills
             && let Some(id) = head.id.echo()
             && let Some(message) = jsonrpc::skills_refusal(object, &head, skills)
         {

@@ -30,7 +30,7 @@ use super::step_up::StepUp;
 use super::{HttpConfig, ScopeRefusal};
 use crate::auth::Caller;
 use crate::server::FusionServer;
-use crate::skill::Catalog;
+use crate::server::skills::SkillsServed;
 use crate::subscriptions::SubscriptionLimits;
 use crate::task::experimental::ExperimentalTasks;
 use crate::transport::jsonrpc::{self, INVALID_PARAMS, INVALID_REQUEST, Id};
@@ -43,7 +43,7 @@ pub(super) struct Frames {
     limits: SubscriptionLimits,
     /// The skills the server serves, if any: the skills requests rmcp would answer amiss are
     /// refused here.
-    skills: Option<Arc<Catalog>>,
+    skills: Option<SkillsServed>,
     ids_in_flight: Mutex<HashSet<(Box<str>, Box<str>)>>,
     /// Asks for the scopes a request needs and its token lacks, when so configured.
     step_up: Option<StepUp>,
@@ -53,7 +53,7 @@ impl Frames {
     pub(super) fn new(
         max_body_bytes: usize,
         limits: SubscriptionLimits,
-        skills: Option<Arc<Catalog>>,
+        skills: Option<SkillsServed>,
         step_up: Option<StepUp>,
     ) -> Arc<Frames> {
         Arc::new(Frames { max_body_bytes, limits, skills, ids_in_flight: Mutex::default(), step_up })
@@ -73,7 +73,7 @@ impl Frames {
             tracing::warn!(id = %String::from_utf8_lossy(id), found, "refused a listen request for too many URIs");
             self.limits.too_many_for_one_listen(found)
         } else {
-            let message = jsonrpc::skills_refusal(object, &head, self.skills.as_deref()?)?;
+            let message = jsonrpc::skills_refusal(object, &head, self.skills?)?;
             tracing::warn!(id = %echo(&String::from_utf8_lossy(id)), "refused a skills request: {message}");
             message
         };
