@@ -3,6 +3,7 @@
 //! call routes in the catalog of the moment it arrived and keeps its action to the end.
 
 mod candidate;
+mod index;
 mod mounted;
 mod offer;
 mod routing;
@@ -22,7 +23,7 @@ pub(crate) use mounted::{
     MAX_TOOL_NAME, MountStatus, Mounted, in_seconds, is_tool_name, mounted_guess, not_served, whole_seconds,
 };
 pub use search::{GET_TOOL_DETAILS, SEARCH_TOOLS};
-pub(crate) use search::{MATCHES, details, search, search_tools};
+pub(crate) use search::{MATCHES, details, search_tools};
 pub(crate) use strict::{published, strict_tool};
 pub(crate) use tools::{ActionSpec, GroupSpec, Layout, group_tools, listed_icons};
 
@@ -44,6 +45,9 @@ pub(crate) struct Catalog {
     value_free: bool,
     /// Whether `tools/list` shows, instead of the mounted tools, the tools that find them.
     tool_search: bool,
+    /// The index `search_tools` looks in, made at the first search of this catalog: a list
+    /// that changes is a new catalog, with an index of its own.
+    search_index: std::sync::OnceLock<index::SearchIndex>,
 }
 
 /// The mounted namespaces' upstreams, by namespace: each namespace is also a group's name.
@@ -92,7 +96,17 @@ impl Catalog {
                 }
             }
         }
-        Ok(Catalog { tools, routes, groups, mounts, names, offers, value_free: false, tool_search: false })
+        Ok(Catalog {
+            tools,
+            routes,
+            groups,
+            mounts,
+            names,
+            offers,
+            value_free: false,
+            tool_search: false,
+            search_index: std::sync::OnceLock::new(),
+        })
     }
 
     /// The same catalog, listing the tools that find the mounted ones instead of them when

@@ -7,11 +7,13 @@
 use std::sync::Arc;
 
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
-use rmcp::model::{Tool, ToolAnnotations};
+use rmcp::model::{ClientCapabilities, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::Catalog;
-use crate::similarity::{Named, did_you_mean, likely, ranked};
+use super::index::{Found, MAX_QUERY_CHARS, SearchIndex};
+use crate::auth::Caller;
+use crate::similarity::{Named, did_you_mean, likely};
 
 /// The tool that finds tools.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -47,7 +49,7 @@ pub(crate) fn search_tools() -> Vec<Tool> {
         schema(json!({
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "What the tool should do, in a few words, or part of its name."},
+                "query": {"type": "string", "minLength": 1, "description": format!("What the tool should do, in your words, or part of its name (the first {MAX_QUERY_CHARS} characters are searched).")},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MOST_MATCHES, "description": format!("How many matches at most (default {MATCHES}).")},
             },
             "required": ["query"],
@@ -96,8 +98,36 @@ impl Catalog {
     }
 }
 
-/// `search_tools`: the tools `query` finds among `searchable`, best first, at most `limit`.
-pub(crate) fn search(query: &str, limit: usize, searchable: &[Tool]) -> Result<Value, ToolError> {
+impl Catalog {
+    /// `search_tools` for `caller` from a client with `client`'s capabilities: the tools
+    /// `query` finds among those it may see, best first, at most `limit`.
+    pub(crate) fn find(
+        &self,
+        query: &str,
+        limit: usize,
+        caller: &Caller,
+        client: Option<&ClientCapabilities>,
+    ) -> Result<Value, ToolError> {
+        if self.offers.is_some() {
+            // What a caller is shown depends on who it is (a grouped tool lists only the
+            // actions it may call): its tools are indexed as it sees them.
+            let seen = self.seen_by(Some(caller), client);
+            return search(query, limit, &seen, &SearchIndex::new(&seen), |_| true);
+        }
+        let index = self.search_index.get_or_init(|| SearchIndex::new(&self.tools));
+        search(query, limit, &self.tools, index, |tool| crate::apps::model_sees(&self.tools[tool], client))
+    }
+}
+
+/// `search_tools`: the tools `query` finds in `index` (of `tools`) among those `visible` lets
+/// through, best first, at most `limit`, each with its match.
+pub(crate) fn search(
+    query: &str,
+    limit: usize,
+    tools: &[Tool],
+    index: &SearchIndex,
+    visible: impl Fn(usize) -> bool,
+) -> Result<Value, ToolError> {
     let query = query.trim();
     if query.is_empty() {
         return Err(ToolError::new(
@@ -107,24 +137,37 @@ pub(crate) fn search(query: &str, limit: usize, searchable: &[Tool]) -> Result<V
         .suggest(format!("Call {SEARCH_TOOLS} again with \"query\" set so."))
         .detail("field", "query"));
     }
-    let named =
-        searchable.iter().map(|tool| Named { name: own_name(&tool.name), description: tool.description.as_deref() });
-    let found = ranked(query, named, limit);
-    let tools: Vec<Value> = found
+    let served = (0..tools.len()).filter(|&tool| visible(tool)).count();
+    let mut found = index.search(query, limit, &visible);
+    // A whole name, as written or spelled otherwise (`read_file`, `readFile`), comes first.
+    let joined =
+        |name: &str| name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
+    let asked = joined(query);
+    let named = (0..tools.len()).find(|&tool| {
+        visible(tool) && [&*tools[tool].name, own_name(&tools[tool].name)].iter().any(|name| joined(name) == asked)
+    });
+    if let Some(named) = named {
+        found.retain(|found| found.tool != named);
+        found.insert(0, Found { tool: named, score: 1.0 });
+        found.truncate(limit);
+    }
+    let matches: Vec<Value> = found
         .iter()
-        .map(|&index| {
-            let tool = &searchable[index];
-            json!({"name": tool.name, "description": short(tool.description.as_deref().unwrap_or_default())})
+        .map(|found| {
+            let tool = &tools[found.tool];
+            let score = (f64::from(found.score) * 100.0).round() / 100.0;
+            json!({"name": tool.name, "description": short(tool.description.as_deref().unwrap_or_default()), "match": score})
         })
         .collect();
-    let next = match tools.is_empty() {
+    let next = match matches.is_empty() {
         true => format!(
-            "Nothing matched: try other words (what the tool does, not how), or part of a name; {} tools are served.",
-            searchable.len()
+            "Nothing matched: no tool says any of these words. Try other words (what the tool does, not how), or part of a name; {served} tools are served."
         ),
-        false => format!("Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name."),
+        false => format!(
+            "Each match says how well the tool's words fit the query (1 is every word). Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name."
+        ),
     };
-    Ok(json!({"tools": tools, "served": searchable.len(), "next": next}))
+    Ok(json!({"tools": matches, "served": served, "next": next}))
 }
 
 /// `get_tool_details`: the tool named, whole, among `searchable`; an unknown name is answered
@@ -189,18 +232,35 @@ mod tests {
         ]
     }
 
+    fn ask(query: &str, served: &[Tool]) -> Value {
+        search(query, 10, served, &SearchIndex::new(served), |_| true).unwrap()
+    }
+
     #[test]
     fn a_search_finds_tools_by_name_and_by_the_words_of_their_descriptions() {
         let served = served();
-        let ask = |query: &str| search(query, 10, &served).unwrap();
+        let ask = |query: &str| ask(query, &served);
         assert_eq!(names(&ask("search customers by email"))[0], "crm.search_customers");
         assert_eq!(names(&ask("pay an invoice")), ["billing.billing"]);
         assert_eq!(names(&ask("read_file"))[0], "files.read_file");
-        // A verb that does something else is not found by a name alone.
-        assert!(!names(&ask("remove file")).contains(&"files.read_file"));
+        assert_eq!(names(&ask("readFile"))[0], "files.read_file");
+        // A verb is a word like any other: the tool that deletes comes first, the one that
+        // reads a file after it.
+        assert_eq!(names(&ask("remove file")), ["files.delete_file", "files.read_file"]);
         let none = ask("weather forecast");
         assert!(names(&none).is_empty());
         assert!(none["next"].as_str().unwrap().starts_with("Nothing matched"));
+    }
+
+    #[test]
+    fn each_match_carries_how_well_it_fits() {
+        let served = served();
+        let found = ask("create a customer record for ana", &served);
+        let matches: Vec<f64> =
+            found["tools"].as_array().unwrap().iter().map(|t| t["match"].as_f64().unwrap()).collect();
+        assert_eq!(names(&found)[0], "crm.create_customer");
+        assert!(matches.windows(2).all(|pair| pair[0] >= pair[1]) && matches[0] <= 1.0, "{matches:?}");
+        assert!(matches.iter().all(|score| *score > 0.0), "{matches:?}");
     }
 
     #[test]
@@ -215,7 +275,8 @@ mod tests {
 
     #[test]
     fn a_blank_query_is_refused_with_what_to_send() {
-        let refused = search("   ", 10, &served()).unwrap_err();
+        let served = served();
+        let refused = search("   ", 10, &served, &SearchIndex::new(&served), |_| true).unwrap_err();
         assert_eq!(refused.code, ErrorCode::ValidationError);
         assert!(refused.recovery.is_some());
     }

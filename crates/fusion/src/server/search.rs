@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use mcp_fusion_wire::ToolError;
-use rmcp::model::Tool;
+use rmcp::model::ClientCapabilities;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -15,7 +15,8 @@ use tokio::sync::Semaphore;
 
 use super::compile::{ReadOnly, Settings, compile_read_only};
 use crate::action::Action;
-use crate::catalog::{Catalog, GET_TOOL_DETAILS, MATCHES, SEARCH_TOOLS, details, search, search_tools};
+use crate::auth::Caller;
+use crate::catalog::{Catalog, GET_TOOL_DETAILS, MATCHES, SEARCH_TOOLS, details, search_tools};
 use crate::compiled::CompiledAction;
 use crate::context::{CallInfo, Ctx};
 use crate::error::BuildError;
@@ -56,10 +57,12 @@ impl SearchTools {
         let search_action =
             Action::<Ranking>::new(SEARCH_TOOLS, "").handler(|ctx: Ctx<Ranking>, input: SearchInput| {
                 let limit = usize::try_from(input.limit.unwrap_or(MATCHES)).unwrap_or(usize::MAX);
-                ranked(ctx, move |seen| search(&input.query, limit, seen))
+                ranked(ctx, move |catalog, caller, client| catalog.find(&input.query, limit, caller, client))
             });
-        let details_action = Action::<Ranking>::new(GET_TOOL_DETAILS, "")
-            .handler(|ctx: Ctx<Ranking>, input: DetailsInput| ranked(ctx, move |seen| details(&input.name, seen)));
+        let details_action =
+            Action::<Ranking>::new(GET_TOOL_DETAILS, "").handler(|ctx: Ctx<Ranking>, input: DetailsInput| {
+                ranked(ctx, move |catalog, caller, client| details(&input.name, &catalog.seen_by(Some(caller), client)))
+            });
         let listed = search_tools();
         let compile = |action: Action<Ranking>| -> Result<Arc<CompiledAction>, BuildError> {
             let tool = listed.iter().find(|tool| tool.name == action.name).ok_or_else(|| BuildError::Schema {
@@ -93,7 +96,7 @@ impl SearchTools {
 /// permit is free. A panic inside it goes on unwinding here, where the call's chain catches it.
 async fn ranked(
     ctx: Ctx<Ranking>,
-    answer: impl FnOnce(&[Tool]) -> Result<Value, ToolError> + Send + 'static,
+    answer: impl FnOnce(&Catalog, &Caller, Option<&ClientCapabilities>) -> Result<Value, ToolError> + Send + 'static,
 ) -> Result<Output, ToolError> {
     let call: &CallInfo = ctx.call();
     let Some(Searched(catalog)) = call.extensions().get::<Searched>().cloned() else {
@@ -113,7 +116,7 @@ async fn ranked(
         if gate.is_abandoned() {
             return Err(ToolError::timeout("the search was answered before its turn to rank came"));
         }
-        answer(&catalog.seen_by(Some(&caller), client.as_ref()))
+        answer(&catalog, &caller, client.as_ref())
     });
     match work.await {
         Ok(answer) => answer.map(Output::structured),

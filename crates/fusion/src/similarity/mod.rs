@@ -152,44 +152,6 @@ fn shared(sent: &[Word], candidate: &[Word], description: Option<&str>) -> f64 {
     0.7 * covered / sent.len() as f64 + 0.3 * said as f64 / candidate.len() as f64
 }
 
-/// The candidates a search `query` (words, or a name) finds, best first, at most `most`: each
-/// scored as a did-you-mean scores it, or by the share of the query's words that its name and
-/// description say (a synonym or a plural counting as the word), whichever is higher; those
-/// scoring below a third are left out. A candidate whose verb does something else than the
-/// query's is never found.
-pub(crate) fn ranked<'a>(query: &str, candidates: impl IntoIterator<Item = Named<'a>>, most: usize) -> Vec<usize> {
-    const FOUND: f64 = 1.0 / 3.0;
-    let query_words = name_words(query);
-    let asked: Vec<String> = words::split(query)
-        .into_iter()
-        .filter(|word| word.chars().count() >= 2 && !words::is_filler(word))
-        .map(|word| words::canonical(&word, words::NAMES))
-        .collect();
-    let mut scored: Vec<(f64, usize)> = candidates
-        .into_iter()
-        .enumerate()
-        .filter_map(|(index, candidate)| {
-            let named = score(query, &query_words, candidate)?;
-            let said = said_share(&asked, candidate);
-            Some((named.max(said), index))
-        })
-        .filter(|(score, _)| *score >= FOUND)
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(most).map(|(_, index)| index).collect()
-}
-
-/// The share of `asked` (canonical words) that the candidate's name or description says.
-fn said_share(asked: &[String], candidate: Named<'_>) -> f64 {
-    if asked.is_empty() {
-        return 0.0;
-    }
-    let text = format!("{} {}", candidate.name, candidate.description.unwrap_or_default());
-    let own: std::collections::BTreeSet<String> =
-        words::split(&text).into_iter().map(|word| words::canonical(&word, words::NAMES)).collect();
-    asked.iter().filter(|word| own.contains(*word)).count() as f64 / asked.len() as f64
-}
-
 /// `Did you mean "a"?`, `Did you mean "a" or "b"?`, `Did you mean "a", "b" or "c"?`, each
 /// name as `quote` writes it; `None` for no names.
 pub(crate) fn did_you_mean(names: &[String]) -> Option<String> {

@@ -166,17 +166,6 @@ pub(crate) fn split(text: &str) -> Vec<String> {
     words
 }
 
-/// Words a search query holds that say nothing of what is searched for.
-const FILLERS: &[&str] = &[
-    "a", "an", "the", "of", "to", "for", "in", "on", "at", "by", "with", "and", "or", "from", "into", "that", "this",
-    "my", "our", "your", "its", "is", "are", "be", "it", "which", "what", "how", "i", "me", "we", "tool", "tools",
-];
-
-/// Whether `word` (lower-case) is a filler of a search query.
-pub(crate) fn is_filler(word: &str) -> bool {
-    FILLERS.contains(&word)
-}
-
 /// A word as its synonym group's first word in `vocabulary`; a plural read as its singular.
 pub(crate) fn canonical(word: &str, vocabulary: &[&[&str]]) -> String {
     let singular = singular(word);

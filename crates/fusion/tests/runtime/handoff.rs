@@ -498,10 +498,12 @@ async fn with_tool_search_the_mounted_tools_are_found_not_listed_and_still_calle
     let found = call(&server, mcp_fusion::SEARCH_TOOLS, json!({"query": "customer by email"})).await;
     assert_eq!(found.is_error, Some(false), "{}", text(&found));
     let found = found.structured_content.unwrap();
+    let first = &found["tools"][0];
     assert_eq!(
-        found["tools"][0],
-        json!({"name": "crm.find_customer", "description": "Look up a customer by email address."})
+        (&first["name"], &first["description"]),
+        (&json!("crm.find_customer"), &json!("Look up a customer by email address."))
     );
+    assert!(first["match"].as_f64().is_some_and(|score| score > 0.5 && score <= 1.0), "{first}");
     assert_eq!(found["served"], 9);
     let details = call(&server, mcp_fusion::GET_TOOL_DETAILS, json!({"name": "crm.find_customer"})).await;
     assert_eq!(details.structured_content.unwrap()["inputSchema"]["properties"]["email"]["type"], "string");

@@ -19,6 +19,7 @@ mod lockfile;
 mod observability;
 mod pipeline;
 mod scalars;
+mod search_recall;
 mod shapes;
 mod skills;
 mod strict_schemas;

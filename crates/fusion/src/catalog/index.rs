@@ -1,0 +1,308 @@
+//! The search index over a catalog's tools: BM25F, the ranking function of the field for
+//! documents with fields of different weight, over each tool's name, title, description and
+//! parameters.
+//!
+//! Words are split at separators and case changes (`searchCustomers`, `search_customers`),
+//! lower-cased, stripped of English stop words (NLTK's list, and "please", "tool", "tools",
+//! which every request to find a tool may say) and stemmed (Snowball), so "converting" finds "convert"
+//! and "invoices" finds "invoice". A query word also looks for its synonyms (`remove` for
+//! `delete`) at half weight: an expansion, never a filter. A tool matches when it says any of
+//! the query's words; its match is its score over the most the query could score, from 0 to 1,
+//! so a model can tell a weak match from a strong one.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use rmcp::model::Tool;
+use rust_stemmers::{Algorithm, Stemmer};
+
+use crate::similarity::words::{NAMES, split};
+
+/// The longest query searched, in characters: the rest of a longer one is left out.
+pub(crate) const MAX_QUERY_CHARS: usize = 1_000;
+
+/// BM25's saturation: how fast more occurrences of a word stop counting.
+const K1: f32 = 1.2;
+
+/// The weight of a synonym of a query word, against the word itself.
+const SYNONYM: f32 = 0.5;
+
+/// A tool's fields, each with its weight and how much its length counts against it.
+#[derive(Debug, Clone, Copy)]
+enum Field {
+    /// The tool's own name (without its namespace) and its title.
+    Name,
+    /// Its description.
+    Description,
+    /// Its parameters' names and descriptions.
+    Parameters,
+}
+
+impl Field {
+    const ALL: [Field; 3] = [Field::Name, Field::Description, Field::Parameters];
+
+    fn weight(self) -> f32 {
+        match self {
+            Field::Name => 2.0,
+            Field::Description => 1.0,
+            Field::Parameters => 0.5,
+        }
+    }
+
+    /// BM25's `b`: a name is short whatever it says, a description's length says more.
+    fn length_weight(self) -> f32 {
+        match self {
+            Field::Name => 0.3,
+            Field::Description | Field::Parameters => 0.75,
+        }
+    }
+}
+
+/// Words that say nothing of what is searched for.
+static STOP_WORDS: LazyLock<std::collections::HashSet<&'static str>> = LazyLock::new(|| {
+    let english = stop_words::lookup("en").unwrap_or_default();
+    let requests = ["please", "tool", "tools"];
+    english.iter().copied().chain(requests).collect()
+});
+
+static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
+
+/// The words of `text`, lower-cased: each run of letters and digits, and where its case
+/// changes inside (`searchCustomers`, `JavaScript`) its parts too, so `javascript` and `java
+/// script` both find it.
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for run in text.split(|c: char| !c.is_alphanumeric()).filter(|run| !run.is_empty()) {
+        let parts = split(run);
+        let whole = run.to_lowercase();
+        if parts.len() > 1 {
+            words.extend(parts.into_iter().filter(|part| *part != whole));
+        }
+        words.push(whole);
+    }
+    words
+}
+
+/// The terms of `text`: its words, stop words left out, stemmed.
+fn terms(text: &str) -> impl Iterator<Item = String> {
+    words(text).into_iter().filter(|word| !STOP_WORDS.contains(word.as_str())).map(|word| stem(&word))
+}
+
+fn stem(word: &str) -> String {
+    STEMMER.stem(word).into_owned()
+}
+
+/// One tool's occurrences of a term, per field.
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    tool: u32,
+    counts: [u16; 3],
+}
+
+/// The index of a list of tools.
+#[derive(Debug, Default)]
+pub(crate) struct SearchIndex {
+    /// For each term, the tools that say it.
+    postings: HashMap<String, Vec<Posting>>,
+    /// Each tool's length in terms, per field.
+    lengths: Vec<[u32; 3]>,
+    /// The average length of each field.
+    average: [f32; 3],
+}
+
+/// A tool a query found, with its match from 0 to 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Found {
+    /// Its place in the tools indexed.
+    pub(crate) tool: usize,
+    /// Its score over the most the query could score.
+    pub(crate) score: f32,
+}
+
+impl SearchIndex {
+    /// The index of `tools`, in their order.
+    pub(crate) fn new(tools: &[Tool]) -> SearchIndex {
+        let mut index = SearchIndex { lengths: Vec::with_capacity(tools.len()), ..SearchIndex::default() };
+        for (position, tool) in tools.iter().enumerate() {
+            let mut counts: HashMap<String, [u16; 3]> = HashMap::new();
+            let mut lengths = [0u32; 3];
+            for (field, text) in fields(tool) {
+                for term in terms(&text) {
+                    let slot = &mut counts.entry(term).or_default()[field as usize];
+                    *slot = slot.saturating_add(1);
+                    lengths[field as usize] += 1;
+                }
+            }
+            let tool = u32::try_from(position).unwrap_or(u32::MAX);
+            for (term, counts) in counts {
+                index.postings.entry(term).or_default().push(Posting { tool, counts });
+            }
+            index.lengths.push(lengths);
+        }
+        let tools = tools.len().max(1) as f32;
+        for field in Field::ALL {
+            let total: u64 = index.lengths.iter().map(|lengths| u64::from(lengths[field as usize])).sum();
+            index.average[field as usize] = (total as f32 / tools).max(1.0);
+        }
+        index
+    }
+
+    /// The tools `query` finds among those `visible` lets through, best first, at most `limit`;
+    /// among equal scores, the tools' order.
+    pub(crate) fn search(&self, query: &str, limit: usize, visible: impl Fn(usize) -> bool) -> Vec<Found> {
+        let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
+        let weighted = expanded(&query);
+        let tools = self.lengths.len() as f32;
+        let idf = |found: usize| (1.0 + (tools - found as f32 + 0.5) / (found as f32 + 0.5)).ln();
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut most = 0.0;
+        for (term, weight) in &weighted {
+            let postings = self.postings.get(term).map_or(&[][..], Vec::as_slice);
+            let idf = idf(postings.len());
+            // A word no tool says still counts in what the query could score: a query of
+            // unknown words matches weakly whatever it finds.
+            most += weight * idf;
+            for posting in postings {
+                let lengths = &self.lengths[posting.tool as usize];
+                let said: f32 = Field::ALL
+                    .iter()
+                    .map(|&field| {
+                        let count = f32::from(posting.counts[field as usize]);
+                        let relative = lengths[field as usize] as f32 / self.average[field as usize];
+                        let b = field.length_weight();
+                        field.weight() * count / (1.0 - b + b * relative)
+                    })
+                    .sum();
+                *scores.entry(posting.tool).or_default() += weight * idf * said / (K1 + said);
+            }
+        }
+        let mut found: Vec<Found> = scores
+            .into_iter()
+            .filter(|(tool, score)| *score > 0.0 && visible(*tool as usize))
+            .map(|(tool, score)| Found { tool: tool as usize, score: if most > 0.0 { score / most } else { 0.0 } })
+            .collect();
+        found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+        found.truncate(limit);
+        found
+    }
+}
+
+/// The terms of `query` with their weights: each word's stem at 1, its synonyms' at
+/// [`SYNONYM`] (a stem said both ways counts once, at its higher weight).
+fn expanded(query: &str) -> Vec<(String, f32)> {
+    let mut weighted: Vec<(String, f32)> = Vec::new();
+    let mut add = |term: String, weight: f32| match weighted.iter_mut().find(|(known, _)| *known == term) {
+        Some((_, known)) => *known = known.max(weight),
+        None => weighted.push((term, weight)),
+    };
+    for word in words(query).into_iter().filter(|word| !STOP_WORDS.contains(word.as_str())) {
+        add(stem(&word), 1.0);
+        if let Some(group) = NAMES.iter().find(|group| group.contains(&word.as_str())) {
+            for synonym in group.iter().filter(|synonym| **synonym != word) {
+                add(stem(synonym), SYNONYM);
+            }
+        }
+    }
+    weighted
+}
+
+/// The text of each field of `tool`.
+fn fields(tool: &Tool) -> Vec<(Field, String)> {
+    let own = tool.name.split_once('.').map_or(&*tool.name, |(_, own)| own);
+    let mut name = own.to_owned();
+    if let Some(title) = tool.title.as_deref().or_else(|| tool.annotations.as_ref()?.title.as_deref()) {
+        name.push(' ');
+        name.push_str(title);
+    }
+    let mut parameters = String::new();
+    if let Some(properties) = tool.input_schema.get("properties").and_then(serde_json::Value::as_object) {
+        for (key, schema) in properties {
+            parameters.push_str(key);
+            parameters.push(' ');
+            if let Some(description) = schema.get("description").and_then(serde_json::Value::as_str) {
+                parameters.push_str(description);
+                parameters.push(' ');
+            }
+        }
+    }
+    vec![
+        (Field::Name, name),
+        (Field::Description, tool.description.as_deref().unwrap_or_default().to_owned()),
+        (Field::Parameters, parameters),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rmcp::model::JsonObject;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str, description: &str) -> Tool {
+        Tool::new(name.to_owned(), description.to_owned(), Arc::new(JsonObject::new()))
+    }
+
+    fn names<'a>(tools: &'a [Tool], found: &[Found]) -> Vec<&'a str> {
+        found.iter().map(|found| &*tools[found.tool].name).collect()
+    }
+
+    #[test]
+    fn stems_split_names_and_stop_words_are_what_a_query_and_a_tool_share() {
+        let tools = [
+            tool("conv.convertCurrency", "Converts an amount between currencies."),
+            tool("news.latest_headlines", "The day's news from around the world."),
+            tool("notes.create_note", "Creates a new note."),
+        ];
+        let index = SearchIndex::new(&tools);
+        let all = |_| true;
+        assert_eq!(names(&tools, &index.search("converting dollars to euros", 5, all)), ["conv.convertCurrency"]);
+        assert_eq!(names(&tools, &index.search("Can you show me the news?", 5, all))[0], "news.latest_headlines");
+        // Stop words alone find nothing.
+        assert!(index.search("can you help me with this please", 5, all).is_empty());
+        // A synonym is an expansion: `add` finds the tool that creates.
+        assert_eq!(names(&tools, &index.search("add a note", 5, all))[0], "notes.create_note");
+        // A word with a case change inside is found whole or in parts.
+        let tools = [tool("code.repos", "Trending JavaScript repositories on GitHub.")];
+        let index = SearchIndex::new(&tools);
+        for query in ["javascript repos", "Java Script", "github"] {
+            assert_eq!(names(&tools, &index.search(query, 5, all)), ["code.repos"], "{query}");
+        }
+    }
+
+    #[test]
+    fn every_tool_that_says_a_word_is_found_with_its_match() {
+        let tools = [
+            tool("a.weather_forecast", "The weather forecast for a city."),
+            tool("b.city_guide", "What to see in a city."),
+        ];
+        let index = SearchIndex::new(&tools);
+        let found = index.search("weather in a city near the sea", 5, |_| true);
+        assert_eq!(names(&tools, &found), ["a.weather_forecast", "b.city_guide"]);
+        assert!(found[0].score > found[1].score && found[0].score <= 1.0 && found[1].score > 0.0, "{found:?}");
+        // What the caller may not see is not found.
+        assert_eq!(names(&tools, &index.search("weather city", 5, |tool| tool == 1)), ["b.city_guide"]);
+    }
+
+    #[test]
+    fn parameters_and_titles_are_searched() {
+        let mut with_title = tool("x.t1", "Does it.");
+        with_title.title = Some("Refund a payment".to_owned());
+        let schema = json!({"type": "object", "properties": {"iban": {"type": "string", "description": "The account to pay into."}}});
+        let with_parameter = Tool::new("y.t2", "Sends money.", Arc::new(schema.as_object().cloned().unwrap()));
+        let tools = [with_title, with_parameter];
+        let index = SearchIndex::new(&tools);
+        assert_eq!(names(&tools, &index.search("refund", 5, |_| true)), ["x.t1"]);
+        assert_eq!(names(&tools, &index.search("iban", 5, |_| true)), ["y.t2"]);
+    }
+
+    #[test]
+    fn a_query_longer_than_the_bound_is_searched_by_its_start() {
+        let tools = [tool("a.weather_forecast", "The weather forecast.")];
+        let index = SearchIndex::new(&tools);
+        let long = format!("weather {}", "word ".repeat(10_000));
+        assert_eq!(names(&tools, &index.search(&long, 5, |_| true)), ["a.weather_forecast"]);
+    }
+}
