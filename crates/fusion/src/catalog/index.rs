@@ -13,8 +13,10 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use rmcp::model::Tool;
+use mcp_fusion_contract::{ACTIONS_META_KEY, DISCRIMINATOR_META_KEY};
+use rmcp::model::{JsonObject, Tool};
 use rust_stemmers::{Algorithm, Stemmer};
+use serde_json::Value;
 
 use crate::similarity::words::{NAMES, split};
 
@@ -92,68 +94,96 @@ fn stem(word: &str) -> String {
     STEMMER.stem(word).into_owned()
 }
 
-/// One tool's occurrences of a term, per field.
+/// One entry's occurrences of a term, per field.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
-    tool: u32,
+    entry: u32,
     counts: [u16; 3],
+}
+
+/// What a search can find: a tool, or one action of a grouped tool (whose `_meta` publishes
+/// each action's description and input schema), found on its own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    /// Its tool's place in the tools indexed.
+    pub(crate) tool: usize,
+    /// For an action of a grouped tool: the argument that picks it, and its name.
+    pub(crate) action: Option<(String, String)>,
 }
 
 /// The index of a list of tools.
 #[derive(Debug, Default)]
 pub(crate) struct SearchIndex {
-    /// For each term, the tools that say it.
+    entries: Vec<Entry>,
+    /// For each term, the entries that say it.
     postings: HashMap<String, Vec<Posting>>,
-    /// Each tool's length in terms, per field.
+    /// Each entry's length in terms, per field.
     lengths: Vec<[u32; 3]>,
     /// The average length of each field.
     average: [f32; 3],
 }
 
-/// A tool a query found, with its match from 0 to 1.
+/// An entry a query found, with its match from 0 to 1.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Found {
-    /// Its place in the tools indexed.
-    pub(crate) tool: usize,
+    /// Its place among the entries (see [`SearchIndex::entry`]).
+    pub(crate) entry: usize,
     /// Its score over the most the query could score.
     pub(crate) score: f32,
 }
 
 impl SearchIndex {
-    /// The index of `tools`, in their order.
+    /// The index of `tools`, in their order; a grouped tool's actions each an entry of its own.
     pub(crate) fn new(tools: &[Tool]) -> SearchIndex {
         let mut index = SearchIndex { lengths: Vec::with_capacity(tools.len()), ..SearchIndex::default() };
         for (position, tool) in tools.iter().enumerate() {
-            let mut counts: HashMap<String, [u16; 3]> = HashMap::new();
-            let mut lengths = [0u32; 3];
-            for (field, text) in fields(tool) {
-                for term in terms(&text) {
-                    let slot = &mut counts.entry(term).or_default()[field as usize];
-                    *slot = slot.saturating_add(1);
-                    lengths[field as usize] += 1;
-                }
+            for (action, fields) in entries(tool) {
+                index.add(Entry { tool: position, action }, &fields);
             }
-            let tool = u32::try_from(position).unwrap_or(u32::MAX);
-            for (term, counts) in counts {
-                index.postings.entry(term).or_default().push(Posting { tool, counts });
-            }
-            index.lengths.push(lengths);
         }
-        let tools = tools.len().max(1) as f32;
+        let entries = index.entries.len().max(1) as f32;
         for field in Field::ALL {
             let total: u64 = index.lengths.iter().map(|lengths| u64::from(lengths[field as usize])).sum();
-            index.average[field as usize] = (total as f32 / tools).max(1.0);
+            index.average[field as usize] = (total as f32 / entries).max(1.0);
         }
         index
     }
 
-    /// The tools `query` finds among those `visible` lets through, best first, at most `limit`;
-    /// among equal scores, the tools' order.
+    fn add(&mut self, entry: Entry, fields: &[(Field, String)]) {
+        let mut counts: HashMap<String, [u16; 3]> = HashMap::new();
+        let mut lengths = [0u32; 3];
+        for (field, text) in fields {
+            for term in terms(text) {
+                let slot = &mut counts.entry(term).or_default()[*field as usize];
+                *slot = slot.saturating_add(1);
+                lengths[*field as usize] += 1;
+            }
+        }
+        let number = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
+        for (term, counts) in counts {
+            self.postings.entry(term).or_default().push(Posting { entry: number, counts });
+        }
+        self.lengths.push(lengths);
+        self.entries.push(entry);
+    }
+
+    /// How many entries it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The entry numbered so in a [`Found`].
+    pub(crate) fn entry(&self, number: usize) -> &Entry {
+        &self.entries[number]
+    }
+
+    /// The entries `query` finds among the tools `visible` lets through, best first, at most
+    /// `limit`; among equal scores, the tools' order.
     pub(crate) fn search(&self, query: &str, limit: usize, visible: impl Fn(usize) -> bool) -> Vec<Found> {
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
         let weighted = expanded(&query);
-        let tools = self.lengths.len() as f32;
-        let idf = |found: usize| (1.0 + (tools - found as f32 + 0.5) / (found as f32 + 0.5)).ln();
+        let entries = self.lengths.len() as f32;
+        let idf = |found: usize| (1.0 + (entries - found as f32 + 0.5) / (found as f32 + 0.5)).ln();
         let mut scores: HashMap<u32, f32> = HashMap::new();
         let mut most = 0.0;
         for (term, weight) in &weighted {
@@ -163,7 +193,7 @@ impl SearchIndex {
             // unknown words matches weakly whatever it finds.
             most += weight * idf;
             for posting in postings {
-                let lengths = &self.lengths[posting.tool as usize];
+                let lengths = &self.lengths[posting.entry as usize];
                 let said: f32 = Field::ALL
                     .iter()
                     .map(|&field| {
@@ -173,15 +203,15 @@ impl SearchIndex {
                         field.weight() * count / (1.0 - b + b * relative)
                     })
                     .sum();
-                *scores.entry(posting.tool).or_default() += weight * idf * said / (K1 + said);
+                *scores.entry(posting.entry).or_default() += weight * idf * said / (K1 + said);
             }
         }
         let mut found: Vec<Found> = scores
             .into_iter()
-            .filter(|(tool, score)| *score > 0.0 && visible(*tool as usize))
-            .map(|(tool, score)| Found { tool: tool as usize, score: if most > 0.0 { score / most } else { 0.0 } })
+            .filter(|(entry, score)| *score > 0.0 && visible(self.entries[*entry as usize].tool))
+            .map(|(entry, score)| Found { entry: entry as usize, score: if most > 0.0 { score / most } else { 0.0 } })
             .collect();
-        found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+        found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.cmp(&b.entry)));
         found.truncate(limit);
         found
     }
@@ -206,30 +236,64 @@ fn expanded(query: &str) -> Vec<(String, f32)> {
     weighted
 }
 
-/// The text of each field of `tool`.
-fn fields(tool: &Tool) -> Vec<(Field, String)> {
+/// For an action of a grouped tool: the argument that picks it, and its name.
+type Action = Option<(String, String)>;
+
+/// The text of each field of an entry.
+type Fields = Vec<(Field, String)>;
+
+/// The entries of `tool` with the text of each field: the tool itself, or, for a grouped tool
+/// that publishes its actions, each action (named with the tool's name, so `billing pay`
+/// finds `billing`'s `pay_invoice`).
+fn entries(tool: &Tool) -> Vec<(Action, Fields)> {
     let own = tool.name.split_once('.').map_or(&*tool.name, |(_, own)| own);
+    let meta = tool.meta.as_ref();
+    let discriminator = meta.and_then(|meta| meta.get(DISCRIMINATOR_META_KEY)).and_then(Value::as_str);
+    let actions = meta.and_then(|meta| meta.get(ACTIONS_META_KEY)).and_then(Value::as_object);
+    if let (Some(discriminator), Some(actions)) = (discriminator, actions)
+        && !actions.is_empty()
+    {
+        return actions
+            .iter()
+            .map(|(action, contract)| {
+                let title = contract.pointer("/annotations/title").and_then(Value::as_str).unwrap_or_default();
+                let description = contract.get("description").and_then(Value::as_str).unwrap_or_default();
+                let fields = vec![
+                    (Field::Name, format!("{own} {action} {title}")),
+                    (Field::Description, description.to_owned()),
+                    (Field::Parameters, parameters(contract.get("inputSchema"), Some(discriminator))),
+                ];
+                (Some((discriminator.to_owned(), action.clone())), fields)
+            })
+            .collect();
+    }
     let mut name = own.to_owned();
     if let Some(title) = tool.title.as_deref().or_else(|| tool.annotations.as_ref()?.title.as_deref()) {
         name.push(' ');
         name.push_str(title);
     }
-    let mut parameters = String::new();
-    if let Some(properties) = tool.input_schema.get("properties").and_then(serde_json::Value::as_object) {
-        for (key, schema) in properties {
-            parameters.push_str(key);
-            parameters.push(' ');
-            if let Some(description) = schema.get("description").and_then(serde_json::Value::as_str) {
-                parameters.push_str(description);
-                parameters.push(' ');
-            }
-        }
-    }
-    vec![
+    let schema = Value::Object(JsonObject::clone(&tool.input_schema));
+    let fields = vec![
         (Field::Name, name),
         (Field::Description, tool.description.as_deref().unwrap_or_default().to_owned()),
-        (Field::Parameters, parameters),
-    ]
+        (Field::Parameters, parameters(Some(&schema), None)),
+    ];
+    vec![(None, fields)]
+}
+
+/// The names and descriptions of the properties of `schema`, the discriminator left out.
+fn parameters(schema: Option<&Value>, discriminator: Option<&str>) -> String {
+    let mut text = String::new();
+    let properties = schema.and_then(|schema| schema.get("properties")).and_then(Value::as_object);
+    for (key, property) in properties.into_iter().flatten().filter(|(key, _)| Some(key.as_str()) != discriminator) {
+        text.push_str(key);
+        text.push(' ');
+        if let Some(description) = property.get("description").and_then(Value::as_str) {
+            text.push_str(description);
+            text.push(' ');
+        }
+    }
+    text
 }
 
 #[cfg(test)]
@@ -246,7 +310,7 @@ mod tests {
     }
 
     fn names<'a>(tools: &'a [Tool], found: &[Found]) -> Vec<&'a str> {
-        found.iter().map(|found| &*tools[found.tool].name).collect()
+        found.iter().map(|found| &*tools[found.entry].name).collect()
     }
 
     #[test]

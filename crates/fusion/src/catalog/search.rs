@@ -6,12 +6,13 @@
 
 use std::sync::Arc;
 
+use mcp_fusion_contract::{ACTIONS_META_KEY, DISCRIMINATOR_META_KEY};
 use mcp_fusion_wire::{ErrorCode, Sent, ToolError};
 use rmcp::model::{ClientCapabilities, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::Catalog;
-use super::index::{Found, MAX_QUERY_CHARS, SearchIndex};
+use super::index::{Entry, Found, MAX_QUERY_CHARS, SearchIndex};
 use crate::auth::Caller;
 use crate::similarity::{Named, did_you_mean, likely};
 
@@ -143,31 +144,73 @@ pub(crate) fn search(
     let joined =
         |name: &str| name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
     let asked = joined(query);
-    let named = (0..tools.len()).find(|&tool| {
-        visible(tool) && [&*tools[tool].name, own_name(&tools[tool].name)].iter().any(|name| joined(name) == asked)
+    let named = (0..index.len()).find(|&number| {
+        let entry = index.entry(number);
+        let name = entry_name(&tools[entry.tool], entry);
+        visible(entry.tool) && [&*name, own_name(&name)].iter().any(|name| joined(name) == asked)
     });
     if let Some(named) = named {
-        found.retain(|found| found.tool != named);
-        found.insert(0, Found { tool: named, score: 1.0 });
+        found.retain(|found| found.entry != named);
+        found.insert(0, Found { entry: named, score: 1.0 });
         found.truncate(limit);
     }
+    let grouped = found.iter().any(|found| index.entry(found.entry).action.is_some());
     let matches: Vec<Value> = found
         .iter()
         .map(|found| {
-            let tool = &tools[found.tool];
+            let entry = index.entry(found.entry);
+            let tool = &tools[entry.tool];
             let score = (f64::from(found.score) * 100.0).round() / 100.0;
-            json!({"name": tool.name, "description": short(tool.description.as_deref().unwrap_or_default()), "match": score})
+            match &entry.action {
+                None => json!({
+                    "name": tool.name,
+                    "description": short(tool.description.as_deref().unwrap_or_default()),
+                    "match": score,
+                }),
+                Some((discriminator, action)) => json!({
+                    "name": entry_name(tool, entry),
+                    "description": short(action_said(tool, action, "description").unwrap_or_default()),
+                    "match": score,
+                    "tool": tool.name,
+                    "arguments": {discriminator: action},
+                }),
+            }
         })
         .collect();
+    let how = match grouped {
+        true => {
+            " A match with \"tool\" is an action of that grouped tool: call the tool, with \"arguments\" among its arguments."
+        }
+        false => "",
+    };
     let next = match matches.is_empty() {
         true => format!(
             "Nothing matched: no tool says any of these words. Try other words (what the tool does, not how), or part of a name; {served} tools are served."
         ),
         false => format!(
-            "Each match says how well the tool's words fit the query (1 is every word). Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name."
+            "Each match says how well its words fit the query (1 is every word). Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name.{how}"
         ),
     };
     Ok(json!({"tools": matches, "served": served, "next": next}))
+}
+
+/// The name an entry is found by: the tool's, or for an action of a grouped tool the tool's
+/// with the action's after a dot (`billing.pay_invoice`).
+fn entry_name(tool: &Tool, entry: &Entry) -> String {
+    match &entry.action {
+        None => tool.name.to_string(),
+        Some((_, action)) => format!("{}.{action}", tool.name),
+    }
+}
+
+/// What a grouped tool publishes of one of its actions under `key`, as a string.
+fn action_said<'a>(tool: &'a Tool, action: &str, key: &str) -> Option<&'a str> {
+    action_contract(tool, action)?.get(key)?.as_str()
+}
+
+/// What a grouped tool publishes of one of its actions.
+fn action_contract<'a>(tool: &'a Tool, action: &str) -> Option<&'a serde_json::Map<String, Value>> {
+    tool.meta.as_ref()?.get(ACTIONS_META_KEY)?.get(action)?.as_object()
 }
 
 /// `get_tool_details`: the tool named, whole, among `searchable`; an unknown name is answered
@@ -176,6 +219,9 @@ pub(crate) fn details(name: &str, searchable: &[Tool]) -> Result<Value, ToolErro
     let name = name.trim();
     if let Some(tool) = searchable.iter().find(|tool| tool.name == name) {
         return Ok(serde_json::to_value(tool).unwrap_or(Value::Null));
+    }
+    if let Some(action) = grouped_action(name, searchable) {
+        return Ok(action);
     }
     let named = searchable.iter().map(|tool| Named { name: &tool.name, description: tool.description.as_deref() });
     let closest: Vec<String> =
@@ -189,6 +235,28 @@ pub(crate) fn details(name: &str, searchable: &[Tool]) -> Result<Value, ToolErro
     Err(ToolError::new(ErrorCode::UnknownAction, format!("No tool named {}.", Sent::text(name)))
         .suggest(recovery)
         .actions([SEARCH_TOOLS]))
+}
+
+/// `get_tool_details` of an action of a grouped tool, named as a search found it
+/// (`billing.pay_invoice`): how to call it, and what its tool publishes of it.
+fn grouped_action(name: &str, searchable: &[Tool]) -> Option<Value> {
+    let (tool, action) = name.rsplit_once('.')?;
+    let tool = searchable.iter().find(|listed| listed.name == tool)?;
+    let discriminator = tool.meta.as_ref()?.get(DISCRIMINATOR_META_KEY)?.as_str()?;
+    let contract = action_contract(tool, action)?;
+    let mut details = serde_json::Map::new();
+    details.insert("name".into(), json!(name));
+    details.insert("tool".into(), json!(tool.name));
+    details.insert("arguments".into(), json!({discriminator: action}));
+    details.extend(contract.iter().map(|(key, value)| (key.clone(), value.clone())));
+    details.insert(
+        "call".into(),
+        json!(format!(
+            "Call the tool {} with \"{discriminator}\": \"{action}\" and the arguments of inputSchema.",
+            tool.name
+        )),
+    );
+    Some(Value::Object(details))
 }
 
 /// A tool's own name, without the namespace it is served under.

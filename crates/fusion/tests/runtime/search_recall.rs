@@ -184,3 +184,115 @@ async fn search_tools_finds_metatool_requests_ten_points_better_than_plain_bm25(
     assert_eq!(is_error, Some(false));
     assert_eq!(names.first().map(String::as_str), Some("meta.airqualityforeast"), "{names:?}");
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Record {
+    /// The record's id.
+    #[allow(dead_code)]
+    id: String,
+}
+
+async fn done(_ctx: mcp_fusion::Ctx<()>, _input: Record) -> Result<String, mcp_fusion::wire::ToolError> {
+    Ok("done".into())
+}
+
+/// A server of three grouped tools, each action with its own words.
+fn grouped_server(tool_search: bool) -> FusionServer {
+    use mcp_fusion::{Action, Group};
+    let group = |name: &str, description: &str, actions: &[(&str, &str)]| {
+        actions.iter().fold(Group::new(name, description), |group, (action, said)| {
+            group.action(Action::new(*action, *said).handler(done))
+        })
+    };
+    FusionServer::builder("office", "1")
+        .tool_search(tool_search)
+        .group(group(
+            "billing",
+            "Invoices and payments.",
+            &[
+                ("pay_invoice", "Pay an open invoice by card or bank transfer."),
+                ("void_invoice", "Cancel an invoice sent by mistake, so nobody owes it."),
+                ("refund_payment", "Give a customer their money back for a payment."),
+            ],
+        ))
+        .group(group(
+            "crm",
+            "Customers and their contacts.",
+            &[
+                ("find_customer", "Look up a customer by name or e-mail address."),
+                ("merge_customers", "Merge two duplicate customer records into one."),
+            ],
+        ))
+        .group(group(
+            "files",
+            "The shared drive.",
+            &[
+                ("upload_file", "Upload a document to the shared drive."),
+                ("share_folder", "Give a colleague access to a folder."),
+            ],
+        ))
+        .build(())
+        .unwrap()
+}
+
+async fn search(server: &FusionServer, query: &str) -> Value {
+    let arguments = json!({"query": query}).as_object().cloned();
+    let answer = server.call(SEARCH_TOOLS, arguments, RequestInfo::default()).await;
+    assert_eq!(answer.is_error, Some(false), "{answer:?}");
+    answer.structured_content.unwrap()
+}
+
+#[tokio::test]
+async fn with_search_on_each_grouped_action_is_found_on_its_own_and_said_how_to_call() {
+    let server = grouped_server(true);
+    for (query, name, tool, action) in [
+        ("pay an invoice", "billing.pay_invoice", "billing", "pay_invoice"),
+        ("money back for a payment", "billing.refund_payment", "billing", "refund_payment"),
+        ("duplicate customer records", "crm.merge_customers", "crm", "merge_customers"),
+        ("give a colleague access", "files.share_folder", "files", "share_folder"),
+        ("files.upload_file", "files.upload_file", "files", "upload_file"),
+    ] {
+        let found = search(&server, query).await;
+        let first = &found["tools"][0];
+        assert_eq!(first["name"], name, "{query}: {found}");
+        assert_eq!((&first["tool"], &first["arguments"]), (&json!(tool), &json!({"action": action})), "{query}");
+        assert!(found["next"].as_str().unwrap().contains("grouped tool"), "{found}");
+    }
+    let details = server
+        .call(
+            mcp_fusion::GET_TOOL_DETAILS,
+            json!({"name": "billing.refund_payment"}).as_object().cloned(),
+            RequestInfo::default(),
+        )
+        .await;
+    let details = details.structured_content.unwrap();
+    assert_eq!((&details["tool"], &details["arguments"]), (&json!("billing"), &json!({"action": "refund_payment"})));
+    assert_eq!(details["inputSchema"]["properties"]["id"]["type"], "string", "{details}");
+    // Called as the answer says.
+    let arguments = json!({"action": "refund_payment", "id": "pay_7"}).as_object().cloned();
+    let called = server.call("billing", arguments, RequestInfo::default()).await;
+    assert_eq!(called.is_error, Some(false), "{called:?}");
+}
+
+/// A host that searches the listed tools itself (BM25 over each tool's name and description)
+/// finds the grouped tool for each of its actions' own words.
+#[test]
+fn a_hosts_own_search_over_the_listing_finds_the_grouped_tool_of_each_action() {
+    let server = grouped_server(false);
+    let listed: Vec<(String, String)> = server
+        .tools()
+        .iter()
+        .map(|tool| (tool.name.to_string(), tool.description.as_deref().unwrap_or_default().to_owned()))
+        .collect();
+    assert_eq!(listed.len(), 3);
+    let host = PlainBm25::new(&listed);
+    for tool in server.tools() {
+        let actions =
+            tool.meta.as_ref().and_then(|meta| meta.get("fusion/actions")).and_then(Value::as_object).unwrap();
+        for (action, contract) in actions {
+            let words = contract["description"].as_str().unwrap();
+            let found = host.rank(words);
+            assert_eq!(listed[found[0]].0, tool.name, "{action}: {words:?} found {found:?}");
+        }
+    }
+}
