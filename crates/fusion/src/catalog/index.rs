@@ -94,11 +94,13 @@ fn stem(word: &str) -> String {
     STEMMER.stem(word).into_owned()
 }
 
-/// One entry's occurrences of a term, per field.
+/// One entry's occurrences of a term: BM25F's saturated term frequency, made once when the
+/// index is made (it depends on the entry and the term alone), so a search adds a product
+/// per posting.
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     entry: u32,
-    counts: [u16; 3],
+    saturated: f32,
 }
 
 /// What a search can find: a tool, or one action of a grouped tool (whose `_meta` publishes
@@ -117,10 +119,9 @@ pub(crate) struct SearchIndex {
     entries: Vec<Entry>,
     /// For each term, the entries that say it.
     postings: HashMap<String, Vec<Posting>>,
-    /// Each entry's length in terms, per field.
-    lengths: Vec<[u32; 3]>,
-    /// The average length of each field.
-    average: [f32; 3],
+    /// Each entry's name (`billing.pay_invoice`, and without its namespace), lower-cased and
+    /// without separators: a query that is a whole name finds that entry first.
+    names: HashMap<String, u32>,
 }
 
 /// An entry a query found, with its match from 0 to 1.
@@ -135,41 +136,41 @@ pub(crate) struct Found {
 impl SearchIndex {
     /// The index of `tools`, in their order; a grouped tool's actions each an entry of its own.
     pub(crate) fn new(tools: &[Tool]) -> SearchIndex {
-        let mut index = SearchIndex { lengths: Vec::with_capacity(tools.len()), ..SearchIndex::default() };
+        let mut index = SearchIndex::default();
+        let mut counted: Vec<(u32, Counts, [u32; 3])> = Vec::with_capacity(tools.len());
         for (position, tool) in tools.iter().enumerate() {
             for (action, fields) in entries(tool) {
-                index.add(Entry { tool: position, action }, &fields);
+                let number = u32::try_from(index.entries.len()).unwrap_or(u32::MAX);
+                let entry = Entry { tool: position, action };
+                for name in entry_names(tool, &entry) {
+                    index.names.entry(name).or_insert(number);
+                }
+                let (counts, lengths) = counts(&fields);
+                counted.push((number, counts, lengths));
+                index.entries.push(entry);
             }
         }
-        let entries = index.entries.len().max(1) as f32;
+        let entries = counted.len().max(1) as f32;
+        let mut average = [0f32; 3];
         for field in Field::ALL {
-            let total: u64 = index.lengths.iter().map(|lengths| u64::from(lengths[field as usize])).sum();
-            index.average[field as usize] = (total as f32 / entries).max(1.0);
+            let total: u64 = counted.iter().map(|(_, _, lengths)| u64::from(lengths[field as usize])).sum();
+            average[field as usize] = (total as f32 / entries).max(1.0);
+        }
+        for (entry, counts, lengths) in counted {
+            for (term, counts) in counts {
+                let said: f32 = Field::ALL
+                    .iter()
+                    .map(|&field| {
+                        let count = f32::from(counts[field as usize]);
+                        let relative = lengths[field as usize] as f32 / average[field as usize];
+                        let b = field.length_weight();
+                        field.weight() * count / (1.0 - b + b * relative)
+                    })
+                    .sum();
+                index.postings.entry(term).or_default().push(Posting { entry, saturated: said / (K1 + said) });
+            }
         }
         index
-    }
-
-    fn add(&mut self, entry: Entry, fields: &[(Field, String)]) {
-        let mut counts: HashMap<String, [u16; 3]> = HashMap::new();
-        let mut lengths = [0u32; 3];
-        for (field, text) in fields {
-            for term in terms(text) {
-                let slot = &mut counts.entry(term).or_default()[*field as usize];
-                *slot = slot.saturating_add(1);
-                lengths[*field as usize] += 1;
-            }
-        }
-        let number = u32::try_from(self.entries.len()).unwrap_or(u32::MAX);
-        for (term, counts) in counts {
-            self.postings.entry(term).or_default().push(Posting { entry: number, counts });
-        }
-        self.lengths.push(lengths);
-        self.entries.push(entry);
-    }
-
-    /// How many entries it holds.
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
     }
 
     /// The entry numbered so in a [`Found`].
@@ -182,9 +183,10 @@ impl SearchIndex {
     pub(crate) fn search(&self, query: &str, limit: usize, visible: impl Fn(usize) -> bool) -> Vec<Found> {
         let query: String = query.chars().take(MAX_QUERY_CHARS).collect();
         let weighted = expanded(&query);
-        let entries = self.lengths.len() as f32;
+        let entries = self.entries.len() as f32;
         let idf = |found: usize| (1.0 + (entries - found as f32 + 0.5) / (found as f32 + 0.5)).ln();
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        let mut scores = vec![0f32; self.entries.len()];
+        let mut touched: Vec<u32> = Vec::new();
         let mut most = 0.0;
         for (term, weight) in &weighted {
             let postings = self.postings.get(term).map_or(&[][..], Vec::as_slice);
@@ -193,28 +195,69 @@ impl SearchIndex {
             // unknown words matches weakly whatever it finds.
             most += weight * idf;
             for posting in postings {
-                let lengths = &self.lengths[posting.entry as usize];
-                let said: f32 = Field::ALL
-                    .iter()
-                    .map(|&field| {
-                        let count = f32::from(posting.counts[field as usize]);
-                        let relative = lengths[field as usize] as f32 / self.average[field as usize];
-                        let b = field.length_weight();
-                        field.weight() * count / (1.0 - b + b * relative)
-                    })
-                    .sum();
-                *scores.entry(posting.entry).or_default() += weight * idf * said / (K1 + said);
+                let score = &mut scores[posting.entry as usize];
+                if *score == 0.0 {
+                    touched.push(posting.entry);
+                }
+                *score += weight * idf * posting.saturated;
             }
         }
-        let mut found: Vec<Found> = scores
+        let mut found: Vec<Found> = touched
             .into_iter()
-            .filter(|(entry, score)| *score > 0.0 && visible(self.entries[*entry as usize].tool))
-            .map(|(entry, score)| Found { entry: entry as usize, score: if most > 0.0 { score / most } else { 0.0 } })
+            .map(|entry| Found { entry: entry as usize, score: scores[entry as usize] / most.max(f32::MIN_POSITIVE) })
+            .filter(|found| found.score > 0.0 && visible(self.entries[found.entry].tool))
             .collect();
-        found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.entry.cmp(&b.entry)));
+        let order = |a: &Found, b: &Found| b.score.total_cmp(&a.score).then(a.entry.cmp(&b.entry));
+        if found.len() > limit && limit > 0 {
+            found.select_nth_unstable_by(limit - 1, order);
+        }
         found.truncate(limit);
+        found.sort_by(order);
         found
     }
+
+    /// The entry whose whole name `query` is, written any way (`read_file`, `readFile`).
+    pub(crate) fn named(&self, query: &str) -> Option<usize> {
+        self.names.get(&joined(query)).map(|&entry| entry as usize)
+    }
+}
+
+/// Each term of an entry with its occurrences per field.
+type Counts = HashMap<String, [u16; 3]>;
+
+/// The terms of `fields` counted per field, and each field's length in terms.
+fn counts(fields: &[(Field, String)]) -> (Counts, [u32; 3]) {
+    let mut counts: HashMap<String, [u16; 3]> = HashMap::new();
+    let mut lengths = [0u32; 3];
+    for (field, text) in fields {
+        for term in terms(text) {
+            let slot = &mut counts.entry(term).or_default()[*field as usize];
+            *slot = slot.saturating_add(1);
+            lengths[*field as usize] += 1;
+        }
+    }
+    (counts, lengths)
+}
+
+/// A name lower-cased, without separators: `read_file` and `readFile` as `readfile`.
+fn joined(name: &str) -> String {
+    name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect()
+}
+
+/// The names an entry is found by: the tool's (`crm.find`), or for an action of a grouped tool
+/// the tool's with the action's after a dot (`billing.pay_invoice`); as served and without the
+/// namespace.
+pub(crate) fn entry_name(tool: &Tool, entry: &Entry) -> String {
+    match &entry.action {
+        None => tool.name.to_string(),
+        Some((_, action)) => format!("{}.{action}", tool.name),
+    }
+}
+
+fn entry_names(tool: &Tool, entry: &Entry) -> [String; 2] {
+    let name = entry_name(tool, entry);
+    let own = name.split_once('.').map_or(name.as_str(), |(_, own)| own);
+    [joined(&name), joined(own)]
 }
 
 /// The terms of `query` with their weights: each word's stem at 1, its synonyms' at

@@ -12,7 +12,7 @@ use rmcp::model::{ClientCapabilities, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::Catalog;
-use super::index::{Entry, Found, MAX_QUERY_CHARS, SearchIndex};
+use super::index::{Found, MAX_QUERY_CHARS, SearchIndex, entry_name};
 use crate::auth::Caller;
 use crate::similarity::{Named, did_you_mean, likely};
 
@@ -141,15 +141,7 @@ pub(crate) fn search(
     let served = (0..tools.len()).filter(|&tool| visible(tool)).count();
     let mut found = index.search(query, limit, &visible);
     // A whole name, as written or spelled otherwise (`read_file`, `readFile`), comes first.
-    let joined =
-        |name: &str| name.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>();
-    let asked = joined(query);
-    let named = (0..index.len()).find(|&number| {
-        let entry = index.entry(number);
-        let name = entry_name(&tools[entry.tool], entry);
-        visible(entry.tool) && [&*name, own_name(&name)].iter().any(|name| joined(name) == asked)
-    });
-    if let Some(named) = named {
+    if let Some(named) = index.named(query).filter(|&entry| visible(index.entry(entry).tool)) {
         found.retain(|found| found.entry != named);
         found.insert(0, Found { entry: named, score: 1.0 });
         found.truncate(limit);
@@ -188,19 +180,10 @@ pub(crate) fn search(
             "Nothing matched: no tool says any of these words. Try other words (what the tool does, not how), or part of a name; {served} tools are served."
         ),
         false => format!(
-            "Each match says how well its words fit the query (1 is every word). Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name.{how}"
+            "Each match says how well its words fit the query, from 0 to 1. Call {GET_TOOL_DETAILS} with a name for its arguments, then call the tool by that name.{how}"
         ),
     };
     Ok(json!({"tools": matches, "served": served, "next": next}))
-}
-
-/// The name an entry is found by: the tool's, or for an action of a grouped tool the tool's
-/// with the action's after a dot (`billing.pay_invoice`).
-fn entry_name(tool: &Tool, entry: &Entry) -> String {
-    match &entry.action {
-        None => tool.name.to_string(),
-        Some((_, action)) => format!("{}.{action}", tool.name),
-    }
 }
 
 /// What a grouped tool publishes of one of its actions under `key`, as a string.
@@ -257,11 +240,6 @@ fn grouped_action(name: &str, searchable: &[Tool]) -> Option<Value> {
         )),
     );
     Some(Value::Object(details))
-}
-
-/// A tool's own name, without the namespace it is served under.
-fn own_name(name: &str) -> &str {
-    name.split_once('.').map_or(name, |(_, own)| own)
 }
 
 /// The first sentence of `description`, cut to [`SHORT_DESCRIPTION`] characters.

@@ -251,6 +251,7 @@ async fn with_search_on_each_grouped_action_is_found_on_its_own_and_said_how_to_
         ("duplicate customer records", "crm.merge_customers", "crm", "merge_customers"),
         ("give a colleague access", "files.share_folder", "files", "share_folder"),
         ("files.upload_file", "files.upload_file", "files", "upload_file"),
+        ("refund a customer's payment", "billing.refund_payment", "billing", "refund_payment"),
     ] {
         let found = search(&server, query).await;
         let first = &found["tools"][0];
