@@ -641,11 +641,10 @@ async fn a_server_built_without_resources_declares_them_from_the_first_one_on() 
     assert!(later.peer_info().unwrap().capabilities.resources.is_some());
 }
 
-#[tokio::test]
-async fn a_listener_that_asked_hears_the_listings_change() {
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+/// A 2026-07-28 client of `server` over a pipe: it discovers instead of initializing.
+async fn discovering(server: &FusionServer) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::model::ProtocolVersion;
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-    let server = server_that_pays();
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     let serving = server.clone();
     tokio::spawn(async move {
@@ -654,7 +653,14 @@ async fn a_listener_that_asked_hears_the_listings_change() {
         }
     });
     let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    ().serve_with_lifecycle(client_io, lifecycle).await.unwrap()
+}
+
+#[tokio::test]
+async fn a_listener_that_asked_hears_the_listings_change() {
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let server = server_that_pays();
+    let client = discovering(&server).await;
     let filter = SubscriptionFilter::builder().resources_list_changed().tools_list_changed().build();
     let mut subscription = client.listen(filter).await.unwrap();
     let acknowledged = subscription.acknowledged();
@@ -684,8 +690,7 @@ async fn a_listener_that_asked_hears_the_listings_change() {
 #[tokio::test]
 async fn a_change_between_a_listens_acknowledgment_and_its_holding_is_told() {
     use mcp_fusion::middleware::{Call, Next, from_fn};
-    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
-    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
     use tokio::sync::{mpsc, oneshot};
 
     // The middleware says when the listen reached it, and waits to be let through.
@@ -706,15 +711,7 @@ async fn a_change_between_a_listens_acknowledgment_and_its_holding_is_told() {
         .resource(Resource::new("status://now", "now").handler(|_ctx: Ctx<()>| async { Ok::<_, ToolError>("up") }))
         .build(())
         .unwrap();
-    let (server_io, client_io) = tokio::io::duplex(1 << 16);
-    let serving = server.clone();
-    tokio::spawn(async move {
-        if let Ok(running) = rmcp::ServiceExt::serve(serving, server_io).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-    let client = ().serve_with_lifecycle(client_io, lifecycle).await.unwrap();
+    let client = discovering(&server).await;
     let filter = SubscriptionFilter::builder()
         .tools_list_changed()
         .resource_subscriptions(vec!["status://now".to_owned()])
