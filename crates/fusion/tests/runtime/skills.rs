@@ -382,7 +382,7 @@ fn a_malformed_directory_is_a_start_up_error_naming_the_file_and_why() {
 
 #[cfg(unix)]
 #[test]
-fn a_link_inside_a_skill_is_refused_and_hidden_entries_are_left_out() {
+fn a_link_inside_a_skill_is_refused_and_version_control_metadata_is_left_out() {
     let good = "---\nname: refunds\ndescription: Refund a payment.\n---\n";
     let root = tree(&[("refunds/SKILL.md", good), ("refunds/.git/config", "x"), ("outside.md", "secret")]);
     let skills = Skills::from_dir(root.path()).unwrap();
@@ -390,6 +390,12 @@ fn a_link_inside_a_skill_is_refused_and_hidden_entries_are_left_out() {
     std::os::unix::fs::symlink(root.path().join("outside.md"), root.path().join("refunds/linked.md")).unwrap();
     let error = Skills::from_dir(root.path()).unwrap_err().to_string();
     assert!(error.ends_with("/refunds/linked.md: a symbolic link\n  help: copy what it points to into the skill: links are not followed, so a skill never reaches outside its directory"), "{error}");
+    // Beside a skill without links, the skill with one is left out and the other served.
+    std::fs::create_dir(root.path().join("chase")).unwrap();
+    std::fs::write(root.path().join("chase/SKILL.md"), good.replace("refunds", "chase")).unwrap();
+    let loaded = Skills::load_dir(root.path()).unwrap();
+    assert_eq!(loaded.skills.iter().map(Skill::uri).collect::<Vec<_>>(), ["skill://chase/SKILL.md"]);
+    assert!(matches!(&loaded.skipped[..], [skipped] if matches!(skipped.error, SkillError::Unsupported { .. })));
 }
 
 #[test]
@@ -447,8 +453,12 @@ fn a_tree_serves_its_good_skills_and_reports_a_malformed_one_by_file_line_and_ru
     );
     assert!(report.contains("\n  expected: ") && report.contains("\n  help: "), "{report}");
     assert!(report.ends_with("note: the skill is not served; the others are (skill://refunds/SKILL.md)"), "{report}");
-    // The default loads the rest; strict mode refuses the tree with the same refusal.
-    assert_eq!(Skills::from_dir(root.path()).unwrap().len(), 2);
+    // The default loads the rest and logs the refusal as a warning; strict mode refuses the
+    // tree with it.
+    let log = crate::lockfile::logged(|| assert_eq!(Skills::from_dir(root.path()).unwrap().len(), 2));
+    let log = shown(&root, log);
+    assert!(log.contains(" WARN mcp_fusion::skill: <root>/refunds/SKILL.md:2: field `name` is \"Refunds\""), "{log}");
+    assert_eq!(log.matches(" WARN ").count(), 1, "{log}");
     let strict = Skills::from_dir_strict(root.path()).unwrap_err();
     assert!(shown(&root, &strict).starts_with("<root>/refunds/SKILL.md:2: field `name`"), "{strict}");
     // A tree with no skill to serve is still an error, listing each refusal.
