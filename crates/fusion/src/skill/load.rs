@@ -43,6 +43,8 @@ enum Found {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Loaded {
+    /// The directory the skills were loaded from.
+    pub root: PathBuf,
     /// The skills that can be served.
     pub skills: Skills,
     /// The skills (and files) left out, each with the refusal that says where, why and the fix.
@@ -50,12 +52,25 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Logs each skipped skill or file as a `tracing` warning, as a compiler lists its
-    /// warnings: a server started from a tree says at start-up what it does not serve.
+    /// Logs each skipped skill or file as a `tracing` warning, then one line counting them, as
+    /// a compiler lists its warnings: a server started from a tree says at start-up what it
+    /// does not serve.
     pub fn warn(&self) {
+        if self.skipped.is_empty() {
+            return;
+        }
         for skipped in &self.skipped {
             tracing::warn!(target: "mcp_fusion::skill", "{skipped}");
         }
+        let skills = self.skipped.iter().filter(|skipped| skipped.whole_skill).count();
+        let files = self.skipped.len() - skills;
+        tracing::warn!(
+            target: "mcp_fusion::skill",
+            "{}: {} skills served, {skills} skipped, {files} files left out, each reported above \
+             (Skills::from_dir_strict refuses such a tree)",
+            self.root.display(),
+            self.skills.len(),
+        );
     }
 }
 
@@ -160,7 +175,7 @@ impl Skills {
             });
         }
         skipped.sort_by(|a, b| a.uri.cmp(&b.uri));
-        Ok(Loaded { skills: Skills::new(skills)?, skipped })
+        Ok(Loaded { root: root.to_owned(), skills: Skills::new(skills)?, skipped })
     }
 }
 

@@ -458,7 +458,13 @@ fn a_tree_serves_its_good_skills_and_reports_a_malformed_one_by_file_line_and_ru
     let log = crate::lockfile::logged(|| assert_eq!(Skills::from_dir(root.path()).unwrap().len(), 2));
     let log = shown(&root, log);
     assert!(log.contains(" WARN mcp_fusion::skill: <root>/refunds/SKILL.md:2: field `name` is \"Refunds\""), "{log}");
-    assert_eq!(log.matches(" WARN ").count(), 1, "{log}");
+    assert_eq!(log.matches(" WARN ").count(), 2, "{log}");
+    assert!(
+        log.contains(
+            " WARN mcp_fusion::skill: <root>: 2 skills served, 1 skipped, 0 files left out, each reported above"
+        ),
+        "{log}"
+    );
     let strict = Skills::from_dir_strict(root.path()).unwrap_err();
     assert!(shown(&root, &strict).starts_with("<root>/refunds/SKILL.md:2: field `name`"), "{strict}");
     // A tree with no skill to serve is still an error, listing each refusal.
