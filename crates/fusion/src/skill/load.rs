@@ -14,9 +14,10 @@ use super::path::{self, SKILL_MD};
 use super::set::Skills;
 use super::{MAX_BYTES, MAX_FILES, mime};
 
-/// Version control metadata: a checkout's history, never part of the skill it holds (and past
-/// the size limits as often as not).
-const VCS_DIRECTORIES: [&str; 3] = [".git", ".hg", ".svn"];
+/// Directories that are no skill's content: version control metadata (a checkout's history)
+/// and the caches Python tools make beside the code they run on (rebuilt on each machine, and
+/// never published). Either would be served as hundreds of files, past the limits.
+const NOT_CONTENT: [&str; 8] = [".git", ".hg", ".svn", ".venv", ".tox", ".pytest_cache", ".mypy_cache", ".ruff_cache"];
 
 /// What operating systems leave in a directory: served only when the `SKILL.md` names them.
 const OS_JUNK: [&str; 7] =
@@ -127,7 +128,8 @@ impl Skills {
     /// directories included (`.curated/pdf/SKILL.md` at `skill://.curated/pdf/SKILL.md`). Every
     /// file of a skill's directory is in it, dot-files (`.env.example`) and the files of skills
     /// nested in it included; left out are version control metadata (`.git`, `.hg`, `.svn`),
-    /// which is the tree's history, not the skill, and what operating systems leave behind
+    /// which is the tree's history, not the skill, Python tools' caches (`.venv`,
+    /// `.pytest_cache`), and what operating systems leave behind
     /// (`.DS_Store`, `Thumbs.db`) unless the `SKILL.md` names it. Files outside every skill
     /// are not served. Each file is read now, once.
     ///
@@ -179,8 +181,7 @@ impl Skills {
     }
 }
 
-/// Records every entry below `dir` (a path below `root`) in `tree`, version control metadata
-/// left out.
+/// Records every entry below `dir` (a path below `root`) in `tree`, what is no content left out.
 fn walk(root: &Path, dir: &str, tree: &mut BTreeMap<String, Found>) -> Result<(), SkillError> {
     let on_disk = root.join(dir);
     let mut entries =
@@ -194,7 +195,7 @@ fn walk(root: &Path, dir: &str, tree: &mut BTreeMap<String, Found>) -> Result<()
             tree.insert(path::join(dir, &entry.file_name().to_string_lossy()), found);
             continue;
         };
-        if VCS_DIRECTORIES.contains(&name.as_str()) {
+        if NOT_CONTENT.contains(&name.as_str()) {
             continue;
         }
         let junk = OS_JUNK.contains(&name.as_str()) || name.starts_with("._");

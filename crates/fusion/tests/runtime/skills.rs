@@ -490,6 +490,8 @@ async fn dot_files_are_listed_and_read_byte_for_byte_and_version_control_and_os_
         ("shell/templates/.zshrc", "export PATH=$HOME/bin:$PATH\n"),
         ("shell/.github/workflow.yml", "on: push\n"),
         ("shell/.git/config", "[core]\n"),
+        ("shell/scripts/.venv/bin/python", "a virtualenv"),
+        ("shell/scripts/.pytest_cache/v/cache", "a cache"),
         ("shell/.DS_Store", "named by the SKILL.md, so served"),
         ("shell/templates/.DS_Store", "junk"),
         ("shell/._notes.md", "AppleDouble"),
