@@ -39,11 +39,11 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use mcp_fusion_wire::value_kind as kind;
-use percent_encoding::percent_decode_str;
 use serde_json::{Map, Value};
 
 mod body;
 mod names;
+mod schema;
 mod style;
 
 pub(crate) use body::encode as encode_body;
@@ -425,7 +425,7 @@ impl<'a> Reader<'a> {
             }
         }
         let body = match operation.get("requestBody") {
-            Some(body) => Some(self.body(body, &format!("{at}/requestBody"))?),
+            Some(body) => self.body(body, &format!("{at}/requestBody"))?,
             None => None,
         };
         // Each field of the input is one of a kind: a parameter whose name another has (or
@@ -500,10 +500,14 @@ impl<'a> Reader<'a> {
     }
 
     /// A request body: the media type sent (JSON first, then any `+json`, form fields,
-    /// multipart, plain text, bytes), its schema inlined, and how its fields are written.
-    fn body(&mut self, body: &'a Value, at: &str) -> Result<(Body, Value), ImportError> {
+    /// multipart, plain text, bytes), its schema inlined, and how its fields are written; none
+    /// when it names no media type, as nothing could be sent.
+    fn body(&mut self, body: &'a Value, at: &str) -> Result<Option<(Body, Value)>, ImportError> {
         let body = object_at(Some(self.resolve(body, at)?), at, "a request body object")?;
         let content = object_at(body.get("content"), &format!("{at}/content"), "an object of media types")?;
+        if content.is_empty() {
+            return Ok(None);
+        }
         // A media type is sent as the request's Content-Type: it must be one a header can carry.
         let sendable = |media: &str| media.bytes().all(|b| (0x20..0x7f).contains(&b));
         let chosen = content
@@ -553,14 +557,14 @@ impl<'a> Reader<'a> {
                 && let Some(Value::Object(properties)) = schema.get_mut("properties")
             {
                 for (field, property) in properties.iter_mut() {
-                    if mark_file(property) {
+                    if body::mark_file(property) {
                         fields.entry(field.clone()).or_default().binary = true;
                     }
                 }
             }
         }
         let required = body.get("required").and_then(Value::as_bool).unwrap_or(false);
-        Ok((Body { required, media_type: media.clone(), kind, fields }, schema))
+        Ok(Some((Body { required, media_type: media.clone(), kind, fields }, schema)))
     }
 
     /// A `parameters` list: each entry (or what its `$ref` names) with its schema inlined.
@@ -681,167 +685,6 @@ impl<'a> Reader<'a> {
         }
         Ok(read)
     }
-
-    /// A schema with every `$ref` in it inlined, within the bounds. `chain` holds the `$ref`s
-    /// being inlined: one met again is a schema inside itself, which no inlining ends.
-    fn schema(
-        &mut self,
-        schema: &'a Value,
-        at: &str,
-        depth: usize,
-        chain: &mut Vec<&'a str>,
-    ) -> Result<Value, ImportError> {
-        self.nodes += 1;
-        self.operation_nodes += 1;
-        if self.nodes > MAX_DOCUMENT_SCHEMA_NODES {
-            return Err(ImportError::TooLarge(format!(
-                "its schemas hold more than {MAX_DOCUMENT_SCHEMA_NODES} values once inlined"
-            )));
-        }
-        if self.operation_nodes > MAX_SCHEMA_NODES {
-            return Err(ImportError::TooBig {
-                at: at.into(),
-                what: format!("its schemas hold more than {MAX_SCHEMA_NODES} values once their $refs are inlined"),
-            });
-        }
-        if depth > MAX_NESTING {
-            return Err(ImportError::TooBig {
-                at: at.into(),
-                what: format!("a schema nested deeper than {MAX_NESTING} levels once its $refs are inlined"),
-            });
-        }
-        match schema {
-            Value::Object(object) if object.contains_key("$ref") => {
-                let reference = match &object["$ref"] {
-                    Value::String(reference) => reference.as_str(),
-                    other => {
-                        return Err(ImportError::Malformed {
-                            at: format!("{at}/$ref"),
-                            expected: "a string",
-                            found: kind(other).into(),
-                        });
-                    }
-                };
-                if chain.contains(&reference) {
-                    return Err(ImportError::Recursive { at: at.into(), reference: cut(reference) });
-                }
-                let target = self.target(reference, at)?;
-                chain.push(reference);
-                let inlined = self.schema(target, at, depth + 1, chain);
-                chain.pop();
-                inlined
-            }
-            Value::Object(object) => {
-                let mut inlined = Map::new();
-                for (key, value) in object {
-                    let at = format!("{at}/{}", pointer_token(key));
-                    inlined.insert(key.clone(), self.schema(value, &at, depth + 1, chain)?);
-                }
-                name_every_required(&mut inlined);
-                Ok(Value::Object(inlined))
-            }
-            Value::Array(items) => {
-                let mut inlined = Vec::with_capacity(items.len());
-                for (index, item) in items.iter().enumerate() {
-                    inlined.push(self.schema(item, &format!("{at}/{index}"), depth + 1, chain)?);
-                }
-                Ok(Value::Array(inlined))
-            }
-            other => Ok(other.clone()),
-        }
-    }
-
-    /// `value`, or what its `$ref` points to (following references to references).
-    fn resolve(&self, mut value: &'a Value, at: &str) -> Result<&'a Value, ImportError> {
-        for _ in 0..=MAX_REF_DEPTH {
-            let Some(reference) = value.get("$ref") else { return Ok(value) };
-            let Value::String(reference) = reference else {
-                return Err(ImportError::Malformed {
-                    at: format!("{at}/$ref"),
-                    expected: "a string",
-                    found: kind(reference).into(),
-                });
-            };
-            let target = self.target(reference, at)?;
-            if target.get("$ref").and_then(Value::as_str) == Some(reference.as_str()) {
-                return Err(ImportError::Reference {
-                    at: at.into(),
-                    reference: cut(reference),
-                    reason: "points to itself",
-                });
-            }
-            value = target;
-        }
-        let reference = value.get("$ref").and_then(Value::as_str).unwrap_or_default();
-        Err(ImportError::Reference {
-            at: at.into(),
-            reference: cut(reference),
-            reason: "goes through too many references (a cycle?)",
-        })
-    }
-
-    /// What one `$ref` points to: a JSON pointer in a URI fragment, percent-decoded first
-    /// (RFC 6901 §6: `#/paths/~1a%7Bid%7D` is the path `/a{id}`).
-    fn target(&self, reference: &str, at: &str) -> Result<&'a Value, ImportError> {
-        let refused = |reason| ImportError::Reference { at: at.into(), reference: cut(reference), reason };
-        let Some(fragment) = reference.strip_prefix('#') else {
-            return Err(refused("points outside the document; only local references (#/components/...) are followed"));
-        };
-        let pointer = percent_decode_str(fragment).decode_utf8().map_err(|_| refused("is not UTF-8 once decoded"))?;
-        self.document.pointer(&pointer).ok_or_else(|| refused("names nothing in the document"))
-    }
-}
-
-/// A schema's `required` names each a property: a name the document requires but describes
-/// under another case (Xero's `required: ["name"]` beside `Name`) gets that property's schema,
-/// else any value's, so that no rewriting of the schema (a strict one closes every object)
-/// makes a call the document accepts impossible. An object closed by the document itself is
-/// left as it is.
-fn name_every_required(schema: &mut Map<String, Value>) {
-    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-        return;
-    }
-    let (Some(Value::Array(required)), Some(Value::Object(properties))) =
-        (schema.get("required"), schema.get("properties"))
-    else {
-        return;
-    };
-    let missing: Vec<(String, Value)> = required
-        .iter()
-        .filter_map(Value::as_str)
-        .filter(|name| !properties.contains_key(*name))
-        .map(|name| {
-            let like =
-                properties.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, schema)| schema.clone());
-            (name.to_owned(), like.unwrap_or_else(|| Value::Object(Map::new())))
-        })
-        .collect();
-    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.extend(missing);
-    }
-}
-
-/// Whether `schema` is a file's (`format: binary`, or `contentEncoding: base64`), or a list of
-/// files'; if so its description says the model sends base64, and the gateway the bytes.
-fn mark_file(schema: &mut Value) -> bool {
-    let Value::Object(object) = schema else { return false };
-    if object.get("type").and_then(Value::as_str) == Some("array") {
-        return object.get_mut("items").is_some_and(mark_file);
-    }
-    let file = object.get("format").and_then(Value::as_str) == Some("binary")
-        || object.get("contentEncoding").and_then(Value::as_str) == Some("base64");
-    if file {
-        object.remove("format");
-        object.insert("type".into(), Value::String("string".into()));
-        object.insert("contentEncoding".into(), Value::String("base64".into()));
-        let said = "A file: send its bytes in base64; the gateway decodes them and sends the bytes.";
-        let description = match object.get("description").and_then(Value::as_str) {
-            Some(description) if !description.trim().is_empty() => format!("{} {said}", description.trim()),
-            _ => said.to_owned(),
-        };
-        object.insert("description".into(), Value::String(description));
-    }
-    file
 }
 
 /// Whether `name` is an HTTP header name: a token of RFC 9110 §5.6.2.
@@ -1225,6 +1068,9 @@ mod tests {
             chosen(json!({"application/octet-stream": {}})),
             ("application/octet-stream".into(), BodyKind::Text)
         );
+        // A body of no media type sends nothing: the operation is served without one.
+        let bare = body(json!({}));
+        assert!(bare.body.is_none() && bare.input_schema["properties"].get("body").is_none());
         // Stripe: form fields, each written as its `encoding` says.
         let stripe = body(json!({"application/x-www-form-urlencoded": {
             "schema": {"type": "object", "properties": {"expand": {"type": "array"}, "amount": {"type": "integer"}}},

@@ -179,6 +179,29 @@ fn base64(text: &str) -> Option<Vec<u8>> {
     [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD].iter().find_map(|engine| engine.decode(text).ok())
 }
 
+/// Whether `schema` is a file's (`format: binary`, or `contentEncoding: base64`), or a list of
+/// files'; if so its description says the model sends base64, and the gateway the bytes.
+pub(super) fn mark_file(schema: &mut Value) -> bool {
+    let Value::Object(object) = schema else { return false };
+    if object.get("type").and_then(Value::as_str) == Some("array") {
+        return object.get_mut("items").is_some_and(mark_file);
+    }
+    let file = object.get("format").and_then(Value::as_str) == Some("binary")
+        || object.get("contentEncoding").and_then(Value::as_str) == Some("base64");
+    if file {
+        object.remove("format");
+        object.insert("type".into(), Value::String("string".into()));
+        object.insert("contentEncoding".into(), Value::String("base64".into()));
+        let said = "A file: send its bytes in base64; the gateway decodes them and sends the bytes.";
+        let description = match object.get("description").and_then(Value::as_str) {
+            Some(description) if !description.trim().is_empty() => format!("{} {said}", description.trim()),
+            _ => said.to_owned(),
+        };
+        object.insert("description".into(), Value::String(description));
+    }
+    file
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
