@@ -68,7 +68,7 @@ pub const MAX_DOCUMENT_SCHEMA_NODES: usize = 2_000_000;
 
 /// How many operations one document may describe: the most tools a mount takes
 /// (`max_tools` says how many of them it serves).
-pub const MAX_OPERATIONS: usize = 10_000;
+pub const MAX_OPERATIONS: usize = mcp_fusion::contract::MAX_LOCKFILE_TOOLS;
 
 /// How many parameters one document may declare in all (path items' and operations'): far more
 /// than any API's, and few enough that reading them is quick.
@@ -186,7 +186,7 @@ pub enum Note {
         problem: ImportError,
     },
     /// A name given so that it is one of a kind.
-    #[error("{operation}: {at}: {what} is named {to:?} in the tool, since {why}")]
+    #[error("{operation}: {at}: {what} is {to:?} in the tool, since {why}")]
     Renamed {
         /// The operation (`GET /a`).
         operation: String,
@@ -346,9 +346,9 @@ pub fn import(document: &Value) -> Result<Imported, ImportError> {
                         imported.notes.push(Note::Renamed {
                             operation: label.clone(),
                             at: format!("{at}/operationId"),
-                            what: "the tool".into(),
+                            what: "its name".into(),
                             to: name.clone(),
-                            why: format!("{first} is named {wanted:?} already"),
+                            why: format!("{first} is named {wanted:?}"),
                         });
                         operation.name = name;
                     }
@@ -937,8 +937,8 @@ mod tests {
         assert_eq!(
             imported.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             [
-                "DELETE /marketing/lists/{list_id}: /paths/~1marketing~1lists~1{list_id}/delete/parameters/0: the query parameter \"list_id\" is named \"query_list_id\" in the tool, since another parameter is named \"list_id\"",
-                "DELETE /marketing/lists/{list_id}: /paths/~1marketing~1lists~1{list_id}/delete/parameters/1: the query parameter \"body\" is named \"query_body\" in the tool, since \"body\" is the request body's field",
+                "DELETE /marketing/lists/{list_id}: /paths/~1marketing~1lists~1{list_id}/delete/parameters/0: the query parameter \"list_id\" is \"query_list_id\" in the tool, since another parameter is named \"list_id\"",
+                "DELETE /marketing/lists/{list_id}: /paths/~1marketing~1lists~1{list_id}/delete/parameters/1: the query parameter \"body\" is \"query_body\" in the tool, since \"body\" is the request body's field",
             ]
         );
     }
@@ -963,7 +963,7 @@ mod tests {
         assert_eq!(
             imported.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
             [format!(
-                "GET /c: /paths/~1c/get/operationId: the tool is named {:?} in the tool, since GET /b is named \"same\" already",
+                "GET /c: /paths/~1c/get/operationId: its name is {:?} in the tool, since GET /b is named \"same\"",
                 names[3]
             )]
         );

@@ -10,6 +10,7 @@ use futures_util::future::BoxFuture;
 use mcp_fusion::CallInfo;
 use mcp_fusion::handoff::{Forward, ForwardError};
 use mcp_fusion::wire::{ErrorCode, echo};
+use percent_encoding::percent_decode_str;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
@@ -304,13 +305,23 @@ impl Api {
             let Some(value) = argument(parameter, arguments) else { continue };
             match parameter.location {
                 Location::Path => {}
-                Location::Query => query.extend(query_pairs(
-                    &parameter.name,
-                    parameter.style,
-                    parameter.explode,
-                    parameter.allow_reserved,
-                    &value,
-                )),
+                Location::Query => {
+                    let style = (parameter.style, parameter.explode, parameter.allow_reserved);
+                    for pair in query_pairs(&parameter.name, style.0, style.1, style.2, &value) {
+                        // An exploded object's keys are the call's: none may be one of the
+                        // mount's own (a key in `?api-key=`), which it would add to.
+                        let name = pair.split('=').next().unwrap_or_default();
+                        let name = percent_decode_str(name).decode_utf8_lossy();
+                        if self.base.query_pairs().any(|(set, _)| set == name) {
+                            return Err(ForwardError::InvalidParams(format!(
+                                "{} would set the query parameter {}, which the mount sets",
+                                parameter.field,
+                                echo(&name)
+                            )));
+                        }
+                        query.push(pair);
+                    }
+                }
                 Location::Header => {
                     let text = header_value(parameter.explode, &value);
                     let refused = || {
@@ -679,6 +690,18 @@ mod tests {
         assert!(fields(&tools[0]).is_empty());
         let request = built(&api, "a", json!({"api-key": "caller"})).unwrap();
         assert_eq!(request.url().as_str(), "http://127.0.0.1:9/v1/a?api-key=MOUNTKEY");
+        // Nor through another parameter: an exploded object's keys, a reserved value's `&`.
+        let smuggler = json!({"operationId": "a", "parameters": [
+            {"name": "filter", "in": "query", "schema": {"type": "object"}},
+            {"name": "next", "in": "query", "allowReserved": true}]});
+        let (_, api) = loaded(smuggler, &[], "http://127.0.0.1:9/v1?api-key=MOUNTKEY").unwrap();
+        let refused = built(&api, "a", json!({"filter": {"api-key": "caller"}})).unwrap_err();
+        assert!(
+            matches!(&refused, ForwardError::InvalidParams(message) if message == "filter would set the query parameter 'api-key', which the mount sets"),
+            "{refused:?}"
+        );
+        let request = built(&api, "a", json!({"next": "/p?x&api-key=caller"})).unwrap();
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/v1/a?api-key=MOUNTKEY&next=/p?x%26api-key=caller");
         // Other names, or the same name where the mount sets nothing, are the call's to set.
         let (tools, _) = loaded(query, &key, "http://127.0.0.1:9/v1?version=2").unwrap();
         assert_eq!(fields(&tools[0]), ["api-key"]);

@@ -62,7 +62,8 @@ impl Style {
 /// What a value keeps unencoded: the URL's unreserved characters.
 pub(crate) const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
-/// With `allowReserved`, RFC 3986's reserved characters too, but `#`, which would end the query.
+/// With `allowReserved`, RFC 3986's reserved characters too, but `#`, which would end the
+/// query, and `&`, which would let a value add a parameter of its own (the mount's key).
 const RESERVED_KEPT: &AsciiSet = &UNRESERVED
     .remove(b':')
     .remove(b'/')
@@ -72,7 +73,6 @@ const RESERVED_KEPT: &AsciiSet = &UNRESERVED
     .remove(b'@')
     .remove(b'!')
     .remove(b'$')
-    .remove(b'&')
     .remove(b'\'')
     .remove(b'(')
     .remove(b')')
@@ -224,7 +224,7 @@ mod tests {
         );
         // Reserved characters stay as written only when the document allows them.
         assert_eq!(q(Style::Form, true, &json!("a/b?c#d")), "color=a%2Fb%3Fc%23d");
-        assert_eq!(query("p", Style::Form, true, true, &json!("a/b?c#d")), ["p=a/b?c%23d"]);
+        assert_eq!(query("p", Style::Form, true, true, &json!("a/b?c#d&e=f")), ["p=a/b?c%23d%26e=f"]);
 
         let p = |style, explode, value: &Value| path("color", style, explode, value);
         assert_eq!(p(Style::Simple, false, &blue), "blue");
