@@ -199,6 +199,18 @@ pub enum Note {
         /// Why.
         why: String,
     },
+    /// A parameter the document implies but does not declare, which the tool takes.
+    #[error("{operation}: {at}: {what} is added to the tool, since {why}")]
+    Added {
+        /// The operation (`GET /a`).
+        operation: String,
+        /// Where, as a JSON pointer.
+        at: String,
+        /// Which parameter.
+        what: String,
+        /// Why.
+        why: String,
+    },
     /// A parameter the tool does not take.
     #[error("{operation}: {at}: {what} is not in the tool's input, since {why}")]
     Dropped {
@@ -411,11 +423,45 @@ impl<'a> Reader<'a> {
             Some(list) => self.parameters(list, &format!("{at}/parameters"))?,
             None => Vec::new(),
         };
+        // A `{name}` of the path that no parameter declares (a slip many documents make) is
+        // still one the call must fill: taken as a string, and noted.
+        let declared: HashSet<&str> = shared
+            .iter()
+            .chain(&own)
+            .filter(|read| read.parameter.location == Location::Path)
+            .map(|read| read.parameter.name.as_str())
+            .collect();
+        let mut implied = Vec::new();
+        for slot in slots(path) {
+            if declared.contains(slot) || implied.iter().any(|read: &ReadParameter| read.parameter.name == slot) {
+                continue;
+            }
+            notes.push(Note::Added {
+                operation: label.into(),
+                at: at.into(),
+                what: format!("the path parameter {:?}", cut(slot)),
+                why: format!("the path names {{{}}}, which no parameter declares", shown(slot)),
+            });
+            implied.push(ReadParameter {
+                parameter: Parameter {
+                    name: slot.to_owned(),
+                    field: slot.to_owned(),
+                    location: Location::Path,
+                    required: true,
+                    style: Style::Simple,
+                    explode: false,
+                    allow_reserved: false,
+                    json: false,
+                    at: at.into(),
+                },
+                schema: serde_json::json!({"type": "string"}),
+            });
+        }
         // An operation's parameter replaces the path item's of the same name and place, where
         // the path item had it; found by an index, so that many parameters cost no more each.
         let mut parameters: Vec<&ReadParameter> = Vec::with_capacity(shared.len() + own.len());
         let mut index: HashMap<(&str, Location), usize> = HashMap::with_capacity(shared.len() + own.len());
-        for parameter in shared.iter().chain(&own) {
+        for parameter in shared.iter().chain(&own).chain(&implied) {
             match index.entry((parameter.parameter.name.as_str(), parameter.parameter.location)) {
                 Entry::Occupied(slot) => parameters[*slot.get()] = parameter,
                 Entry::Vacant(slot) => {
@@ -439,6 +485,16 @@ impl<'a> Reader<'a> {
         let mut read_parameters = Vec::with_capacity(parameters.len());
         for read in parameters {
             let mut parameter = read.parameter.clone();
+            // A path parameter the path does not name would be asked of every call, and unused.
+            if parameter.location == Location::Path && !slots(path).any(|slot| slot == parameter.name) {
+                notes.push(Note::Dropped {
+                    operation: label.into(),
+                    at: parameter.at.clone(),
+                    what: format!("the path parameter {:?}", cut(&parameter.name)),
+                    why: format!("the path {} has no {{{}}}", shown(path), shown(&parameter.name)),
+                });
+                continue;
+            }
             if taken.contains(&parameter.name) {
                 let wanted = format!("{}_{}", parameter.location.word(), parameter.name);
                 let mut field = wanted.clone();
@@ -685,6 +741,14 @@ impl<'a> Reader<'a> {
         }
         Ok(read)
     }
+}
+
+/// The `{name}`s of a path template, in order.
+fn slots(path: &str) -> impl Iterator<Item = &str> {
+    path.split('{')
+        .skip(1)
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .filter(|name| !name.is_empty())
 }
 
 /// Whether `name` is an HTTP header name: a token of RFC 9110 §5.6.2.
@@ -939,6 +1003,28 @@ mod tests {
             [
                 "DELETE /marketing/lists/{list_id}: /paths/~1marketing~1lists~1{list_id}/delete/parameters/0: the query parameter \"list_id\" is \"query_list_id\" in the tool, since another parameter is named \"list_id\"",
                 "DELETE /marketing/lists/{list_id}: /paths/~1marketing~1lists~1{list_id}/delete/parameters/1: the query parameter \"body\" is \"query_body\" in the tool, since \"body\" is the request body's field",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_path_s_names_and_its_parameters_agree() {
+        let imported = import(&document(json!({"/orgs/{org}/repos/{repo}": {"get": {"parameters": [
+            {"name": "org", "in": "path", "required": true},
+            {"name": "ghost", "in": "path", "required": true}]}}})))
+        .unwrap();
+        let operation = &imported.operations[0];
+        assert_eq!(
+            operation.parameters.iter().map(|p| (p.name.as_str(), p.location)).collect::<Vec<_>>(),
+            [("org", Location::Path), ("repo", Location::Path)]
+        );
+        assert_eq!(operation.input_schema["properties"]["repo"], json!({"type": "string"}));
+        assert_eq!(operation.input_schema["required"], json!(["org", "repo"]));
+        assert_eq!(
+            imported.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "GET /orgs/{org}/repos/{repo}: /paths/~1orgs~1{org}~1repos~1{repo}/get: the path parameter \"repo\" is added to the tool, since the path names {repo}, which no parameter declares",
+                "GET /orgs/{org}/repos/{repo}: /paths/~1orgs~1{org}~1repos~1{repo}/get/parameters/1: the path parameter \"ghost\" is not in the tool's input, since the path /orgs/{org}/repos/{repo} has no {ghost}",
             ]
         );
     }
