@@ -1104,6 +1104,15 @@ mod tests {
         .unwrap();
         assert!(imported.notes.is_empty(), "{:?}", imported.notes);
         assert_eq!(imported.operations[1].input_schema["properties"]["id"], json!({"type": "integer"}));
+        // A reference's own description (OpenAPI 3.1) is the one the tool shows.
+        let imported = import(&json!({"openapi": "3.1.0", "paths": {"/a": {"get": {"parameters": [
+            {"name": "id", "in": "query", "schema": {"$ref": "#/components/schemas/Id", "description": "The invoice's id."}}]}}},
+            "components": {"schemas": {"Id": {"type": "string", "description": "An id."}}}}))
+        .unwrap();
+        assert_eq!(
+            imported.operations[0].input_schema["properties"]["id"],
+            json!({"type": "string", "description": "The invoice's id."})
+        );
     }
 
     #[test]

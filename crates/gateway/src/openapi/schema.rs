@@ -58,7 +58,17 @@ impl<'a> Reader<'a> {
                 chain.push(reference);
                 let inlined = self.schema(target, at, depth + 1, chain);
                 chain.pop();
-                inlined
+                let mut inlined = inlined?;
+                // OpenAPI 3.1 lets a reference say what it is used for (`description`, `title`
+                // beside `$ref`): the words of the use, which the model reads, win.
+                if let Value::Object(inlined) = &mut inlined {
+                    for key in ["title", "description"] {
+                        if let Some(Value::String(words)) = object.get(key) {
+                            inlined.insert(key.into(), Value::String(words.clone()));
+                        }
+                    }
+                }
+                Ok(inlined)
             }
             Value::Object(object) => {
                 let mut inlined = Map::new();
