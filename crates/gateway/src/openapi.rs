@@ -405,8 +405,10 @@ impl<'a> Reader<'a> {
         shared: &[ReadParameter],
         at: &str,
         label: &str,
-        notes: &mut Vec<Note>,
+        noted: &mut Vec<Note>,
     ) -> Result<Operation, ImportError> {
+        // Noted only once the operation is served: one left out is one note, its reason.
+        let mut notes = Vec::new();
         let operation = object_at(Some(self.resolve(operation, at)?), at, "an operation object")?;
         let name = match operation.get("operationId") {
             Some(Value::String(id)) if !names::tool_name(id).is_empty() => names::tool_name(id),
@@ -544,6 +546,7 @@ impl<'a> Reader<'a> {
             (Some(text), _) | (None, Some(text)) => text.to_owned(),
             (None, None) => format!("{} {path}", method.to_ascii_uppercase()),
         };
+        noted.extend(notes);
         Ok(Operation {
             name,
             description,
@@ -933,6 +936,11 @@ mod tests {
             left_out(json!({"operationId": 7}))
                 .contains("/paths/~1a/get/operationId: expected a string, found a number")
         );
+        // One operation left out is one note, its reason: nothing it would have added or renamed.
+        let imported = import(&document(json!({"/ok": {"get": {}}, "/x/{id}": {"post": {
+            "parameters": [{"name": "ghost", "in": "path"}], "requestBody": {"content": {"text/csv": {}}}}}})))
+        .unwrap();
+        assert_eq!(imported.notes.len(), 1, "{:?}", imported.notes);
         // What the document ignores is ignored, and the operation served.
         let ignored = json!({"/a": {"get": {"parameters": [
             {"name": "Authorization", "in": "header", "required": true},
