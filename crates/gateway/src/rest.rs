@@ -713,6 +713,27 @@ mod tests {
     }
 
     #[test]
+    fn the_operations_served_are_counted_against_max_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("api.json");
+        let document = json!({"openapi": "3.1.0", "paths": {
+            "/a": {"get": {}, "post": {}},
+            "/session": {"get": {"parameters": [{"name": "sid", "in": "cookie"}]}}}});
+        std::fs::write(&path, document.to_string()).unwrap();
+        let source =
+            ApiSource { document: path.to_str().unwrap(), base_url: Some("http://127.0.0.1:9/"), headers: &[] };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // The one left out is not counted: two served, which a mount of two takes.
+        assert_eq!(runtime.block_on(source.load(2)).map(|(tools, _)| tools.len()).ok(), Some(2));
+        let refused = runtime.block_on(source.load(1)).err().unwrap();
+        assert!(
+            refused
+                .ends_with("has 2 operations, more than the 1 tools its mount takes (max_tools), so none are served"),
+            "{refused}"
+        );
+    }
+
+    #[test]
     fn the_mount_s_parameters_are_noted() {
         let mut imported = import(&json!({"openapi": "3.0.3", "paths": {"/payments": {"post": {"parameters": [
             {"name": "X-API-Key", "in": "header"}]}}}}))
