@@ -312,7 +312,8 @@ pub fn import(document: &Value) -> Result<Imported, ImportError> {
     // Each tool's name, and the operation (`GET /a`) it names.
     let mut named: HashMap<String, String> = HashMap::new();
     let mut count = 0usize;
-    for (path, item) in paths {
+    // `x-` keys are the specification's extensions, no paths.
+    for (path, item) in paths.iter().filter(|(path, _)| !path.starts_with("x-")) {
         let at = format!("/paths/{}", pointer_token(path));
         let every = || format!("every operation of {}", shown(path));
         let item = match reader.resolve(item, &at).and_then(|item| object_at(Some(item), &at, "a path item object")) {
@@ -880,6 +881,10 @@ mod tests {
             "/paths: expected an object of paths, found an array"
         );
         assert_eq!(said(json!({"openapi": "3.0.3", "paths": {}})), "nothing to serve: its \"paths\" hold no operation");
+        assert_eq!(
+            said(json!({"openapi": "3.0.3", "paths": {"x-generated": "by a tool"}})),
+            "nothing to serve: its \"paths\" hold no operation"
+        );
         // A document whose every operation is left out says the first reason.
         assert_eq!(
             said(document(json!({"/a": {"get": {"parameters": [{"name": "x", "in": "body"}]}}}))),
