@@ -78,7 +78,9 @@ mod progress;
 mod rest;
 mod stderr;
 mod supervisor;
+pub mod swagger;
 mod upstream;
+mod yaml;
 
 use std::sync::Arc;
 use std::time::Duration;
