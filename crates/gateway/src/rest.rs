@@ -155,7 +155,7 @@ impl ApiSource<'_> {
 
 /// The document `source` holds in `bytes`, and its operations: JSON, else YAML; OpenAPI 3,
 /// or Swagger 2.0 converted to it first.
-fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Vec<Operation>), String> {
+pub(crate) fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Vec<Operation>), String> {
     let document: Value = match serde_json::from_slice(bytes) {
         Ok(document) => document,
         Err(json) => crate::yaml::parse(bytes).map_err(|yaml| {

@@ -210,13 +210,22 @@ struct Converter<'a> {
     produces: Vec<String>,
 }
 
+/// A `body` parameter, made a request body once the operation's `consumes` is known.
+#[derive(Clone)]
+enum Body {
+    /// A body parameter of the operation or its path item, and where it is.
+    Own(Map<String, Value>, String),
+    /// The name of one of the document's `parameters`.
+    Shared(String),
+}
+
 /// An operation's parameters, as OpenAPI 3 splits them.
 #[derive(Default)]
 struct Parameters {
     /// Path, query and header parameters, converted.
     list: Vec<Value>,
-    /// The request body a `body` parameter (or a reference to one) makes.
-    body: Option<Value>,
+    /// The `body` parameter, or a reference to a shared one.
+    body: Option<Body>,
     /// The `formData` parameters: each field's name and parameter.
     form: Vec<(String, Value, String)>,
 }
@@ -335,10 +344,19 @@ impl Converter<'_> {
         let mut form: Vec<(String, Value, String)> =
             shared.form.iter().filter(|(name, ..)| !own.form.iter().any(|(own, ..)| own == name)).cloned().collect();
         form.extend(own.form);
-        let body = match (own.body, &shared.body) {
-            (Some(body), _) => Some(self.consumed(body, &consumes)),
-            (None, Some(body)) => Some(self.consumed(body.clone(), &consumes)),
-            (None, None) => None,
+        let body = match own.body.or_else(|| shared.body.clone()) {
+            None => None,
+            Some(Body::Own(parameter, at)) => Some(self.body(&parameter, &consumes, &at)?),
+            // The shared body is written with the document's media types: an operation that
+            // consumes others has its own copy.
+            Some(Body::Shared(name)) if consumes == self.consumes => {
+                Some(json!({"$ref": format!("#/components/requestBodies/{name}")}))
+            }
+            Some(Body::Shared(name)) => {
+                let at = format!("/parameters/{name}");
+                let parameter = object_at(self.document.pointer(&at), &at, "a parameter object")?;
+                Some(self.body(parameter, &consumes, &at)?)
+            }
         };
         match (body, form.is_empty()) {
             (Some(_), false) => {
@@ -367,23 +385,6 @@ impl Converter<'_> {
         }
         converted.insert("responses".into(), Value::Object(converted_responses));
         Ok(Value::Object(converted))
-    }
-
-    /// A reference to a shared body stays one unless the operation consumes other media types
-    /// than the document, whose body it names; then the body is written out with them.
-    fn consumed(&self, body: Value, consumes: &[String]) -> Value {
-        if *consumes == *self.consumes {
-            return body;
-        }
-        let Some(name) =
-            body.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/requestBodies/"))
-        else {
-            return body;
-        };
-        let Some(Value::Object(parameter)) = self.document.pointer(&format!("/parameters/{name}")) else {
-            return body;
-        };
-        self.body(parameter, consumes, &format!("/parameters/{name}")).unwrap_or(body)
     }
 
     /// A `parameters` list, split into parameters, a body and form fields.
@@ -427,8 +428,8 @@ impl Converter<'_> {
                         });
                     }
                     split.body = Some(match shared {
-                        Some(reference) => json!({"$ref": rewritten(reference)}),
-                        None => self.body(object, &self.consumes, &at)?,
+                        Some(reference) => Body::Shared(reference.trim_start_matches("#/parameters/").to_owned()),
+                        None => Body::Own(object.clone(), at),
                     });
                 }
                 "formData" => split.form.push((name.to_owned(), Value::Object(object.clone()), at)),
@@ -935,4 +936,538 @@ fn cut(text: &str) -> String {
         cut.push('…');
     }
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The classic Swagger Petstore 2.0, cut to one operation of each kind.
+    fn petstore() -> Value {
+        json!({
+            "swagger": "2.0",
+            "info": {"title": "Swagger Petstore", "version": "1.0.6"},
+            "host": "petstore.swagger.io",
+            "basePath": "/v2",
+            "tags": [{"name": "pet", "description": "Everything about your Pets"}],
+            "schemes": ["http", "https"],
+            "paths": {
+                "/pet/{petId}/uploadImage": {"post": {
+                    "tags": ["pet"],
+                    "summary": "uploads an image",
+                    "operationId": "uploadFile",
+                    "consumes": ["multipart/form-data"],
+                    "produces": ["application/json"],
+                    "parameters": [
+                        {"name": "petId", "in": "path", "description": "ID of pet to update", "required": true, "type": "integer", "format": "int64"},
+                        {"name": "additionalMetadata", "in": "formData", "description": "Additional data to pass to server", "required": false, "type": "string"},
+                        {"name": "file", "in": "formData", "description": "file to upload", "required": false, "type": "file"},
+                    ],
+                    "responses": {"200": {"description": "successful operation", "schema": {"$ref": "#/definitions/ApiResponse"}}},
+                    "security": [{"petstore_auth": ["write:pets", "read:pets"]}],
+                }},
+                "/pet": {"post": {
+                    "operationId": "addPet",
+                    "consumes": ["application/json", "application/xml"],
+                    "produces": ["application/json", "application/xml"],
+                    "parameters": [{"in": "body", "name": "body", "description": "Pet object that needs to be added to the store", "required": true, "schema": {"$ref": "#/definitions/Pet"}}],
+                    "responses": {"405": {"description": "Invalid input"}},
+                }},
+                "/pet/findByStatus": {"get": {
+                    "operationId": "findPetsByStatus",
+                    "produces": ["application/json", "application/xml"],
+                    "parameters": [{"name": "status", "in": "query", "required": true, "type": "array",
+                        "items": {"type": "string", "enum": ["available", "pending", "sold"], "default": "available"},
+                        "collectionFormat": "multi"}],
+                    "responses": {
+                        "200": {"description": "successful operation", "schema": {"type": "array", "items": {"$ref": "#/definitions/Pet"}}},
+                        "400": {"description": "Invalid status value"},
+                    },
+                }},
+                "/pet/{petId}": {"post": {
+                    "operationId": "updatePetWithForm",
+                    "consumes": ["application/x-www-form-urlencoded"],
+                    "produces": ["application/json"],
+                    "parameters": [
+                        {"name": "petId", "in": "path", "description": "ID of pet that needs to be updated", "required": true, "type": "integer", "format": "int64"},
+                        {"name": "name", "in": "formData", "description": "Updated name of the pet", "required": false, "type": "string"},
+                        {"name": "status", "in": "formData", "description": "Updated status of the pet", "required": false, "type": "string"},
+                    ],
+                    "responses": {"405": {"description": "Invalid input"}},
+                }},
+            },
+            "securityDefinitions": {
+                "api_key": {"type": "apiKey", "name": "api_key", "in": "header"},
+                "petstore_auth": {"type": "oauth2", "authorizationUrl": "https://petstore.swagger.io/oauth/authorize", "flow": "implicit",
+                    "scopes": {"read:pets": "read your pets", "write:pets": "modify pets in your account"}},
+            },
+            "definitions": {
+                "ApiResponse": {"type": "object", "properties": {"code": {"type": "integer", "format": "int32"}, "type": {"type": "string"}, "message": {"type": "string"}}},
+                "Category": {"type": "object", "properties": {"id": {"type": "integer", "format": "int64"}, "name": {"type": "string"}}, "xml": {"name": "Category"}},
+                "Pet": {"type": "object", "required": ["name", "photoUrls"], "properties": {
+                    "id": {"type": "integer", "format": "int64"},
+                    "category": {"$ref": "#/definitions/Category"},
+                    "name": {"type": "string", "example": "doggie"},
+                    "photoUrls": {"type": "array", "xml": {"wrapped": true}, "items": {"type": "string", "xml": {"name": "photoUrl"}}},
+                }, "xml": {"name": "Pet"}},
+            },
+            "externalDocs": {"description": "Find out more about Swagger", "url": "http://swagger.io"},
+        })
+    }
+
+    #[test]
+    fn the_petstore_converts_with_its_form_and_multipart_bodies() {
+        let pet = json!({"$ref": "#/components/schemas/Pet"});
+        let expected = json!({
+            "openapi": "3.0.3",
+            "info": {"title": "Swagger Petstore", "version": "1.0.6"},
+            "tags": [{"name": "pet", "description": "Everything about your Pets"}],
+            "externalDocs": {"description": "Find out more about Swagger", "url": "http://swagger.io"},
+            "servers": [{"url": "https://petstore.swagger.io/v2"}, {"url": "http://petstore.swagger.io/v2"}],
+            "paths": {
+                "/pet/{petId}/uploadImage": {"post": {
+                    "tags": ["pet"],
+                    "summary": "uploads an image",
+                    "operationId": "uploadFile",
+                    "security": [{"petstore_auth": ["write:pets", "read:pets"]}],
+                    "parameters": [{"name": "petId", "in": "path", "description": "ID of pet to update", "required": true,
+                        "schema": {"type": "integer", "format": "int64"}}],
+                    "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object", "properties": {
+                        "additionalMetadata": {"type": "string", "description": "Additional data to pass to server"},
+                        "file": {"type": "string", "format": "binary", "description": "file to upload"},
+                    }}}}},
+                    "responses": {"200": {"description": "successful operation",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ApiResponse"}}}}},
+                }},
+                "/pet": {"post": {
+                    "operationId": "addPet",
+                    "requestBody": {
+                        "description": "Pet object that needs to be added to the store",
+                        "required": true,
+                        "content": {"application/json": {"schema": pet}, "application/xml": {"schema": pet}},
+                    },
+                    "responses": {"405": {"description": "Invalid input"}},
+                }},
+                "/pet/findByStatus": {"get": {
+                    "operationId": "findPetsByStatus",
+                    "parameters": [{"name": "status", "in": "query", "required": true, "style": "form", "explode": true,
+                        "schema": {"type": "array", "items": {"type": "string", "enum": ["available", "pending", "sold"], "default": "available"}}}],
+                    "responses": {
+                        "200": {"description": "successful operation", "content": {
+                            "application/json": {"schema": {"type": "array", "items": pet}},
+                            "application/xml": {"schema": {"type": "array", "items": pet}},
+                        }},
+                        "400": {"description": "Invalid status value"},
+                    },
+                }},
+                "/pet/{petId}": {"post": {
+                    "operationId": "updatePetWithForm",
+                    "parameters": [{"name": "petId", "in": "path", "description": "ID of pet that needs to be updated", "required": true,
+                        "schema": {"type": "integer", "format": "int64"}}],
+                    "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {
+                        "name": {"type": "string", "description": "Updated name of the pet"},
+                        "status": {"type": "string", "description": "Updated status of the pet"},
+                    }}}}},
+                    "responses": {"405": {"description": "Invalid input"}},
+                }},
+            },
+            "components": {
+                "schemas": {
+                    "ApiResponse": {"type": "object", "properties": {"code": {"type": "integer", "format": "int32"}, "type": {"type": "string"}, "message": {"type": "string"}}},
+                    "Category": {"type": "object", "properties": {"id": {"type": "integer", "format": "int64"}, "name": {"type": "string"}}, "xml": {"name": "Category"}},
+                    "Pet": {"type": "object", "required": ["name", "photoUrls"], "properties": {
+                        "id": {"type": "integer", "format": "int64"},
+                        "category": {"$ref": "#/components/schemas/Category"},
+                        "name": {"type": "string", "example": "doggie"},
+                        "photoUrls": {"type": "array", "xml": {"wrapped": true}, "items": {"type": "string", "xml": {"name": "photoUrl"}}},
+                    }, "xml": {"name": "Pet"}},
+                },
+                "securitySchemes": {
+                    "api_key": {"type": "apiKey", "name": "api_key", "in": "header"},
+                    "petstore_auth": {"type": "oauth2", "flows": {"implicit": {
+                        "authorizationUrl": "https://petstore.swagger.io/oauth/authorize",
+                        "scopes": {"read:pets": "read your pets", "write:pets": "modify pets in your account"},
+                    }}},
+                },
+            },
+        });
+        assert_eq!(convert(&petstore()).unwrap(), expected);
+    }
+
+    #[test]
+    fn slacks_web_api_style_posts_forms_with_a_shared_token_field() {
+        let slack = json!({
+            "swagger": "2.0",
+            "info": {"title": "Slack Web API", "version": "1.7.0"},
+            "host": "slack.com",
+            "basePath": "/api",
+            "schemes": ["https"],
+            "consumes": ["application/x-www-form-urlencoded", "application/json"],
+            "produces": ["application/json"],
+            "parameters": {
+                "token": {"name": "token", "in": "formData", "required": true, "type": "string", "description": "Authentication token."},
+                "channel": {"name": "channel", "in": "query", "type": "string"},
+            },
+            "securityDefinitions": {"slackAuth": {"type": "oauth2", "flow": "accessCode",
+                "authorizationUrl": "https://slack.com/oauth/authorize", "tokenUrl": "https://slack.com/api/oauth.access",
+                "scopes": {"chat:write:bot": "Send messages as bot"}}},
+            "paths": {
+                "/chat.postMessage": {"post": {
+                    "operationId": "chat_postMessage",
+                    "parameters": [
+                        {"$ref": "#/parameters/token"},
+                        {"in": "formData", "name": "channel", "required": true, "type": "string"},
+                        {"in": "formData", "name": "attachments", "type": "array", "items": {"type": "string"}},
+                        {"in": "formData", "name": "as_user", "type": "boolean"},
+                    ],
+                    "security": [{"slackAuth": ["chat:write:bot"]}],
+                    "responses": {"200": {"description": "Typical success response", "schema": {"$ref": "#/definitions/message"},
+                        "examples": {"application/json": {"ok": true}}}},
+                }},
+                "/conversations.history": {"get": {
+                    "operationId": "conversations_history",
+                    "parameters": [
+                        {"in": "query", "name": "token", "type": "string"},
+                        {"$ref": "#/parameters/channel"},
+                        {"in": "query", "name": "limit", "type": "integer", "x-nullable": true},
+                    ],
+                    "responses": {"200": {"description": "ok", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
+                }},
+            },
+            "definitions": {"message": {"type": "object", "properties": {"ok": {"type": "boolean"}, "ts": {"type": "string"}}}},
+        });
+        let openapi = convert(&slack).unwrap();
+        assert_eq!(openapi["servers"], json!([{"url": "https://slack.com/api"}]));
+        assert_eq!(
+            openapi["paths"]["/chat.postMessage"]["post"],
+            json!({
+                "operationId": "chat_postMessage",
+                "security": [{"slackAuth": ["chat:write:bot"]}],
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {
+                    "schema": {"type": "object", "required": ["token", "channel"], "properties": {
+                        "token": {"type": "string", "description": "Authentication token."},
+                        "channel": {"type": "string"},
+                        "attachments": {"type": "array", "items": {"type": "string"}},
+                        "as_user": {"type": "boolean"},
+                    }},
+                    "encoding": {"attachments": {"style": "form", "explode": false}},
+                }}},
+                "responses": {"200": {"description": "Typical success response", "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/message"},
+                    "example": {"ok": true},
+                }}}},
+            })
+        );
+        assert_eq!(
+            openapi["paths"]["/conversations.history"]["get"]["parameters"],
+            json!([
+                {"name": "token", "in": "query", "schema": {"type": "string"}},
+                {"$ref": "#/components/parameters/channel"},
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "nullable": true}},
+            ])
+        );
+        // A form field is no parameter of its own in OpenAPI 3: it lives in each form body.
+        assert_eq!(
+            openapi["components"]["parameters"],
+            json!({"channel": {"name": "channel", "in": "query", "schema": {"type": "string"}}})
+        );
+        assert_eq!(
+            openapi["components"]["securitySchemes"]["slackAuth"],
+            json!({"type": "oauth2", "flows": {"authorizationCode": {
+                "authorizationUrl": "https://slack.com/oauth/authorize",
+                "tokenUrl": "https://slack.com/api/oauth.access",
+                "scopes": {"chat:write:bot": "Send messages as bot"},
+            }}})
+        );
+    }
+
+    #[test]
+    fn nested_references_shared_bodies_and_collection_formats_convert() {
+        let swagger = json!({
+            "swagger": "2.0",
+            "info": {"title": "Nested", "version": "2"},
+            "basePath": "/api/",
+            "parameters": {
+                "Order": {"name": "order", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Order"}},
+                "Ids": {"name": "ids", "in": "path", "required": true, "type": "array", "items": {"type": "integer"}},
+            },
+            "responses": {"NotFound": {"description": "No such thing", "schema": {"$ref": "#/definitions/Error"},
+                "headers": {"X-Rate-Limit": {"type": "integer", "format": "int32", "description": "calls per hour"}}}},
+            "paths": {
+                "/orders/{ids}": {
+                    "parameters": [{"$ref": "#/parameters/Ids"}],
+                    "put": {
+                        "consumes": ["application/merge-patch+json"],
+                        "parameters": [
+                            {"$ref": "#/parameters/Order"},
+                            {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}},
+                            {"name": "words", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "ssv"},
+                            {"name": "flags", "in": "header", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"},
+                            {"name": "cells", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "tsv"},
+                        ],
+                        "responses": {"404": {"$ref": "#/responses/NotFound"}, "default": {"description": "ok"}},
+                    },
+                    "post": {
+                        "parameters": [{"$ref": "#/parameters/Order"}],
+                        "responses": {"201": {"description": "made"}},
+                    },
+                },
+                "/shared": {"$ref": "other.yaml#/paths/~1shared"},
+            },
+            "definitions": {
+                "Order": {"allOf": [{"$ref": "#/definitions/Base"}, {"type": "object", "properties": {
+                    "lines": {"type": "array", "items": {"$ref": "#/definitions/Line"}},
+                    "notes": {"type": "object", "additionalProperties": {"$ref": "#/definitions/Line"}},
+                    "kind": {"type": "string", "x-nullable": true},
+                }}], "discriminator": "kind"},
+                "Base": {"type": "object", "properties": {"id": {"type": "string"}}},
+                "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "parts": {"type": "array", "items": {"$ref": "#/definitions/Line"}}}},
+                "Error": {"type": "object"},
+            },
+        });
+        let openapi = convert(&swagger).unwrap();
+        assert_eq!(openapi["servers"], json!([{"url": "/api"}]));
+        assert_eq!(openapi["paths"]["/shared"], json!({"$ref": "other.yaml#/paths/~1shared"}));
+        let item = &openapi["paths"]["/orders/{ids}"];
+        assert_eq!(item["parameters"], json!([{"$ref": "#/components/parameters/Ids"}]));
+        // The operation consumes its own media type: the shared body is written out with it.
+        assert_eq!(
+            item["put"]["requestBody"],
+            json!({"required": true, "content": {"application/merge-patch+json": {"schema": {"$ref": "#/components/schemas/Order"}}}})
+        );
+        assert_eq!(item["post"]["requestBody"], json!({"$ref": "#/components/requestBodies/Order"}));
+        assert_eq!(
+            item["put"]["parameters"],
+            json!([
+                {"name": "tags", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "words", "in": "query", "style": "spaceDelimited", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "flags", "in": "header", "style": "pipeDelimited", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "cells", "in": "query", "style": "form", "explode": false, "x-collectionFormat": "tsv", "schema": {"type": "array", "items": {"type": "string"}}},
+            ])
+        );
+        assert_eq!(
+            item["put"]["responses"],
+            json!({"404": {"$ref": "#/components/responses/NotFound"}, "default": {"description": "ok"}})
+        );
+        let line = json!({"$ref": "#/components/schemas/Line"});
+        assert_eq!(
+            openapi["components"],
+            json!({
+                "schemas": {
+                    "Order": {"allOf": [{"$ref": "#/components/schemas/Base"}, {"type": "object", "properties": {
+                        "lines": {"type": "array", "items": line},
+                        "notes": {"type": "object", "additionalProperties": line},
+                        "kind": {"type": "string", "nullable": true},
+                    }}], "discriminator": {"propertyName": "kind"}},
+                    "Base": {"type": "object", "properties": {"id": {"type": "string"}}},
+                    "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "parts": {"type": "array", "items": line}}},
+                    "Error": {"type": "object"},
+                },
+                "parameters": {"Ids": {"name": "ids", "in": "path", "required": true, "style": "simple", "explode": false,
+                    "schema": {"type": "array", "items": {"type": "integer"}}}},
+                "requestBodies": {"Order": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Order"}}}}},
+                "responses": {"NotFound": {
+                    "description": "No such thing",
+                    "headers": {"X-Rate-Limit": {"description": "calls per hour", "schema": {"type": "integer", "format": "int32"}}},
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+                }},
+            })
+        );
+    }
+
+    #[test]
+    fn servers_follow_host_base_path_and_schemes() {
+        let servers = |extra: Value| {
+            let mut swagger = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}});
+            swagger.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            convert(&swagger).unwrap().get("servers").cloned()
+        };
+        assert_eq!(servers(json!({"host": "api.example.com"})), Some(json!([{"url": "//api.example.com"}])));
+        assert_eq!(
+            servers(json!({"host": "api.example.com", "basePath": "/", "schemes": ["wss", "http"]})),
+            Some(json!([{"url": "http://api.example.com"}]))
+        );
+        assert_eq!(servers(json!({})), None);
+        assert_eq!(servers(json!({"basePath": "/v1"})), Some(json!([{"url": "/v1"}])));
+    }
+
+    fn refused(swagger: Value) -> String {
+        convert(&swagger).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn garbage_is_refused_with_where_and_what() {
+        assert_eq!(
+            refused(json!([1])),
+            "not a Swagger 2.0 document: it is an array; expected a JSON object with \"swagger\": \"2.0\""
+        );
+        assert_eq!(
+            refused(json!({"swagger": "1.2"})),
+            "not a Swagger 2.0 document: its \"swagger\" is \"1.2\"; expected a JSON object with \"swagger\": \"2.0\""
+        );
+        assert_eq!(
+            refused(json!({"swagger": "2.0", "paths": []})),
+            "/paths: expected an object of paths, found an array"
+        );
+        assert_eq!(
+            refused(
+                json!({"swagger": "2.0", "paths": {"/a": {"get": {"parameters": [{"name": "q", "type": "string"}], "responses": {}}}}})
+            ),
+            "/paths/~1a/get/parameters/0/in: expected one of body, formData, query, header, path, found nothing"
+        );
+        assert_eq!(
+            refused(
+                json!({"swagger": "2.0", "paths": {"/a": {"get": {"responses": {"200": {"description": "", "schema": {"$ref": "#/definitions/Nothing"}}}}}}})
+            ),
+            "/paths/~1a/get/responses/200/schema/$ref: the $ref \"#/definitions/Nothing\" names nothing in the document"
+        );
+        assert_eq!(
+            refused(
+                json!({"swagger": "2.0", "paths": {"/a": {"get": {"parameters": [{"$ref": "#/parameters/gone"}], "responses": {}}}}})
+            ),
+            "/paths/~1a/get/parameters/0: the $ref \"#/parameters/gone\" names nothing in the document"
+        );
+        assert_eq!(
+            refused(json!({"swagger": "2.0", "paths": {"/a": {"post": {"parameters": [
+                {"name": "b", "in": "body", "schema": {}}, {"name": "f", "in": "formData", "type": "string"}], "responses": {}}}}})),
+            "/paths/~1a/post/parameters: a body parameter beside formData parameters, which Swagger 2.0 forbids"
+        );
+        assert_eq!(
+            refused(json!({"swagger": "2.0", "paths": {"/a": {"get": {"parameters": [
+                {"name": "q", "in": "query", "type": "array", "collectionFormat": "commas"}], "responses": {}}}}})),
+            "/paths/~1a/get/parameters/0/collectionFormat: expected one of csv, ssv, tsv, pipes, multi, found \"commas\""
+        );
+        let mut deep = json!({"type": "string"});
+        for _ in 0..300 {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let error = refused(json!({"swagger": "2.0", "paths": {}, "definitions": {"Deep": deep}}));
+        assert!(error.ends_with("schemas nested deeper than 200 levels"), "{error}");
+    }
+
+    /// Every value of the Petstore replaced, one at a time, by each kind of JSON value: each
+    /// document converts or is refused, and none panics.
+    #[test]
+    fn any_part_of_any_shape_never_panics() {
+        fn pointers(value: &Value, at: String, into: &mut Vec<String>) {
+            match value {
+                Value::Object(object) => {
+                    for (key, value) in object {
+                        pointers(value, format!("{at}/{}", key.replace('~', "~0").replace('/', "~1")), into);
+                    }
+                }
+                Value::Array(list) => {
+                    for (index, value) in list.iter().enumerate() {
+                        pointers(value, format!("{at}/{index}"), into);
+                    }
+                }
+                _ => {}
+            }
+            into.push(at);
+        }
+        let petstore = petstore();
+        let mut all = Vec::new();
+        pointers(&petstore, String::new(), &mut all);
+        let shapes = [
+            json!(null),
+            json!(true),
+            json!(7),
+            json!("file"),
+            json!([]),
+            json!([{}]),
+            json!({}),
+            json!({"$ref": "#/"}),
+        ];
+        for pointer in all.iter().filter(|pointer| !pointer.is_empty()) {
+            for shape in &shapes {
+                let mut document = petstore.clone();
+                *document.pointer_mut(pointer).unwrap() = shape.clone();
+                let _ = convert(&document);
+            }
+        }
+    }
+
+    /// A YAML Swagger 2.0 document, read and imported as the gateway mounts it.
+    #[test]
+    fn a_yaml_swagger_document_mounts_as_tools() {
+        let document = br#"swagger: "2.0"
+info:
+  title: Invoices
+  version: 1.0
+host: billing.example.com
+basePath: /v1
+schemes: [https]
+consumes: [application/json]
+produces: [application/json]
+parameters:
+  page: &page
+    name: page
+    in: query
+    type: integer
+    minimum: 1
+paths:
+  /invoices:
+    get:
+      operationId: listInvoices
+      summary: List invoices.
+      parameters:
+        - $ref: '#/parameters/page'
+        - name: status
+          in: query
+          type: array
+          items: {type: string, enum: [open, paid]}
+      responses:
+        200:
+          description: The invoices.
+          schema: {type: array, items: {$ref: '#/definitions/Invoice'}}
+    post:
+      operationId: createInvoice
+      parameters:
+        - name: invoice
+          in: body
+          required: true
+          schema: {$ref: '#/definitions/Invoice'}
+      responses:
+        201: {description: Made.}
+definitions:
+  Invoice:
+    type: object
+    required: [amount]
+    properties:
+      amount: {type: integer, x-nullable: false}
+      lines: {type: array, items: {$ref: '#/definitions/Line'}}
+  Line:
+    type: object
+    properties:
+      sku: {type: string}
+"#;
+        let (openapi, operations) = crate::rest::parse_and_import("invoices.yaml", document).unwrap();
+        assert_eq!(openapi["servers"], json!([{"url": "https://billing.example.com/v1"}]));
+        assert_eq!(openapi["info"]["version"], json!(1.0));
+        let names: Vec<&str> = operations.iter().map(|operation| operation.name.as_str()).collect();
+        assert_eq!(names, ["listInvoices", "createInvoice"]);
+        assert_eq!(
+            operations[0].input_schema["properties"],
+            json!({"page": {"type": "integer", "minimum": 1}, "status": {"type": "array", "items": {"type": "string", "enum": ["open", "paid"]}}})
+        );
+        assert_eq!(operations[1].body, Some(true));
+        assert_eq!(operations[1].input_schema["properties"]["body"]["required"], json!(["amount"]));
+        assert_eq!(
+            operations[1].input_schema["properties"]["body"]["properties"]["lines"]["items"],
+            json!({"type": "object", "properties": {"sku": {"type": "string"}}})
+        );
+    }
+
+    #[test]
+    fn other_swagger_versions_are_told_which_are_read() {
+        let error = crate::rest::parse_and_import("old.json", br#"{"swagger": "1.2", "apis": []}"#).unwrap_err();
+        assert_eq!(
+            error,
+            "the OpenAPI document old.json is Swagger '1.2', which is not read; the gateway reads OpenAPI 3.0 and 3.1, and Swagger 2.0"
+        );
+        let error = crate::rest::parse_and_import("bad.yaml", b"swagger: '2.0'\npaths: [1]\n").unwrap_err();
+        assert_eq!(error, "the Swagger 2.0 document bad.yaml: /paths: expected an object of paths, found an array");
+    }
 }

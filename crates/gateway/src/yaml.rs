@@ -270,4 +270,47 @@ mod tests {
         let error = parse(b"? [a, b]\n: 1\n").unwrap_err().to_string();
         assert!(error.contains("line 1"), "{error}");
     }
+
+    /// A YAML OpenAPI 3.1 document, read and imported as the gateway mounts it.
+    #[test]
+    fn a_yaml_openapi_document_mounts_as_tools() {
+        let document = b"openapi: 3.1.0
+info: {title: Files, version: 2024-01-01}
+servers: [{url: 'https://files.example.com'}]
+components:
+  parameters:
+    id: &id {name: id, in: path, required: true, schema: {type: string}}
+paths:
+  /files/{id}:
+    get:
+      operationId: getFile
+      parameters: [{$ref: '#/components/parameters/id'}]
+      responses:
+        200: {description: The file.}
+    delete:
+      operationId: deleteFile
+      parameters: [*id]
+      responses: {204: {description: Gone.}}
+";
+        let (openapi, operations) = crate::rest::parse_and_import("files.yaml", document).unwrap();
+        assert_eq!(openapi["info"]["version"], "2024-01-01");
+        assert_eq!(openapi["paths"]["/files/{id}"]["get"]["responses"]["200"], json!({"description": "The file."}));
+        let names: Vec<&str> = operations.iter().map(|operation| operation.name.as_str()).collect();
+        assert_eq!(names, ["getFile", "deleteFile"]);
+        assert_eq!(operations[1].input_schema["required"], json!(["id"]));
+    }
+
+    #[test]
+    fn a_document_neither_json_nor_yaml_is_told_why() {
+        let error = crate::rest::parse_and_import("api.json", b"{\"openapi\": \"3.1.0\",, }").unwrap_err();
+        assert!(
+            error.starts_with(
+                "the OpenAPI document api.json is neither JSON (key must be a string at line 1 column 21)"
+            ),
+            "{error}"
+        );
+        let error = crate::rest::parse_and_import("api.yaml", b"openapi: 3.1.0\npaths: {\n  a: [\n").unwrap_err();
+        assert!(error.starts_with("the OpenAPI document api.yaml is neither JSON nor YAML ("), "{error}");
+        assert!(error.contains("line"), "{error}");
+    }
 }
