@@ -478,13 +478,19 @@ impl Converter<'_> {
             };
             let (style, explode) = match (format, place) {
                 ("csv", "query") => ("form", false),
+                ("ssv", "query") => ("spaceDelimited", false),
+                ("pipes", "query") => ("pipeDelimited", false),
+                ("multi", "query") => ("form", true),
                 ("csv", _) => ("simple", false),
-                ("ssv", _) => ("spaceDelimited", false),
-                ("pipes", _) => ("pipeDelimited", false),
-                ("multi", _) => ("form", true),
-                ("tsv", _) => {
-                    converted.insert("x-collectionFormat".into(), Value::String("tsv".into()));
+                // No OpenAPI 3 style says these (tsv anywhere, the others in a path or a
+                // header): the nearest, with the document's word kept beside it.
+                ("tsv", "query") => {
+                    converted.insert("x-collectionFormat".into(), Value::String(format.into()));
                     ("form", false)
+                }
+                ("ssv" | "pipes" | "multi" | "tsv", _) => {
+                    converted.insert("x-collectionFormat".into(), Value::String(format.into()));
+                    ("simple", false)
                 }
                 (other, _) => {
                     return Err(SwaggerError::Malformed {
@@ -1017,6 +1023,97 @@ mod tests {
         })
     }
 
+    /// Slack's Web API as its Swagger 2.0 document writes it: forms, a shared token field.
+    fn slack() -> Value {
+        json!({
+            "swagger": "2.0",
+            "info": {"title": "Slack Web API", "version": "1.7.0"},
+            "host": "slack.com",
+            "basePath": "/api",
+            "schemes": ["https"],
+            "consumes": ["application/x-www-form-urlencoded", "application/json"],
+            "produces": ["application/json"],
+            "parameters": {
+                "token": {"name": "token", "in": "formData", "required": true, "type": "string", "description": "Authentication token."},
+                "channel": {"name": "channel", "in": "query", "type": "string"},
+            },
+            "securityDefinitions": {"slackAuth": {"type": "oauth2", "flow": "accessCode",
+                "authorizationUrl": "https://slack.com/oauth/authorize", "tokenUrl": "https://slack.com/api/oauth.access",
+                "scopes": {"chat:write:bot": "Send messages as bot"}}},
+            "paths": {
+                "/chat.postMessage": {"post": {
+                    "operationId": "chat_postMessage",
+                    "parameters": [
+                        {"$ref": "#/parameters/token"},
+                        {"in": "formData", "name": "channel", "required": true, "type": "string"},
+                        {"in": "formData", "name": "attachments", "type": "array", "items": {"type": "string"}},
+                        {"in": "formData", "name": "as_user", "type": "boolean"},
+                    ],
+                    "security": [{"slackAuth": ["chat:write:bot"]}],
+                    "responses": {"200": {"description": "Typical success response", "schema": {"$ref": "#/definitions/message"},
+                        "examples": {"application/json": {"ok": true}}}},
+                }},
+                "/conversations.history": {"get": {
+                    "operationId": "conversations_history",
+                    "parameters": [
+                        {"in": "query", "name": "token", "type": "string"},
+                        {"$ref": "#/parameters/channel"},
+                        {"in": "query", "name": "limit", "type": "integer", "x-nullable": true},
+                    ],
+                    "responses": {"200": {"description": "ok", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
+                }},
+            },
+            "definitions": {"message": {"type": "object", "properties": {"ok": {"type": "boolean"}, "ts": {"type": "string"}}}},
+        })
+    }
+
+    /// References nested in arrays, allOf and additionalProperties, shared bodies, every collectionFormat.
+    fn nested() -> Value {
+        json!({
+            "swagger": "2.0",
+            "info": {"title": "Nested", "version": "2"},
+            "basePath": "/api/",
+            "parameters": {
+                "Order": {"name": "order", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Order"}},
+                "Ids": {"name": "ids", "in": "path", "required": true, "type": "array", "items": {"type": "integer"}},
+            },
+            "responses": {"NotFound": {"description": "No such thing", "schema": {"$ref": "#/definitions/Error"},
+                "headers": {"X-Rate-Limit": {"type": "integer", "format": "int32", "description": "calls per hour"}}}},
+            "paths": {
+                "/orders/{ids}": {
+                    "parameters": [{"$ref": "#/parameters/Ids"}],
+                    "put": {
+                        "consumes": ["application/merge-patch+json"],
+                        "parameters": [
+                            {"$ref": "#/parameters/Order"},
+                            {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}},
+                            {"name": "words", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "ssv"},
+                            {"name": "flags", "in": "header", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"},
+                            {"name": "bars", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"},
+                            {"name": "cells", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "tsv"},
+                        ],
+                        "responses": {"404": {"$ref": "#/responses/NotFound"}, "default": {"description": "ok"}},
+                    },
+                    "post": {
+                        "parameters": [{"$ref": "#/parameters/Order"}],
+                        "responses": {"201": {"description": "made"}},
+                    },
+                },
+                "/shared": {"$ref": "other.yaml#/paths/~1shared"},
+            },
+            "definitions": {
+                "Order": {"allOf": [{"$ref": "#/definitions/Base"}, {"type": "object", "properties": {
+                    "lines": {"type": "array", "items": {"$ref": "#/definitions/Line"}},
+                    "notes": {"type": "object", "additionalProperties": {"$ref": "#/definitions/Line"}},
+                    "kind": {"type": "string", "x-nullable": true},
+                }}], "discriminator": "kind"},
+                "Base": {"type": "object", "properties": {"id": {"type": "string"}}},
+                "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "parts": {"type": "array", "items": {"$ref": "#/definitions/Line"}}}},
+                "Error": {"type": "object"},
+            },
+        })
+    }
+
     #[test]
     fn the_petstore_converts_with_its_form_and_multipart_bodies() {
         let pet = json!({"$ref": "#/components/schemas/Pet"});
@@ -1098,46 +1195,7 @@ mod tests {
 
     #[test]
     fn slacks_web_api_style_posts_forms_with_a_shared_token_field() {
-        let slack = json!({
-            "swagger": "2.0",
-            "info": {"title": "Slack Web API", "version": "1.7.0"},
-            "host": "slack.com",
-            "basePath": "/api",
-            "schemes": ["https"],
-            "consumes": ["application/x-www-form-urlencoded", "application/json"],
-            "produces": ["application/json"],
-            "parameters": {
-                "token": {"name": "token", "in": "formData", "required": true, "type": "string", "description": "Authentication token."},
-                "channel": {"name": "channel", "in": "query", "type": "string"},
-            },
-            "securityDefinitions": {"slackAuth": {"type": "oauth2", "flow": "accessCode",
-                "authorizationUrl": "https://slack.com/oauth/authorize", "tokenUrl": "https://slack.com/api/oauth.access",
-                "scopes": {"chat:write:bot": "Send messages as bot"}}},
-            "paths": {
-                "/chat.postMessage": {"post": {
-                    "operationId": "chat_postMessage",
-                    "parameters": [
-                        {"$ref": "#/parameters/token"},
-                        {"in": "formData", "name": "channel", "required": true, "type": "string"},
-                        {"in": "formData", "name": "attachments", "type": "array", "items": {"type": "string"}},
-                        {"in": "formData", "name": "as_user", "type": "boolean"},
-                    ],
-                    "security": [{"slackAuth": ["chat:write:bot"]}],
-                    "responses": {"200": {"description": "Typical success response", "schema": {"$ref": "#/definitions/message"},
-                        "examples": {"application/json": {"ok": true}}}},
-                }},
-                "/conversations.history": {"get": {
-                    "operationId": "conversations_history",
-                    "parameters": [
-                        {"in": "query", "name": "token", "type": "string"},
-                        {"$ref": "#/parameters/channel"},
-                        {"in": "query", "name": "limit", "type": "integer", "x-nullable": true},
-                    ],
-                    "responses": {"200": {"description": "ok", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
-                }},
-            },
-            "definitions": {"message": {"type": "object", "properties": {"ok": {"type": "boolean"}, "ts": {"type": "string"}}}},
-        });
+        let slack = slack();
         let openapi = convert(&slack).unwrap();
         assert_eq!(openapi["servers"], json!([{"url": "https://slack.com/api"}]));
         assert_eq!(
@@ -1185,48 +1243,7 @@ mod tests {
 
     #[test]
     fn nested_references_shared_bodies_and_collection_formats_convert() {
-        let swagger = json!({
-            "swagger": "2.0",
-            "info": {"title": "Nested", "version": "2"},
-            "basePath": "/api/",
-            "parameters": {
-                "Order": {"name": "order", "in": "body", "required": true, "schema": {"$ref": "#/definitions/Order"}},
-                "Ids": {"name": "ids", "in": "path", "required": true, "type": "array", "items": {"type": "integer"}},
-            },
-            "responses": {"NotFound": {"description": "No such thing", "schema": {"$ref": "#/definitions/Error"},
-                "headers": {"X-Rate-Limit": {"type": "integer", "format": "int32", "description": "calls per hour"}}}},
-            "paths": {
-                "/orders/{ids}": {
-                    "parameters": [{"$ref": "#/parameters/Ids"}],
-                    "put": {
-                        "consumes": ["application/merge-patch+json"],
-                        "parameters": [
-                            {"$ref": "#/parameters/Order"},
-                            {"name": "tags", "in": "query", "type": "array", "items": {"type": "string"}},
-                            {"name": "words", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "ssv"},
-                            {"name": "flags", "in": "header", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"},
-                            {"name": "cells", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "tsv"},
-                        ],
-                        "responses": {"404": {"$ref": "#/responses/NotFound"}, "default": {"description": "ok"}},
-                    },
-                    "post": {
-                        "parameters": [{"$ref": "#/parameters/Order"}],
-                        "responses": {"201": {"description": "made"}},
-                    },
-                },
-                "/shared": {"$ref": "other.yaml#/paths/~1shared"},
-            },
-            "definitions": {
-                "Order": {"allOf": [{"$ref": "#/definitions/Base"}, {"type": "object", "properties": {
-                    "lines": {"type": "array", "items": {"$ref": "#/definitions/Line"}},
-                    "notes": {"type": "object", "additionalProperties": {"$ref": "#/definitions/Line"}},
-                    "kind": {"type": "string", "x-nullable": true},
-                }}], "discriminator": "kind"},
-                "Base": {"type": "object", "properties": {"id": {"type": "string"}}},
-                "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "parts": {"type": "array", "items": {"$ref": "#/definitions/Line"}}}},
-                "Error": {"type": "object"},
-            },
-        });
+        let swagger = nested();
         let openapi = convert(&swagger).unwrap();
         assert_eq!(openapi["servers"], json!([{"url": "/api"}]));
         assert_eq!(openapi["paths"]["/shared"], json!({"$ref": "other.yaml#/paths/~1shared"}));
@@ -1243,7 +1260,8 @@ mod tests {
             json!([
                 {"name": "tags", "in": "query", "style": "form", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
                 {"name": "words", "in": "query", "style": "spaceDelimited", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
-                {"name": "flags", "in": "header", "style": "pipeDelimited", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "flags", "in": "header", "style": "simple", "explode": false, "x-collectionFormat": "pipes", "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "bars", "in": "query", "style": "pipeDelimited", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
                 {"name": "cells", "in": "query", "style": "form", "explode": false, "x-collectionFormat": "tsv", "schema": {"type": "array", "items": {"type": "string"}}},
             ])
         );
