@@ -669,23 +669,30 @@ impl Converter<'_> {
             }
             converted.insert("headers".into(), Value::Object(converted_headers));
         }
-        if let Some(schema) = response.get("schema") {
-            let schema = self.schema(schema, &format!("{at}/schema"), 0)?;
-            let examples = response.get("examples").and_then(Value::as_object);
-            let media: Vec<&str> = if produces.is_empty() {
-                vec!["application/json"]
-            } else {
-                produces.iter().map(String::as_str).collect()
-            };
-            let mut content = Map::new();
-            for media in media {
-                let mut media_type = Map::new();
-                media_type.insert("schema".into(), schema.clone());
-                if let Some(example) = examples.and_then(|examples| examples.get(media)) {
-                    media_type.insert("example".into(), example.clone());
-                }
-                content.insert(media.to_owned(), Value::Object(media_type));
+        let schema = match response.get("schema") {
+            Some(schema) => Some(self.schema(schema, &format!("{at}/schema"), 0)?),
+            None => None,
+        };
+        let examples = response.get("examples").and_then(Value::as_object);
+        let media: Vec<&str> =
+            if produces.is_empty() { vec!["application/json"] } else { produces.iter().map(String::as_str).collect() };
+        let mut content = Map::new();
+        for media in media {
+            let example = examples.and_then(|examples| examples.get(media));
+            // Without a schema, a media type says something only with its example.
+            if schema.is_none() && example.is_none() {
+                continue;
             }
+            let mut media_type = Map::new();
+            if let Some(schema) = &schema {
+                media_type.insert("schema".into(), schema.clone());
+            }
+            if let Some(example) = example {
+                media_type.insert("example".into(), example.clone());
+            }
+            content.insert(media.to_owned(), Value::Object(media_type));
+        }
+        if !content.is_empty() {
             converted.insert("content".into(), Value::Object(content));
         }
         Ok(Value::Object(converted))
@@ -1092,7 +1099,8 @@ mod tests {
                             {"name": "bars", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "pipes"},
                             {"name": "cells", "in": "query", "type": "array", "items": {"type": "string"}, "collectionFormat": "tsv"},
                         ],
-                        "responses": {"404": {"$ref": "#/responses/NotFound"}, "default": {"description": "ok"}},
+                        "responses": {"404": {"$ref": "#/responses/NotFound"}, "default": {"description": "ok",
+                            "examples": {"application/json": {"id": "o-1"}, "text/plain": "o-1"}}},
                     },
                     "post": {
                         "parameters": [{"$ref": "#/parameters/Order"}],
@@ -1267,7 +1275,8 @@ mod tests {
         );
         assert_eq!(
             item["put"]["responses"],
-            json!({"404": {"$ref": "#/components/responses/NotFound"}, "default": {"description": "ok"}})
+            json!({"404": {"$ref": "#/components/responses/NotFound"}, "default": {"description": "ok",
+            "content": {"application/json": {"example": {"id": "o-1"}}}}})
         );
         let line = json!({"$ref": "#/components/schemas/Line"});
         assert_eq!(
