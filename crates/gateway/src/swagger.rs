@@ -39,6 +39,8 @@
 //! );
 //! ```
 
+use std::cell::Cell;
+
 use mcp_fusion_wire::value_kind as kind;
 use serde_json::{Map, Value, json};
 
@@ -49,6 +51,10 @@ pub const MAX_DEPTH: usize = 200;
 /// How many media types one `consumes` or `produces` may list: each copies the schema it
 /// carries.
 pub const MAX_MEDIA_TYPES: usize = 32;
+
+/// How many schema values the media types after each content's first may copy in all: a
+/// document listing many media types for many large schemas must not grow many times over.
+pub const MAX_COPIED_VALUES: usize = 2_000_000;
 
 /// The methods a Swagger 2.0 path item holds operations under.
 const METHODS: [&str; 7] = ["get", "put", "post", "delete", "options", "head", "patch"];
@@ -127,6 +133,7 @@ pub fn convert(swagger: &Value) -> Result<Value, SwaggerError> {
         document: swagger,
         consumes: media_types(root.get("consumes"), "/consumes")?,
         produces: media_types(root.get("produces"), "/produces")?,
+        copied: Cell::new(0),
     };
     let mut openapi = Map::new();
     openapi.insert("openapi".into(), Value::String("3.0.3".into()));
@@ -208,6 +215,8 @@ struct Converter<'a> {
     document: &'a Value,
     consumes: Vec<String>,
     produces: Vec<String>,
+    /// Schema values copied so far for media types after the first.
+    copied: Cell<usize>,
 }
 
 /// A `body` parameter, made a request body once the operation's `consumes` is known.
@@ -548,8 +557,10 @@ impl Converter<'_> {
         };
         let media: Vec<&str> =
             if consumes.is_empty() { vec!["application/json"] } else { consumes.iter().map(String::as_str).collect() };
-        let content: Map<String, Value> =
-            media.into_iter().map(|media| (media.to_owned(), json!({"schema": schema}))).collect();
+        let mut content = Map::new();
+        for (index, media) in media.into_iter().enumerate() {
+            content.insert(media.to_owned(), json!({"schema": self.copy(&schema, index, at)?}));
+        }
         let mut body = Map::new();
         if let Some(description) = parameter.get("description") {
             body.insert("description".into(), description.clone());
@@ -621,9 +632,10 @@ impl Converter<'_> {
             schema.insert("required".into(), Value::Array(required.clone()));
         }
         let mut content = Map::new();
-        for media in media {
+        let schema = Value::Object(schema);
+        for (index, media) in media.into_iter().enumerate() {
             let mut media_type = Map::new();
-            media_type.insert("schema".into(), Value::Object(schema.clone()));
+            media_type.insert("schema".into(), self.copy(&schema, index, "/paths")?);
             if media.starts_with("application/x-www-form-urlencoded") && !encoding.is_empty() {
                 media_type.insert("encoding".into(), Value::Object(encoding.clone()));
             }
@@ -677,7 +689,7 @@ impl Converter<'_> {
         let media: Vec<&str> =
             if produces.is_empty() { vec!["application/json"] } else { produces.iter().map(String::as_str).collect() };
         let mut content = Map::new();
-        for media in media {
+        for (index, media) in media.into_iter().enumerate() {
             let example = examples.and_then(|examples| examples.get(media));
             // Without a schema, a media type says something only with its example.
             if schema.is_none() && example.is_none() {
@@ -685,7 +697,7 @@ impl Converter<'_> {
             }
             let mut media_type = Map::new();
             if let Some(schema) = &schema {
-                media_type.insert("schema".into(), schema.clone());
+                media_type.insert("schema".into(), self.copy(schema, index, at)?);
             }
             if let Some(example) = example {
                 media_type.insert("example".into(), example.clone());
@@ -696,6 +708,24 @@ impl Converter<'_> {
             converted.insert("content".into(), Value::Object(content));
         }
         Ok(Value::Object(converted))
+    }
+
+    /// `schema` for a content's `index`th media type, counted against [`MAX_COPIED_VALUES`]
+    /// after the first.
+    fn copy(&self, schema: &Value, index: usize, at: &str) -> Result<Value, SwaggerError> {
+        if index > 0 {
+            let copied = self.copied.get().saturating_add(size(schema));
+            self.copied.set(copied);
+            if copied > MAX_COPIED_VALUES {
+                return Err(SwaggerError::Refused {
+                    at: at.into(),
+                    what: format!(
+                        "its media types copy more than {MAX_COPIED_VALUES} schema values in all; list fewer in consumes and produces"
+                    ),
+                });
+            }
+        }
+        Ok(schema.clone())
     }
 
     /// A schema with its references rewritten, `x-nullable` as `nullable`, a `file` as binary
@@ -785,6 +815,15 @@ impl Converter<'_> {
         let refused = |reason| SwaggerError::Reference { at: at.into(), reference: cut(reference), reason };
         let pointer = reference.strip_prefix('#').ok_or_else(|| refused("is not a local reference"))?;
         self.document.pointer(pointer).ok_or_else(|| refused("names nothing in the document"))
+    }
+}
+
+/// How many values `value` holds, itself included.
+fn size(value: &Value) -> usize {
+    match value {
+        Value::Object(object) => 1 + object.values().map(size).sum::<usize>(),
+        Value::Array(list) => 1 + list.iter().map(size).sum::<usize>(),
+        _ => 1,
     }
 }
 
@@ -1366,6 +1405,14 @@ mod tests {
                 {"name": "q", "in": "query", "type": "array", "collectionFormat": "commas"}], "responses": {}}}}})),
             "/paths/~1a/get/parameters/0/collectionFormat: expected one of csv, ssv, tsv, pipes, multi, found \"commas\""
         );
+        // 40 inline schemas of 2,001 values, each copied for 31 more media types.
+        let wide = json!({"type": "object", "properties": (0..1000).map(|n| (format!("p{n}"), json!({"type": "string"}))).collect::<Map<String, Value>>()});
+        let responses: Map<String, Value> =
+            (200..240).map(|code| (code.to_string(), json!({"description": "", "schema": wide}))).collect();
+        let media: Vec<String> = (0..32).map(|n| format!("application/x-{n}+json")).collect();
+        let wide = json!({"swagger": "2.0", "produces": media, "paths": {"/wide": {"get": {"responses": responses}}}});
+        let error = convert(&wide).map(|_| ()).unwrap_err().to_string();
+        assert!(error.contains("its media types copy more than 2000000 schema values in all"), "{error}");
         let mut deep = json!({"type": "string"});
         for _ in 0..300 {
             deep = json!({"type": "array", "items": deep});
