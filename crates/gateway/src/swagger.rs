@@ -235,8 +235,8 @@ struct Parameters {
     list: Vec<Value>,
     /// The `body` parameter, or a reference to a shared one.
     body: Option<Body>,
-    /// The `formData` parameters: each field's name and parameter.
-    form: Vec<(String, Value, String)>,
+    /// The `formData` parameters: each field's name, its parameter, and where that is.
+    form: Vec<(String, Map<String, Value>, String)>,
 }
 
 impl Converter<'_> {
@@ -350,7 +350,7 @@ impl Converter<'_> {
         if !own.list.is_empty() {
             converted.insert("parameters".into(), Value::Array(own.list));
         }
-        let mut form: Vec<(String, Value, String)> =
+        let mut form: Vec<(String, Map<String, Value>, String)> =
             shared.form.iter().filter(|(name, ..)| !own.form.iter().any(|(own, ..)| own == name)).cloned().collect();
         form.extend(own.form);
         let body = match own.body.or_else(|| shared.body.clone()) {
@@ -441,7 +441,7 @@ impl Converter<'_> {
                         None => Body::Own(object.clone(), at),
                     });
                 }
-                "formData" => split.form.push((name.to_owned(), Value::Object(object.clone()), at)),
+                "formData" => split.form.push((name.to_owned(), object.clone(), at)),
                 _ => split.list.push(match shared {
                     Some(reference) => json!({"$ref": rewritten(reference)}),
                     None => self.parameter(object, &at)?,
@@ -578,13 +578,16 @@ impl Converter<'_> {
     }
 
     /// The one form body of an operation's `formData` fields.
-    fn form(&self, fields: &[(String, Value, String)], consumes: &[String]) -> Result<Value, SwaggerError> {
+    fn form(
+        &self,
+        fields: &[(String, Map<String, Value>, String)],
+        consumes: &[String],
+    ) -> Result<Value, SwaggerError> {
         let mut properties = Map::new();
         let mut required = Vec::new();
         let mut encoding = Map::new();
         let mut file = false;
         for (name, parameter, at) in fields {
-            let Value::Object(parameter) = parameter else { continue };
             let mut schema = self.value_schema(parameter, at, 0)?;
             file |= parameter.get("type").and_then(Value::as_str) == Some("file");
             if let (Some(description), Value::Object(schema)) = (parameter.get("description"), &mut schema) {
