@@ -197,13 +197,18 @@ fn servers(root: &Map<String, Value>) -> Result<Option<Value>, SwaggerError> {
                 found: kind(scheme).into(),
             })?;
             // ws and wss serve no HTTP operation.
-            if matches!(scheme, "https" | "http") && !schemes.contains(&scheme) {
+            let scheme = scheme.to_ascii_lowercase();
+            if matches!(scheme.as_str(), "https" | "http") && !schemes.contains(&scheme) {
                 schemes.push(scheme);
             }
         }
     }
-    schemes.sort_by_key(|scheme| *scheme != "https");
+    schemes.sort_by_key(|scheme| scheme != "https");
     let host = host.trim_end_matches('/');
+    // Some documents write their host as a URL, scheme and all: it says where they are served.
+    if host.starts_with("https://") || host.starts_with("http://") {
+        return Ok(Some(json!([{"url": format!("{host}{base}")}])));
+    }
     if schemes.is_empty() {
         return Ok(Some(json!([{"url": format!("//{host}{base}")}])));
     }
@@ -1359,6 +1364,14 @@ mod tests {
             Some(json!([{"url": "http://api.example.com"}]))
         );
         assert_eq!(servers(json!({})), None);
+        assert_eq!(
+            servers(json!({"host": "https://api.example.com/", "basePath": "/v2", "schemes": ["HTTP"]})),
+            Some(json!([{"url": "https://api.example.com/v2"}]))
+        );
+        assert_eq!(
+            servers(json!({"host": "api.example.com", "schemes": ["HTTP", "https"]})),
+            Some(json!([{"url": "https://api.example.com"}, {"url": "http://api.example.com"}]))
+        );
         assert_eq!(servers(json!({"basePath": "/v1"})), Some(json!([{"url": "/v1"}])));
     }
 
