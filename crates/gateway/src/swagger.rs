@@ -42,6 +42,7 @@
 use std::cell::Cell;
 
 use mcp_fusion_wire::value_kind as kind;
+use percent_encoding::percent_decode_str;
 use serde_json::{Map, Value, json};
 
 /// How deeply schemas may nest: far deeper than any document's, and shallow enough that
@@ -417,14 +418,15 @@ impl Converter<'_> {
                         expected: "a string",
                         found: kind(reference).into(),
                     })?;
-                    let Some(pointer) = reference.strip_prefix('#') else {
+                    if !reference.starts_with('#') {
                         // Another file's parameter: the importer says it reads no other file.
                         split.list.push(parameter.clone());
                         continue;
-                    };
-                    let target = self.target(reference, &at)?;
-                    let object = object_at(Some(target), pointer, "a parameter object")?;
-                    (object, pointer.to_owned(), pointer.strip_prefix("/parameters/").map(|_| reference))
+                    }
+                    let (target, pointer) = self.target(reference, &at)?;
+                    let object = object_at(Some(target), &pointer, "a parameter object")?;
+                    let shared = pointer.strip_prefix("/parameters/").map(str::to_owned);
+                    (object, pointer, shared)
                 }
             };
             let name = object.get("name");
@@ -442,13 +444,13 @@ impl Converter<'_> {
                         });
                     }
                     split.body = Some(match shared {
-                        Some(reference) => Body::Shared(reference.trim_start_matches("#/parameters/").to_owned()),
+                        Some(name) => Body::Shared(name),
                         None => Body::Own(object.clone(), at),
                     });
                 }
                 "formData" => split.form.push((name.to_owned(), object.clone(), at)),
                 _ => split.list.push(match shared {
-                    Some(reference) => json!({"$ref": rewritten(reference)}),
+                    Some(name) => json!({"$ref": format!("#/components/parameters/{name}")}),
                     None => self.parameter(object, &at)?,
                 }),
             }
@@ -812,17 +814,28 @@ impl Converter<'_> {
             expected: "a string",
             found: kind(reference).into(),
         })?;
-        if reference.starts_with('#') {
-            self.target(reference, at)?;
+        if !reference.starts_with('#') {
+            return Ok(reference.to_owned());
         }
-        Ok(rewritten(reference))
+        let (_, pointer) = self.target(reference, at)?;
+        Ok(rewritten(&format!("#{pointer}")))
     }
 
-    /// What the local `reference` names in the Swagger document.
-    fn target(&self, reference: &str, at: &str) -> Result<&Value, SwaggerError> {
+    /// What the local `reference` names in the Swagger document, and the JSON pointer that
+    /// names it: as written, or with its percent escapes decoded (a reference is a URI, and
+    /// some generators escape `[` and `]` of generic type names in it).
+    fn target(&self, reference: &str, at: &str) -> Result<(&Value, String), SwaggerError> {
         let refused = |reason| SwaggerError::Reference { at: at.into(), reference: cut(reference), reason };
         let pointer = reference.strip_prefix('#').ok_or_else(|| refused("is not a local reference"))?;
-        self.document.pointer(pointer).ok_or_else(|| refused("names nothing in the document"))
+        if let Some(target) = self.document.pointer(pointer) {
+            return Ok((target, pointer.to_owned()));
+        }
+        let decoded =
+            percent_decode_str(pointer).decode_utf8().map_err(|_| refused("names nothing in the document"))?;
+        match self.document.pointer(&decoded) {
+            Some(target) => Ok((target, decoded.into_owned())),
+            None => Err(refused("names nothing in the document")),
+        }
     }
 }
 
@@ -1151,7 +1164,7 @@ mod tests {
                     },
                     "post": {
                         "parameters": [{"$ref": "#/parameters/Order"}],
-                        "responses": {"201": {"description": "made"}},
+                        "responses": {"201": {"description": "made", "schema": {"$ref": "#/definitions/Page%5BOrder%5D"}}},
                     },
                 },
                 "/shared": {"$ref": "other.yaml#/paths/~1shared"},
@@ -1165,6 +1178,7 @@ mod tests {
                 "Base": {"type": "object", "properties": {"id": {"type": "string"}}},
                 "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "parts": {"type": "array", "items": {"$ref": "#/definitions/Line"}}}},
                 "Error": {"type": "object"},
+                "Page[Order]": {"type": "array", "items": {"$ref": "#/definitions/Order"}},
             },
         })
     }
@@ -1310,6 +1324,11 @@ mod tests {
             json!({"required": true, "content": {"application/merge-patch+json": {"schema": {"$ref": "#/components/schemas/Order"}}}})
         );
         assert_eq!(item["post"]["requestBody"], json!({"$ref": "#/components/requestBodies/Order"}));
+        // A reference escaped as a URI names the schema it decodes to.
+        assert_eq!(
+            item["post"]["responses"]["201"]["content"]["application/json"]["schema"],
+            json!({"$ref": "#/components/schemas/Page[Order]"})
+        );
         assert_eq!(
             item["put"]["parameters"],
             json!([
@@ -1338,6 +1357,7 @@ mod tests {
                     "Base": {"type": "object", "properties": {"id": {"type": "string"}}},
                     "Line": {"type": "object", "properties": {"sku": {"type": "string"}, "parts": {"type": "array", "items": line}}},
                     "Error": {"type": "object"},
+                    "Page[Order]": {"type": "array", "items": {"$ref": "#/components/schemas/Order"}},
                 },
                 "parameters": {"Ids": {"name": "ids", "in": "path", "required": true, "style": "simple", "explode": false,
                     "schema": {"type": "array", "items": {"type": "integer"}}}},
