@@ -429,13 +429,21 @@ impl Converter<'_> {
                     (object, pointer, shared)
                 }
             };
+            let place = location(object, &at)?;
+            // A body parameter's name names nothing on the wire, and documents leave it out.
             let name = object.get("name");
-            let name = name.and_then(Value::as_str).ok_or_else(|| SwaggerError::Malformed {
-                at: format!("{at}/name"),
-                expected: "a string",
-                found: name.map_or("nothing", kind).into(),
-            })?;
-            match location(object, &at)? {
+            let name = match name.and_then(Value::as_str) {
+                Some(name) => name,
+                None if place == "body" => "body",
+                None => {
+                    return Err(SwaggerError::Malformed {
+                        at: format!("{at}/name"),
+                        expected: "a string",
+                        found: name.map_or("nothing", kind).into(),
+                    });
+                }
+            };
+            match place {
                 "body" => {
                     if split.body.is_some() {
                         return Err(SwaggerError::Refused {
@@ -1393,6 +1401,26 @@ mod tests {
             Some(json!([{"url": "https://api.example.com"}, {"url": "http://api.example.com"}]))
         );
         assert_eq!(servers(json!({"basePath": "/v1"})), Some(json!([{"url": "/v1"}])));
+    }
+
+    #[test]
+    fn a_body_parameter_needs_no_name_and_a_file_answer_is_binary() {
+        let openapi = convert(&json!({"swagger": "2.0", "paths": {"/files": {"post": {
+            "parameters": [{"in": "body", "schema": {"type": "string"}}],
+            "produces": ["application/octet-stream"],
+            "responses": {"200": {"description": "The file.", "schema": {"type": "file"}}},
+        }}}}))
+        .unwrap();
+        let operation = &openapi["paths"]["/files"]["post"];
+        assert_eq!(operation["requestBody"], json!({"content": {"application/json": {"schema": {"type": "string"}}}}));
+        assert_eq!(
+            operation["responses"]["200"]["content"],
+            json!({"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}})
+        );
+        let error = refused(
+            json!({"swagger": "2.0", "paths": {"/a": {"get": {"parameters": [{"in": "query"}], "responses": {}}}}}),
+        );
+        assert_eq!(error, "/paths/~1a/get/parameters/0/name: expected a string, found nothing");
     }
 
     fn refused(swagger: Value) -> String {
