@@ -10,7 +10,9 @@
 //! bounds move into its `schema`, and its `collectionFormat` becomes `style` and `explode`
 //! (`tsv`, which OpenAPI 3 has no style for, stays `form` without `explode`, and is kept as
 //! `x-collectionFormat`); `produces` becomes each response's media types; `x-nullable` becomes
-//! `nullable`; and every local `$ref` is rewritten to the component it now names.
+//! `nullable`; and every local `$ref` is rewritten to the component it now names. Schemas are
+//! otherwise carried as written: JSON Schema that OpenAPI 3.0 does not allow (a list of types,
+//! `items` as a list) stays as it is, as a tool's input schema is JSON Schema and reads it.
 //!
 //! A document is any JSON a server or a file hands over: a part of the wrong shape is a
 //! [`SwaggerError`] saying where (a JSON pointer) and what was expected, never a panic.
