@@ -174,7 +174,11 @@ pub(crate) fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Vec
             crate::swagger::convert(&document).map_err(|error| format!("the Swagger 2.0 document {source}: {error}"))?
         }
         (None, Some(version)) => {
-            let version = version.as_str().map_or_else(|| version.to_string(), echo);
+            let version = match version {
+                Value::String(version) => echo(version),
+                Value::Number(version) => version.to_string(),
+                other => mcp_fusion_wire::value_kind(other).to_owned(),
+            };
             return Err(format!(
                 "the OpenAPI document {source} is Swagger {version}, which is not read; the gateway reads OpenAPI 3.0 and 3.1, and Swagger 2.0"
             ));

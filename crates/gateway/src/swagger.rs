@@ -1607,7 +1607,11 @@ definitions:
             error,
             "the OpenAPI document old.json is Swagger '1.2', which is not read; the gateway reads OpenAPI 3.0 and 3.1, and Swagger 2.0"
         );
-        let error = crate::rest::parse_and_import("bad.yaml", b"swagger: '2.0'\npaths: [1]\n").unwrap_err();
+        let error = crate::rest::parse_and_import("old.yaml", b"swagger: 1.2\n").unwrap_err();
+        assert!(error.starts_with("the OpenAPI document old.yaml is Swagger 1.2, which is not read"), "{error}");
+        let error = crate::rest::parse_and_import("odd.json", br#"{"swagger": {"v": 2}}"#).unwrap_err();
+        assert!(error.starts_with("the OpenAPI document odd.json is Swagger an object, which is not read"), "{error}");
+        let error = crate::rest::parse_and_import("bad.yaml", b"swagger: 2.0\npaths: [1]\n").unwrap_err();
         assert_eq!(error, "the Swagger 2.0 document bad.yaml: /paths: expected an object of paths, found an array");
     }
 }
