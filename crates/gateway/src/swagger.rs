@@ -541,6 +541,11 @@ impl Converter<'_> {
         if described.contains_key("$ref") {
             return self.schema(&Value::Object(described.clone()), at, depth);
         }
+        // Some documents describe a query or form field with an OpenAPI 3 `schema` instead of
+        // its own keywords: that schema says what the field holds.
+        if let (None, Some(schema)) = (described.get("type"), described.get("schema")) {
+            return self.schema(schema, &format!("{at}/schema"), depth + 1);
+        }
         let mut schema = Map::new();
         for keyword in SCHEMA_KEYWORDS {
             let Some(value) = described.get(keyword) else { continue };
@@ -1423,6 +1428,18 @@ mod tests {
             json!({"swagger": "2.0", "paths": {"/a": {"get": {"parameters": [{"in": "query"}], "responses": {}}}}}),
         );
         assert_eq!(error, "/paths/~1a/get/parameters/0/name: expected a string, found nothing");
+    }
+
+    #[test]
+    fn a_field_described_by_a_schema_keeps_it() {
+        let openapi = convert(&json!({"swagger": "2.0", "paths": {"/a": {"get": {
+            "parameters": [{"name": "q", "in": "query", "schema": {"$ref": "#/definitions/Q"}}], "responses": {}}}},
+            "definitions": {"Q": {"type": "string"}}}))
+        .unwrap();
+        assert_eq!(
+            openapi["paths"]["/a"]["get"]["parameters"],
+            json!([{"name": "q", "in": "query", "schema": {"$ref": "#/components/schemas/Q"}}])
+        );
     }
 
     fn refused(swagger: Value) -> String {
