@@ -91,7 +91,8 @@ impl ApiSource<'_> {
             let response = client
                 .get(url.clone())
                 .headers(headers.clone())
-                .header(reqwest::header::ACCEPT, "application/json")
+                // A server that picks the format by this header may hold the document in YAML.
+                .header(reqwest::header::ACCEPT, "application/json, application/yaml;q=0.9, */*;q=0.8")
                 .send()
                 .await
                 .map_err(|error| format!("the OpenAPI document {source} could not be fetched: {}", reached(&error)))?;

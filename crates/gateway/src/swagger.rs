@@ -1600,7 +1600,8 @@ definitions:
     properties:
       sku: {type: string}
 "#;
-        let (openapi, operations) = crate::rest::parse_and_import("invoices.yaml", document).unwrap();
+        let (openapi, imported) = crate::rest::parse_and_import("invoices.yaml", document).unwrap();
+        let operations = imported.operations;
         assert_eq!(openapi["servers"], json!([{"url": "https://billing.example.com/v1"}]));
         assert_eq!(openapi["info"]["version"], json!(1.0));
         let names: Vec<&str> = operations.iter().map(|operation| operation.name.as_str()).collect();
@@ -1609,7 +1610,7 @@ definitions:
             operations[0].input_schema["properties"],
             json!({"page": {"type": "integer", "minimum": 1}, "status": {"type": "array", "items": {"type": "string", "enum": ["open", "paid"]}}})
         );
-        assert_eq!(operations[1].body, Some(true));
+        assert_eq!(operations[1].body.as_ref().map(|body| body.required), Some(true));
         assert_eq!(operations[1].input_schema["properties"]["body"]["required"], json!(["amount"]));
         assert_eq!(
             operations[1].input_schema["properties"]["body"]["properties"]["lines"]["items"],

@@ -305,7 +305,8 @@ paths:
       parameters: [*id]
       responses: {204: {description: Gone.}}
 ";
-        let (openapi, operations) = crate::rest::parse_and_import("files.yaml", document).unwrap();
+        let (openapi, imported) = crate::rest::parse_and_import("files.yaml", document).unwrap();
+        let operations = imported.operations;
         assert_eq!(openapi["info"]["version"], "2024-01-01");
         assert_eq!(openapi["paths"]["/files/{id}"]["get"]["responses"]["200"], json!({"description": "The file."}));
         let names: Vec<&str> = operations.iter().map(|operation| operation.name.as_str()).collect();
