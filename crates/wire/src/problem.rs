@@ -440,14 +440,9 @@ impl ProblemKind {
             ProblemKind::UnrecognizedKey { key, suggestion, known, patterns } => {
                 unrecognized(key, suggestion.as_ref(), known, patterns)
             }
-            ProblemKind::InvalidUnion { options } => (
-                "Matches none of the allowed shapes".into(),
-                match options.as_slice() {
-                    [] => "a value matching one of the allowed shapes".into(),
-                    [one] => one.phrase(),
-                    _ => format!("one of: {}", options.iter().map(Shape::phrase).collect::<Vec<_>>().join("; ")),
-                },
-            ),
+            ProblemKind::InvalidUnion { options } => {
+                ("Matches none of the allowed shapes".into(), crate::expectation::alternatives_phrase(options))
+            }
             ProblemKind::ClosestUnion { closest, others } => {
                 let others: Vec<String> = others.iter().map(Shape::phrase).collect();
                 let alternatives = match others.as_slice() {
