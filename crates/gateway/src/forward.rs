@@ -152,7 +152,7 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
             match ToolError::from_protocol_error(data.code.0, &data.message, data.data.as_ref()) {
                 // Only a message: its own words, with nothing this side made up.
                 Some(unknown) if unknown.message == *data.message => ForwardError::NoSuchTool(unknown.message.clone()),
-                Some(unknown) => ForwardError::NoSuchTool(healing(&unknown)),
+                Some(unknown) => ForwardError::NoSuchTool(unknown.said_in_one_line()),
                 None => ForwardError::InvalidParams(data.message.to_string()),
             }
         }
@@ -229,14 +229,6 @@ pub(crate) fn described(error: &ServiceError) -> String {
             why
         }
         other => said(other).to_owned(),
-    }
-}
-
-/// An unknown tool's message and what to do about it, as one line.
-fn healing(error: &ToolError) -> String {
-    match error.recovery.as_deref() {
-        Some(recovery) => format!("{} {recovery}", error.message),
-        None => error.message.clone(),
     }
 }
 

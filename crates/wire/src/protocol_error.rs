@@ -85,14 +85,28 @@ impl ToolError {
     }
 }
 
+impl ToolError {
+    /// The message and the recovery as one line: what a client shows of an error that is no
+    /// envelope (a JSON-RPC error's message, another server's words passed on).
+    ///
+    /// ```
+    /// use mcp_fusion_wire::ToolError;
+    ///
+    /// let error = ToolError::not_found("No invoice inv_9.").suggest("List the invoices first.");
+    /// assert_eq!(error.said_in_one_line(), "No invoice inv_9. List the invoices first.");
+    /// ```
+    pub fn said_in_one_line(&self) -> String {
+        match self.recovery.as_deref().filter(|r| !r.is_empty()) {
+            Some(recovery) => format!("{} {recovery}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
 /// The error as JSON-RPC's `-32602` with its first `kept` actions, and a detail counting the
 /// rest.
 fn protocol_error(error: &ToolError, kept: usize) -> ProtocolError {
-    let mut message = error.message.clone();
-    if let Some(recovery) = error.recovery.as_deref().filter(|r| !r.is_empty()) {
-        message.push(' ');
-        message.push_str(recovery);
-    }
+    let message = error.said_in_one_line();
     let mut details: Map<String, Value> =
         error.details.iter().map(|(key, value)| (key.clone(), Value::String(value.clone()))).collect();
     let more = error.available_actions.len() - kept;
