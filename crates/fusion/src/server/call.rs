@@ -73,7 +73,8 @@ impl FusionServer {
     /// Runs one `tools/call` as [`call`](Self::call) does, answered as MCP answers it: the
     /// result, the input-required result of a call that asked the client something (MCP
     /// 2026-07-28), or the JSON-RPC error of a request the call refused (a `requestState` that is
-    /// not this call's, a capability the client did not declare).
+    /// not this call's, a capability the client did not declare, on 2026-07-28 a tool the server
+    /// does not have: `-32602` with the envelope's sections in its data).
     pub async fn respond(
         &self,
         tool: &str,
