@@ -91,6 +91,8 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_input_required_result_capabilities",
     "test_missing_capability",
     "test_trigger_tool_change",
+    "test_streaming_elicitation",
+    "test_logging_tool",
     "test_param_header",
     "test_reconnection",
     "json_schema_2020_12_tool",
