@@ -116,6 +116,13 @@ impl FusionServer {
                 action.run(arguments, request, &self.inner.settings).await.map(Called::Answered)
             }
             Err(error) => {
+                // A caller is told of the tools its list shows, and no others.
+                let error = match catalog.tool(tool) {
+                    None if error.code == ErrorCode::UnknownAction => {
+                        catalog.unknown_tool_seen_by(tool, &request.caller).unwrap_or(error)
+                    }
+                    _ => error,
+                };
                 CallRecord::start(&request).unrouted(tool, &error.code);
                 let budget = self.inner.settings.envelope_budget;
                 // On 2026-07-28 a tool the server does not have is a protocol error, `-32602`:

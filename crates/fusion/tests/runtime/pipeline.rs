@@ -689,6 +689,34 @@ async fn an_unknown_tool_on_2026_07_28_is_invalid_params_that_keeps_every_promis
     assert_eq!(parse(&Answer::of_call(before).text).error.code, ErrorCode::UnknownAction);
 }
 
+#[tokio::test]
+async fn an_unknown_tool_names_only_the_tools_the_callers_list_shows() {
+    let server = FusionServer::builder::<()>("scoped", "1")
+        .requires_identity(true)
+        .action(Action::new("ping", "Answer pong.").handler(ping))
+        .action(Action::new("purge_everything", "Delete every record.").scope("admin").handler(ping))
+        .build(())
+        .unwrap();
+    // An anonymous caller is shown no tool by its list, and one without the scope only `ping`:
+    // neither learns of `purge_everything` by calling a name close to it.
+    for request in [RequestInfo::default(), ana()] {
+        let before = Answer::of_call(server.call("purge_everythin", None, request.clone()).await);
+        assert!(!before.ok && before.text.contains("UNKNOWN_ACTION"), "{before:?}");
+        assert!(!before.text.contains("purge_everything"), "{before:?}");
+        let on_2026 = RequestInfo { multi_round_trip: true, ..request };
+        let error = Answer::of::<()>(Err(server.respond("purge_everythin", None, on_2026).await.unwrap_err()));
+        assert!(!error.text.contains("purge_everything"), "{error:?}");
+    }
+    assert!(Answer::of_call(server.call("pnig", None, ana()).await).text.contains("Did you mean \"ping\"?"));
+    // A caller that may call it is helped to it.
+    let admin = RequestInfo {
+        caller: Caller::Authenticated(Identity::new("root").scopes(["admin"])),
+        ..RequestInfo::default()
+    };
+    let helped = Answer::of_call(server.call("purge_everythin", None, admin).await);
+    assert!(helped.text.contains("Did you mean \"purge_everything\"?"), "{helped:?}");
+}
+
 #[derive(Deserialize, JsonSchema)]
 #[allow(dead_code)]
 struct Pay {
