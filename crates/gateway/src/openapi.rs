@@ -778,7 +778,7 @@ fn object_at<'a>(
 }
 
 /// A key as a JSON pointer token, for a message.
-fn pointer_token(key: &str) -> String {
+pub(crate) fn pointer_token(key: &str) -> String {
     shown(&key.replace('~', "~0").replace('/', "~1"))
 }
 
@@ -789,7 +789,7 @@ pub(crate) fn shown(text: &str) -> String {
 }
 
 /// At most 80 characters of a text from the document, for a message.
-fn cut(text: &str) -> String {
+pub(crate) fn cut(text: &str) -> String {
     let mut cut: String = text.chars().take(80).collect();
     if cut.len() < text.len() {
         cut.push('…');

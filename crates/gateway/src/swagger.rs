@@ -47,6 +47,8 @@ use mcp_fusion_wire::value_kind as kind;
 use percent_encoding::percent_decode_str;
 use serde_json::{Map, Value, json};
 
+use crate::openapi::{cut, pointer_token};
+
 /// How deeply schemas may nest: far deeper than any document's, and shallow enough that
 /// reading one never overflows the stack.
 pub const MAX_DEPTH: usize = 200;
@@ -152,7 +154,7 @@ pub fn convert(swagger: &Value) -> Result<Value, SwaggerError> {
     let paths = object_at(root.get("paths"), "/paths", "an object of paths")?;
     let mut converted = Map::new();
     for (path, item) in paths {
-        let at = format!("/paths/{}", token(path));
+        let at = format!("/paths/{}", pointer_token(path));
         if path.starts_with("x-") {
             converted.insert(path.clone(), item.clone());
             continue;
@@ -256,7 +258,7 @@ impl Converter<'_> {
             let definitions = object_at(Some(definitions), "/definitions", "an object of schemas")?;
             let mut schemas = Map::new();
             for (name, schema) in definitions {
-                schemas.insert(name.clone(), self.schema(schema, &format!("/definitions/{}", token(name)), 0)?);
+                schemas.insert(name.clone(), self.schema(schema, &format!("/definitions/{}", pointer_token(name)), 0)?);
             }
             components.insert("schemas".into(), Value::Object(schemas));
         }
@@ -264,7 +266,7 @@ impl Converter<'_> {
             let shared = object_at(Some(shared), "/parameters", "an object of parameters")?;
             let (mut parameters, mut bodies) = (Map::new(), Map::new());
             for (name, parameter) in shared {
-                let at = format!("/parameters/{}", token(name));
+                let at = format!("/parameters/{}", pointer_token(name));
                 let object = object_at(Some(parameter), &at, "a parameter object")?;
                 match location(object, &at)? {
                     "body" => {
@@ -288,7 +290,7 @@ impl Converter<'_> {
             let shared = object_at(Some(shared), "/responses", "an object of responses")?;
             let mut responses = Map::new();
             for (name, response) in shared {
-                let at = format!("/responses/{}", token(name));
+                let at = format!("/responses/{}", pointer_token(name));
                 responses.insert(name.clone(), self.response(response, &self.produces, &at)?);
             }
             components.insert("responses".into(), Value::Object(responses));
@@ -297,8 +299,10 @@ impl Converter<'_> {
             let schemes = object_at(Some(schemes), "/securityDefinitions", "an object of security schemes")?;
             let mut converted = Map::new();
             for (name, scheme) in schemes {
-                converted
-                    .insert(name.clone(), security_scheme(scheme, &format!("/securityDefinitions/{}", token(name)))?);
+                converted.insert(
+                    name.clone(),
+                    security_scheme(scheme, &format!("/securityDefinitions/{}", pointer_token(name)))?,
+                );
             }
             components.insert("securitySchemes".into(), Value::Object(converted));
         }
@@ -393,7 +397,7 @@ impl Converter<'_> {
         let responses = object_at(operation.get("responses"), &format!("{at}/responses"), "an object of responses")?;
         let mut converted_responses = Map::new();
         for (code, response) in responses {
-            let response_at = format!("{at}/responses/{}", token(code));
+            let response_at = format!("{at}/responses/{}", pointer_token(code));
             if code.starts_with("x-") {
                 converted_responses.insert(code.clone(), response.clone());
             } else {
@@ -695,7 +699,7 @@ impl Converter<'_> {
             let headers = object_at(Some(headers), &headers_at, "an object of headers")?;
             let mut converted_headers = Map::new();
             for (name, header) in headers {
-                let header_at = format!("{headers_at}/{}", token(name));
+                let header_at = format!("{headers_at}/{}", pointer_token(name));
                 let header = object_at(Some(header), &header_at, "a header object")?;
                 let mut converted_header = Map::new();
                 if let Some(description) = header.get("description") {
@@ -772,7 +776,7 @@ impl Converter<'_> {
         };
         let mut converted = Map::new();
         for (key, value) in object {
-            let key_at = format!("{at}/{}", token(key));
+            let key_at = format!("{at}/{}", pointer_token(key));
             let value = match key.as_str() {
                 "$ref" => Value::String(self.reference(value, &key_at)?),
                 "x-nullable" => {
@@ -792,7 +796,8 @@ impl Converter<'_> {
                     let properties = object_at(Some(value), &key_at, "an object of schemas")?;
                     let mut converted_properties = Map::new();
                     for (name, property) in properties {
-                        let property = self.schema(property, &format!("{key_at}/{}", token(name)), depth + 1)?;
+                        let property =
+                            self.schema(property, &format!("{key_at}/{}", pointer_token(name)), depth + 1)?;
                         converted_properties.insert(name.clone(), property);
                     }
                     Value::Object(converted_properties)
@@ -1010,20 +1015,6 @@ fn array_at<'a>(value: Option<&'a Value>, at: &str, expected: &'static str) -> R
         Some(Value::Array(list)) => Ok(list),
         other => Err(SwaggerError::Malformed { at: at.into(), expected, found: other.map_or("nothing", kind).into() }),
     }
-}
-
-/// A key as a JSON pointer token.
-fn token(key: &str) -> String {
-    cut(&key.replace('~', "~0").replace('/', "~1"))
-}
-
-/// At most 80 characters of a text from the document, for a message.
-fn cut(text: &str) -> String {
-    let mut cut: String = text.chars().take(80).collect();
-    if cut.len() < text.len() {
-        cut.push('…');
-    }
-    cut
 }
 
 #[cfg(test)]
