@@ -851,22 +851,7 @@ impl Generator<'_> {
             let mut merged = object.clone();
             merged.remove("allOf");
             for part in all {
-                if let Value::Object(part) = self.deref(part) {
-                    for (key, value) in part {
-                        match (key.as_str(), merged.get_mut(key)) {
-                            ("properties", Some(Value::Object(mine))) => {
-                                mine.extend(value.as_object().cloned().unwrap_or_default());
-                            }
-                            ("required", Some(Value::Array(mine))) => {
-                                mine.extend(value.as_array().cloned().unwrap_or_default());
-                            }
-                            (_, Some(_)) => {}
-                            (_, None) => {
-                                merged.insert(key.clone(), value.clone());
-                            }
-                        }
-                    }
-                }
+                self.merge(&mut merged, part);
             }
             return self.value(&Value::Object(merged), depth, variant);
         }
@@ -875,11 +860,7 @@ impl Generator<'_> {
                 let choice = choices.iter().find(|choice| self.deref(choice).get("type") != Some(&json!("null")))?;
                 let mut merged = object.clone();
                 merged.remove(key);
-                if let Value::Object(choice) = self.deref(choice) {
-                    for (key, value) in choice {
-                        merged.insert(key.clone(), value.clone());
-                    }
-                }
+                self.merge(&mut merged, choice);
                 return self.value(&Value::Object(merged), depth, variant);
             }
         }
@@ -1026,6 +1007,34 @@ impl Generator<'_> {
             }
         }
         None
+    }
+
+    /// `part` (of an `allOf`, or the `oneOf` choice taken) added to `merged`: its properties and
+    /// its required ones joined to those already there, a property both have taking both
+    /// schemas (the part's first, so that its narrower `enum` is the one written), any other
+    /// keyword kept where `merged` has it.
+    fn merge(&self, merged: &mut Map<String, Value>, part: &Value) {
+        let Value::Object(part) = self.deref(part) else { return };
+        for (key, value) in part {
+            match (key.as_str(), merged.get_mut(key)) {
+                ("properties", Some(Value::Object(mine))) => {
+                    for (name, schema) in value.as_object().into_iter().flatten() {
+                        let both = match mine.remove(name) {
+                            Some(existing) => json!({"allOf": [schema, existing]}),
+                            None => schema.clone(),
+                        };
+                        mine.insert(name.clone(), both);
+                    }
+                }
+                ("required", Some(Value::Array(mine))) => {
+                    mine.extend(value.as_array().cloned().unwrap_or_default());
+                }
+                (_, Some(_)) => {}
+                (_, None) => {
+                    merged.insert(key.clone(), value.clone());
+                }
+            }
+        }
     }
 
     /// What a local `$ref` of the input schema names.
