@@ -165,7 +165,7 @@ async fn fill(stream: &mut tokio::net::TcpStream, buffer: &mut Vec<u8>, length: 
 // The oracle: the document's operations as the specification reads them.
 
 /// Where a parameter goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum In {
     Path,
     Query,
@@ -691,7 +691,37 @@ fn multipart_parts(content_type: &str, body: &[u8]) -> Option<Vec<(String, Strin
 
 /// How a recorded request differs from what the document describes for `arguments`; `None`
 /// when it is that request. `Err` when the specification leaves the request undefined.
-fn compare(op: &Op, arguments: &Map<String, Value>, request: &Recorded) -> Result<Option<String>, String> {
+/// A call: its arguments, the tool's schema of its body, and the fields the gateway renamed.
+struct Call<'a> {
+    arguments: &'a Map<String, Value>,
+    /// The input schema's `body` property: where it says `contentEncoding: base64`, the value
+    /// is the content's base64 and the wire carries the content itself.
+    body_schema: Option<&'a Value>,
+    /// The input field of each (place, name) the gateway reported naming otherwise.
+    renamed: &'a BTreeMap<(In, String), String>,
+}
+
+impl Call<'_> {
+    /// The argument given for a parameter, under the field the tool has it as.
+    fn argument(&self, place: In, name: &str) -> Option<&Value> {
+        let field = self.renamed.get(&(place, name.to_owned())).map_or(name, String::as_str);
+        self.arguments.get(field).filter(|value| !value.is_null())
+    }
+}
+
+/// The bytes a base64 argument stands for.
+fn decoded(text: &str) -> String {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap_or_default();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Whether a schema of the input says its string is base64 (of a file's bytes).
+fn is_base64(schema: Option<&Value>) -> bool {
+    schema.and_then(|schema| schema.get("contentEncoding")).and_then(Value::as_str) == Some("base64")
+}
+
+fn compare(op: &Op, call: &Call<'_>, request: &Recorded) -> Result<Option<String>, String> {
     if request.method != op.method {
         return Ok(Some(format!("method {} instead of {}", request.method, op.method)));
     }
@@ -703,7 +733,7 @@ fn compare(op: &Op, arguments: &Map<String, Value>, request: &Recorded) -> Resul
         let close = rest[open..].find('}').ok_or("an unclosed { in the path")? + open;
         let name = &rest[open + 1..close];
         let param = op.params.iter().find(|param| param.place == In::Path && param.name == name);
-        let value = arguments.get(name);
+        let value = call.argument(In::Path, name);
         match (param, value) {
             (Some(param), Some(value)) => {
                 if nested(value) {
@@ -723,7 +753,7 @@ fn compare(op: &Op, arguments: &Map<String, Value>, request: &Recorded) -> Resul
     // The query.
     let mut expected = Vec::new();
     for param in op.params.iter().filter(|param| param.place == In::Query) {
-        let Some(value) = arguments.get(&param.name).filter(|value| !value.is_null()) else { continue };
+        let Some(value) = call.argument(In::Query, &param.name) else { continue };
         if nested(value) && !param.as_json {
             return Err(format!("the query parameter {} holds a nested value", param.name));
         }
@@ -753,7 +783,7 @@ fn compare(op: &Op, arguments: &Map<String, Value>, request: &Recorded) -> Resul
         if ["accept", "content-type", "authorization"].contains(&param.name.to_ascii_lowercase().as_str()) {
             continue;
         }
-        let Some(value) = arguments.get(&param.name).filter(|value| !value.is_null()) else { continue };
+        let Some(value) = call.argument(In::Header, &param.name) else { continue };
         if nested(value) {
             return Err(format!("the header {} holds a nested value", param.name));
         }
@@ -764,7 +794,7 @@ fn compare(op: &Op, arguments: &Map<String, Value>, request: &Recorded) -> Resul
         }
     }
     // The body.
-    let body = arguments.get("body").filter(|_| !op.body.is_empty());
+    let body = call.arguments.get("body").filter(|_| !op.body.is_empty());
     let Some(body) = body else {
         if !request.body.is_empty() {
             return Ok(Some(format!("a body of {} bytes where the call gave none", request.body.len())));
@@ -798,12 +828,22 @@ fn compare(op: &Op, arguments: &Map<String, Value>, request: &Recorded) -> Resul
         return Ok((got != want).then(|| format!("form body {got:?} instead of {want:?}")));
     }
     if base == "multipart/form-data" {
-        let want = grouped(form_fields(media, body, true).ok_or("a multipart body of nested values")?);
+        let mut want = form_fields(media, body, true).ok_or("a multipart body of nested values")?;
+        let fields = call.body_schema.and_then(|schema| schema.get("properties"));
+        for (name, value) in &mut want {
+            let field = fields.and_then(|fields| fields.get(name.as_str()));
+            let item = field.and_then(|field| field.get("items"));
+            if is_base64(field) || is_base64(item) {
+                *value = decoded(value);
+            }
+        }
+        let want = grouped(want);
         let got = grouped(multipart_parts(&content_type, &request.body).ok_or("a multipart body that cannot be read")?);
         return Ok((got != want).then(|| format!("multipart parts {got:?} instead of {want:?}")));
     }
     // Any other media type: the body is the argument's text.
     let want = match body {
+        Value::String(text) if is_base64(call.body_schema) => decoded(text).into_bytes(),
         Value::String(text) => text.clone().into_bytes(),
         other => other.to_string().into_bytes(),
     };
@@ -974,6 +1014,9 @@ impl Generator<'_> {
             _ => None,
         };
         let mut candidates: Vec<String> = Vec::new();
+        if object.get("contentEncoding").and_then(Value::as_str) == Some("base64") {
+            candidates.push("aGk=".into());
+        }
         if let Some(text) = formatted {
             candidates.push(text.to_owned());
         }
@@ -1150,6 +1193,7 @@ async fn run_document(path: &Path) -> Outcome {
     outcome.served = tools.len();
     // Operations left out, as the gateway logs them (the lines that say "left out").
     outcome.left_out = log.lines().filter(|line| line.contains("left out")).map(|line| cut(line.trim())).collect();
+    let renames = renames(&log);
     for tool in &tools {
         let name = tool.name.strip_prefix("api.").unwrap_or(&tool.name).to_owned();
         let schema = Value::Object((*tool.input_schema).clone());
@@ -1187,7 +1231,10 @@ async fn run_document(path: &Path) -> Outcome {
                     .push(format!("{name}: {} {} is no operation of the document", request.method, request.target));
                 continue;
             };
-            match compare(op, &arguments, request) {
+            let renamed = renames.get(&op.label()).cloned().unwrap_or_default();
+            let body_schema = schema.pointer("/properties/body").map(|body| generator.deref(body));
+            let call = Call { arguments: &arguments, body_schema, renamed: &renamed };
+            match compare(op, &call, request) {
                 Ok(None) if requests.len() == 1 => outcome.matched += 1,
                 Ok(None) => outcome.differ.push(format!("{name}: {} requests for one call", requests.len())),
                 Ok(Some(difference)) => outcome.differ.push(format!(
@@ -1206,6 +1253,25 @@ async fn run_document(path: &Path) -> Outcome {
     drop(client);
     running.shutdown().await;
     outcome
+}
+
+/// The parameters the gateway says it named otherwise in a tool, by operation (`GET /a`): its
+/// note reads `GET /a: /paths/...: the query parameter "id" is named "query_id" in the tool`.
+fn renames(log: &str) -> BTreeMap<String, BTreeMap<(In, String), String>> {
+    let note = regex::Regex::new(
+        r#"document [^:]*: ([A-Z]+ [^:]*): [^ ]*: the (path|query|header) parameter "((?:[^"\\]|\\.)*)" is named "([^"]*)" in the tool"#,
+    )
+    .unwrap();
+    let mut out: BTreeMap<String, BTreeMap<(In, String), String>> = BTreeMap::new();
+    for found in note.captures_iter(log) {
+        let place = match &found[2] {
+            "path" => In::Path,
+            "query" => In::Query,
+            _ => In::Header,
+        };
+        out.entry(found[1].to_owned()).or_default().insert((place, found[3].to_owned()), found[4].to_owned());
+    }
+    out
 }
 
 /// `arguments` with each header parameter's text in visible ASCII: a header value is bytes
