@@ -1037,6 +1037,12 @@ impl Generator<'_> {
         if object.get("pattern").is_some() && pattern.is_none() {
             return None;
         }
+        if let Some(text) =
+            object.get("pattern").and_then(Value::as_str).and_then(|pattern| from_pattern(pattern, variant))
+        {
+            // Checked below like any candidate: the pattern's own string, where it could be made.
+            candidates.insert(0, text);
+        }
         for candidate in candidates {
             let mut text = candidate;
             if text.chars().count() > max {
@@ -1093,6 +1099,147 @@ impl Generator<'_> {
     }
 }
 
+/// A string a simple regular expression matches: literals, `.`, `\d`, `\w`, classes,
+/// groups with alternatives, and quantifiers, each repeated as few times as it allows (once
+/// for `+`); `variant` picks other members of each class, so that list items differ. `None`
+/// for what it does not know (lookaround, backreferences).
+fn from_pattern(pattern: &str, variant: usize) -> Option<String> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut at = 0;
+    let out = pattern_sequence(&chars, &mut at, variant)?;
+    (at == chars.len()).then_some(out)
+}
+
+/// The alternatives up to a `)` or the end: the first one's string.
+fn pattern_sequence(chars: &[char], at: &mut usize, variant: usize) -> Option<String> {
+    let mut out = String::new();
+    let mut first: Option<String> = None;
+    while *at < chars.len() {
+        let c = chars[*at];
+        let atom: Vec<char> = match c {
+            ')' => break,
+            '|' => {
+                *at += 1;
+                first.get_or_insert(std::mem::take(&mut out));
+                continue;
+            }
+            '^' | '$' => {
+                *at += 1;
+                continue;
+            }
+            '(' => {
+                *at += 1;
+                if chars.get(*at) == Some(&'?') {
+                    if chars.get(*at + 1) != Some(&':') {
+                        return None;
+                    }
+                    *at += 2;
+                }
+                let inner = pattern_sequence(chars, at, variant)?;
+                if chars.get(*at) != Some(&')') {
+                    return None;
+                }
+                *at += 1;
+                let count = pattern_count(chars, at)?;
+                out.push_str(&inner.repeat(count));
+                continue;
+            }
+            '[' => {
+                *at += 1;
+                let negated = chars.get(*at) == Some(&'^');
+                if negated {
+                    *at += 1;
+                }
+                let mut members = Vec::new();
+                let mut start = true;
+                while *at < chars.len() && (chars[*at] != ']' || start) {
+                    start = false;
+                    let mut member = chars[*at];
+                    if member == '\\' {
+                        *at += 1;
+                        member = match chars.get(*at)? {
+                            'd' => '0',
+                            'w' => 'a',
+                            's' => ' ',
+                            other => *other,
+                        };
+                    }
+                    if chars.get(*at + 1) == Some(&'-') && chars.get(*at + 2).is_some_and(|end| *end != ']') {
+                        let end = chars[*at + 2];
+                        members.extend(member..=end);
+                        *at += 3;
+                    } else {
+                        members.push(member);
+                        *at += 1;
+                    }
+                }
+                *at += 1;
+                if negated {
+                    let allowed: Vec<char> = ('a'..='z').chain('0'..='9').filter(|c| !members.contains(c)).collect();
+                    allowed
+                } else {
+                    members
+                }
+            }
+            '\\' => {
+                *at += 1;
+                let escaped = *chars.get(*at)?;
+                *at += 1;
+                match escaped {
+                    'd' => ('0'..='9').collect(),
+                    'w' => ('a'..='z').collect(),
+                    's' => vec![' '],
+                    'b' | 'B' | 'A' | 'z' | 'Z' | '1'..='9' => return None,
+                    other => vec![other],
+                }
+            }
+            '.' => {
+                *at += 1;
+                ('a'..='z').collect()
+            }
+            '*' | '+' | '?' | '{' => return None,
+            other => {
+                *at += 1;
+                vec![other]
+            }
+        };
+        if atom.is_empty() {
+            return None;
+        }
+        let count = pattern_count(chars, at)?;
+        for index in 0..count {
+            out.push(atom[(variant + index) % atom.len()]);
+        }
+    }
+    Some(first.unwrap_or(out))
+}
+
+/// The quantifier after an atom, as how many times it is repeated: its least, or once for `+`.
+fn pattern_count(chars: &[char], at: &mut usize) -> Option<usize> {
+    let count = match chars.get(*at) {
+        Some('*') | Some('?') => {
+            *at += 1;
+            0
+        }
+        Some('+') => {
+            *at += 1;
+            1
+        }
+        Some('{') => {
+            let close = chars[*at..].iter().position(|c| *c == '}')? + *at;
+            let inside: String = chars[*at + 1..close].iter().collect();
+            *at = close + 1;
+            inside.split(',').next()?.trim().parse().ok()?
+        }
+        _ => 1,
+    };
+    // A lazy or possessive mark changes nothing here.
+    if matches!(chars.get(*at), Some('?') | Some('+')) {
+        *at += 1;
+    }
+    Some(count)
+}
+
 // ---------------------------------------------------------------------------------------------
 // The run.
 
@@ -1129,7 +1276,7 @@ fn corpus() -> Vec<PathBuf> {
 
 /// Which of the document's operations a tool is: the one whose `operationId` it is named by,
 /// else the one whose method and path template the request made matches.
-fn operation_of<'a>(ops: &'a [Op], tool: &str, request: Option<&Recorded>) -> Option<&'a Op> {
+fn operation_of<'a>(ops: &'a [Op], tool: &str, tool_fields: &[String], request: Option<&Recorded>) -> Option<&'a Op> {
     if let Some(op) = ops.iter().find(|op| op.id.as_deref() == Some(tool)) {
         return Some(op);
     }
@@ -1152,7 +1299,28 @@ fn operation_of<'a>(ops: &'a [Op], tool: &str, request: Option<&Recorded>) -> Op
             regex::Regex::new(&pattern).is_ok_and(|pattern| pattern.is_match(path))
         })
         .collect();
-    (found.len() == 1).then(|| found[0])
+    if found.len() <= 1 {
+        return found.first().copied();
+    }
+    // Several templates match (`/files/{id}/metadata/{scope}/{key}` and a literal
+    // `/files/{id}/metadata/enterprise/securityClassification-6VMVochwUWo`): the one whose
+    // parameters are the tool's, then the most literal one, as a router picks.
+    let fields: Vec<&str> = tool_fields.iter().map(String::as_str).filter(|field| *field != "body").collect();
+    let same: Vec<&Op> = found
+        .iter()
+        .copied()
+        .filter(|op| {
+            let mut names: Vec<&str> =
+                op.params.iter().filter(|param| param.place != In::Cookie).map(|param| param.name.as_str()).collect();
+            names.sort_unstable();
+            let mut mine = fields.clone();
+            mine.sort_unstable();
+            names == mine
+        })
+        .collect();
+    let pool = if same.is_empty() { found } else { same };
+    let literal = |op: &Op| op.path.split('/').filter(|segment| !segment.contains('{')).map(str::len).sum::<usize>();
+    pool.into_iter().max_by_key(|op| literal(op))
 }
 
 async fn run_document(path: &Path) -> Outcome {
@@ -1192,7 +1360,13 @@ async fn run_document(path: &Path) -> Outcome {
     }
     outcome.served = tools.len();
     // Operations left out, as the gateway logs them (the lines that say "left out").
-    outcome.left_out = log.lines().filter(|line| line.contains("left out")).map(|line| cut(line.trim())).collect();
+    outcome.left_out = log
+        .lines()
+        .filter(|line| line.contains(" is left out: "))
+        .map(|line| {
+            line.split_once(&format!("{}: ", outcome.document)).map_or(line, |(_, note)| note).trim().to_owned()
+        })
+        .collect();
     let renames = renames(&log);
     for tool in &tools {
         let name = tool.name.strip_prefix("api.").unwrap_or(&tool.name).to_owned();
@@ -1225,7 +1399,13 @@ async fn run_document(path: &Path) -> Outcome {
                     .push(format!("{name} {}: no request sent: {said}", if full { "(all)" } else { "(required)" }));
                 continue;
             };
-            let Some(op) = operation_of(&described.ops, &name, Some(request)) else {
+            let fields: Vec<String> = tool
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|properties| properties.keys().cloned().collect())
+                .unwrap_or_default();
+            let Some(op) = operation_of(&described.ops, &name, &fields, Some(request)) else {
                 outcome
                     .differ
                     .push(format!("{name}: {} {} is no operation of the document", request.method, request.target));
@@ -1459,4 +1639,17 @@ fn the_oracle_writes_the_specifications_style_examples() {
     media.encoding.insert("meta".into(), Encoding { style: Some("deepObject".into()), explode: Some(true) });
     let fields = grouped(form_fields(&media, &body, false).unwrap());
     assert_eq!(fields, pairs(&[("ids", "1"), ("ids", "2"), ("meta[k]", "v"), ("name", "a b")]));
+}
+
+/// The generator meets the patterns vendors write (Twilio's SIDs, Discord's snowflakes), and
+/// two variants differ, so that the items of a list with `uniqueItems` do.
+#[test]
+fn the_generator_writes_strings_the_vendors_patterns_match() {
+    for pattern in ["^AC[0-9a-fA-F]{32}$", "^(0|[1-9][0-9]{0,19})$", r"^\+?[1-9]\d{1,14}$", "^[a-z]+(-[a-z]+)*$"] {
+        let compiled = regex::Regex::new(pattern).unwrap();
+        let (one, two) = (from_pattern(pattern, 0).unwrap(), from_pattern(pattern, 1).unwrap());
+        assert!(compiled.is_match(&one) && compiled.is_match(&two), "{pattern}: {one}, {two}");
+    }
+    assert_ne!(from_pattern("^AC[0-9a-fA-F]{32}$", 0), from_pattern("^AC[0-9a-fA-F]{32}$", 1));
+    assert_eq!(from_pattern("(?=a)b", 0), None);
 }
