@@ -727,7 +727,9 @@ fn compare(op: &Op, call: &Call<'_>, request: &Recorded) -> Result<Option<String
     }
     // The path: the template, each `{name}` its value per the parameter's style.
     let mut path = String::from(BASE_PATH);
-    let mut rest = op.path.as_str();
+    // A `#` in a path (Box writes `/web_links/{id}#get_shared_link` to tell operations apart)
+    // starts the URL's fragment, which is never sent.
+    let mut rest = op.path.split('#').next().unwrap_or_default();
     while let Some(open) = rest.find('{') {
         path.push_str(&rest[..open]);
         let close = rest[open..].find('}').ok_or("an unclosed { in the path")? + open;
@@ -949,9 +951,15 @@ impl Generator<'_> {
                 let count = 2.max(min).min(max);
                 let items = object.get("items").cloned().unwrap_or(json!({}));
                 let mut out = Vec::new();
-                for index in 0..count {
+                let unique = object.get("uniqueItems") == Some(&json!(true));
+                // Each item another variant; a duplicate where items must be unique is passed
+                // over for the next variant, up to a few more than the items wanted.
+                for index in 0..count + 16 {
+                    if out.len() == count {
+                        break;
+                    }
                     let item = self.value(&items, depth + 1, variant + index)?;
-                    if object.get("uniqueItems") == Some(&json!(true)) && out.contains(&item) {
+                    if unique && out.contains(&item) {
                         continue;
                     }
                     out.push(item);
@@ -1211,7 +1219,12 @@ fn pattern_sequence(chars: &[char], at: &mut usize, variant: usize) -> Option<St
             out.push(atom[(variant + index) % atom.len()]);
         }
     }
-    Some(first.unwrap_or(out))
+    // The alternatives in turn, by variant: `0|[1-9][0-9]*` writes more than one value.
+    Some(match first {
+        Some(_) if variant % 2 == 1 && !out.is_empty() => out,
+        Some(first) => first,
+        None => out,
+    })
 }
 
 /// The quantifier after an atom, as how many times it is repeated: its least, or once for `+`.
@@ -1280,6 +1293,23 @@ fn operation_of<'a>(ops: &'a [Op], tool: &str, tool_fields: &[String], request: 
     if let Some(op) = ops.iter().find(|op| op.id.as_deref() == Some(tool)) {
         return Some(op);
     }
+    // An `operationId` outside MCP's tool-name alphabet (`A-Z a-z 0-9 _ -`), each run of other
+    // characters one `_`: Box's `get_web_links_id#get_shared_link`.
+    let in_alphabet = |id: &str| {
+        let mut name = String::new();
+        for c in id.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                name.push(c);
+            } else if !name.ends_with('_') {
+                name.push('_');
+            }
+        }
+        name
+    };
+    let named: Vec<&Op> = ops.iter().filter(|op| op.id.as_deref().map(in_alphabet).as_deref() == Some(tool)).collect();
+    if let [op] = named.as_slice() {
+        return Some(op);
+    }
     let request = request?;
     let path = request.target.split('?').next().unwrap_or_default();
     let path = path.strip_prefix(BASE_PATH).unwrap_or(path);
@@ -1288,7 +1318,7 @@ fn operation_of<'a>(ops: &'a [Op], tool: &str, tool_fields: &[String], request: 
         .filter(|op| op.method == request.method)
         .filter(|op| {
             let mut pattern = String::from("^");
-            let mut rest = op.path.as_str();
+            let mut rest = op.path.split('#').next().unwrap_or_default();
             while let Some(open) = rest.find('{') {
                 pattern.push_str(&regex::escape(&rest[..open]));
                 pattern.push_str("[^/]*");
