@@ -205,6 +205,9 @@ struct Op {
     method: String,
     path: String,
     id: Option<String>,
+    /// Its summary, which the tool's description starts with: what tells apart operations a
+    /// request alone does not (Box's `…/schema#add` and `…/schema#update`).
+    summary: Option<String>,
     params: Vec<Param>,
     body: Vec<Media>,
 }
@@ -332,6 +335,7 @@ fn openapi_op(document: &Value, operation: &Value, method: &str, path: &str, lis
         method: method.to_ascii_uppercase(),
         path: path.to_owned(),
         id: operation.get("operationId").and_then(Value::as_str).map(str::to_owned),
+        summary: operation.get("summary").and_then(Value::as_str).map(|text| text.trim().to_owned()),
         params,
         body,
     }
@@ -408,6 +412,7 @@ fn swagger_op(document: &Value, operation: &Value, method: &str, path: &str, lis
         method: method.to_ascii_uppercase(),
         path: path.to_owned(),
         id: operation.get("operationId").and_then(Value::as_str).map(str::to_owned),
+        summary: operation.get("summary").and_then(Value::as_str).map(|text| text.trim().to_owned()),
         params,
         body: media,
     }
@@ -1274,6 +1279,8 @@ struct Outcome {
     /// Calls the gateway answered with an error and sent no request for.
     not_sent: Vec<String>,
     differ: Vec<String>,
+    /// Calls that match, by the body's media type (`none` without one).
+    bodies: BTreeMap<String, usize>,
 }
 
 fn corpus() -> Vec<PathBuf> {
@@ -1289,7 +1296,13 @@ fn corpus() -> Vec<PathBuf> {
 
 /// Which of the document's operations a tool is: the one whose `operationId` it is named by,
 /// else the one whose method and path template the request made matches.
-fn operation_of<'a>(ops: &'a [Op], tool: &str, tool_fields: &[String], request: Option<&Recorded>) -> Option<&'a Op> {
+fn operation_of<'a>(
+    ops: &'a [Op],
+    tool: &str,
+    tool_fields: &[String],
+    description: &str,
+    request: Option<&Recorded>,
+) -> Option<&'a Op> {
     if let Some(op) = ops.iter().find(|op| op.id.as_deref() == Some(tool)) {
         return Some(op);
     }
@@ -1349,6 +1362,14 @@ fn operation_of<'a>(ops: &'a [Op], tool: &str, tool_fields: &[String], request: 
         })
         .collect();
     let pool = if same.is_empty() { found } else { same };
+    let summarised: Vec<&Op> = pool
+        .iter()
+        .copied()
+        .filter(|op| {
+            op.summary.as_deref().is_some_and(|summary| !summary.is_empty() && description.starts_with(summary))
+        })
+        .collect();
+    let pool = if summarised.is_empty() { pool } else { summarised };
     let literal = |op: &Op| op.path.split('/').filter(|segment| !segment.contains('{')).map(str::len).sum::<usize>();
     pool.into_iter().max_by_key(|op| literal(op))
 }
@@ -1435,7 +1456,13 @@ async fn run_document(path: &Path) -> Outcome {
                 .and_then(Value::as_object)
                 .map(|properties| properties.keys().cloned().collect())
                 .unwrap_or_default();
-            let Some(op) = operation_of(&described.ops, &name, &fields, Some(request)) else {
+            let Some(op) = operation_of(
+                &described.ops,
+                &name,
+                &fields,
+                tool.description.as_deref().unwrap_or_default(),
+                Some(request),
+            ) else {
                 outcome
                     .differ
                     .push(format!("{name}: {} {} is no operation of the document", request.method, request.target));
@@ -1445,7 +1472,14 @@ async fn run_document(path: &Path) -> Outcome {
             let body_schema = schema.pointer("/properties/body").map(|body| generator.deref(body));
             let call = Call { arguments: &arguments, body_schema, renamed: &renamed };
             match compare(op, &call, request) {
-                Ok(None) if requests.len() == 1 => outcome.matched += 1,
+                Ok(None) if requests.len() == 1 => {
+                    outcome.matched += 1;
+                    let media = match request.header("content-type") {
+                        Some(media) if !request.body.is_empty() => media_base(&media),
+                        _ => "none".into(),
+                    };
+                    *outcome.bodies.entry(media).or_default() += 1;
+                }
                 Ok(None) => outcome.differ.push(format!("{name}: {} requests for one call", requests.len())),
                 Ok(Some(difference)) => outcome.differ.push(format!(
                     "{name} ({}) {}: {difference}; arguments {}",
@@ -1549,6 +1583,16 @@ fn summary(outcomes: &[Outcome]) -> String {
         total(|o| o.not_sent.len()),
         total(|o| o.differ.len())
     );
+    let mut bodies: BTreeMap<&str, usize> = BTreeMap::new();
+    for outcome in outcomes {
+        for (media, count) in &outcome.bodies {
+            *bodies.entry(media.as_str()).or_default() += count;
+        }
+    }
+    out.push_str("\nCalls that match, by the body's media type: ");
+    let listed: Vec<String> = bodies.iter().map(|(media, count)| format!("{media} {count}")).collect();
+    out.push_str(&listed.join(", "));
+    out.push_str(".\n");
     for outcome in outcomes {
         if outcome.refused.is_none()
             && outcome.left_out.is_empty()
