@@ -1456,6 +1456,9 @@ async fn run_document(path: &Path) -> Outcome {
                 .and_then(Value::as_object)
                 .map(|properties| properties.keys().cloned().collect())
                 .unwrap_or_default();
+            if let Ok(dir) = std::env::var("OPENAPI_CORPUS_REQUESTS") {
+                dump(Path::new(&dir), &outcome.document, &name, request);
+            }
             let Some(op) = operation_of(
                 &described.ops,
                 &name,
@@ -1543,6 +1546,24 @@ fn ascii(value: &mut Value) {
         Value::Object(fields) => fields.values_mut().for_each(ascii),
         _ => {}
     }
+}
+
+/// Appends `request` to `dir/<document>.jsonl`, for a second oracle to read
+/// (`tests/gateway/openapi-corpus/validate.py`, with openapi-core).
+fn dump(dir: &Path, document: &str, tool: &str, request: &Recorded) {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    std::fs::create_dir_all(dir).unwrap();
+    let line = json!({
+        "tool": tool,
+        "method": request.method,
+        "target": request.target,
+        "headers": request.headers.iter().map(|(name, value)| json!([name, String::from_utf8_lossy(value)])).collect::<Vec<_>>(),
+        "body": base64::engine::general_purpose::STANDARD.encode(&request.body),
+    });
+    let mut file =
+        std::fs::OpenOptions::new().create(true).append(true).open(dir.join(format!("{document}.jsonl"))).unwrap();
+    writeln!(file, "{line}").unwrap();
 }
 
 /// The figures, as Markdown.

@@ -1,0 +1,94 @@
+"""A second oracle for the gateway's OpenAPI corpus check: openapi-core validates each request
+the gateway made for a vendor's document against that document, and unmarshals its parameters
+and body.
+
+The requests are those `crates/gateway/tests/openapi_corpus.rs` recorded with
+OPENAPI_CORPUS_REQUESTS=DIR set; run this with DIR:
+
+    pip install -r tests/gateway/openapi-corpus/requirements.txt
+    OPENAPI_CORPUS_REQUESTS=/tmp/requests cargo test -p mcp-fusion-gateway --test openapi_corpus
+    python tests/gateway/openapi-corpus/validate.py /tmp/requests
+
+Swagger 2.0 documents are left to the Rust oracle: openapi-core reads OpenAPI 3 only. The
+documents declare credentials the stub never asks for, so a missing one is not an error here.
+"""
+
+import base64
+import json
+import pathlib
+import sys
+from urllib.parse import parse_qsl, urlsplit
+
+import yaml
+from openapi_core import OpenAPI
+from openapi_core.testing import MockRequest
+
+CORPUS = pathlib.Path(__file__).resolve().parents[3] / "crates/gateway/tests/fixtures/openapi-corpus"
+# Where the Rust test's stub serves the API.
+BASE = "http://127.0.0.1/base"
+
+
+def load(name):
+    text = (CORPUS / name).read_text()
+    document = json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+    if "openapi" not in document:
+        return None
+    # The requests went to the stub: the document's servers are replaced by it everywhere.
+    document["servers"] = [{"url": BASE}]
+    for item in document.get("paths", {}).values():
+        if isinstance(item, dict):
+            item.pop("servers", None)
+            for operation in item.values():
+                if isinstance(operation, dict):
+                    operation.pop("servers", None)
+    # The stub needs no credentials: nothing is required of a request's security.
+    document.pop("security", None)
+    for item in document.get("paths", {}).values():
+        for operation in item.values() if isinstance(item, dict) else []:
+            if isinstance(operation, dict):
+                operation.pop("security", None)
+    return OpenAPI.from_dict(document)
+
+
+def main(directory):
+    failures = 0
+    print("| Document | Requests | Valid | Invalid |")
+    print("|---|---:|---:|---:|")
+    details = []
+    for recorded in sorted(pathlib.Path(directory).glob("*.jsonl")):
+        name = recorded.name[: -len(".jsonl")]
+        openapi = load(name)
+        if openapi is None:
+            continue
+        valid = invalid = 0
+        for line in recorded.read_text().splitlines():
+            request = json.loads(line)
+            target = urlsplit(request["target"])
+            headers = {key: value for key, value in request["headers"]}
+            content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), None)
+            body = base64.b64decode(request["body"])
+            mock = MockRequest(
+                "http://127.0.0.1",
+                request["method"].lower(),
+                target.path,
+                args=parse_qsl(target.query, keep_blank_values=True),
+                headers=headers,
+                data=body or None,
+                content_type=content_type,
+            )
+            result = openapi.unmarshal_request(mock)
+            if result.errors:
+                invalid += 1
+                details.append(f"- `{name}` {request['tool']}: {request['method']} {request['target'][:120]}: "
+                               + "; ".join(str(getattr(e, "__cause__", None) or e)[:200] for e in result.errors[:2]))
+            else:
+                valid += 1
+        failures += invalid
+        print(f"| `{name}` | {valid + invalid} | {valid} | {invalid} |")
+    print()
+    print("\n".join(details[:60]))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
