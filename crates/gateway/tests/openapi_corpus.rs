@@ -995,6 +995,13 @@ impl Generator<'_> {
                         None => {}
                     }
                 }
+                // A required property the schema does not describe (Box's revocation requires a
+                // `grant_type` it never defines) may hold anything: a string.
+                for name in &required {
+                    if !properties.is_some_and(|properties| properties.contains_key(*name)) {
+                        out.insert((*name).to_owned(), json!(format!("v{variant}")));
+                    }
+                }
                 if out.is_empty()
                     && properties.is_none_or(Map::is_empty)
                     && self.full
