@@ -24,6 +24,20 @@ from openapi_core import Config, OpenAPI
 from openapi_core.testing import MockRequest
 
 CORPUS = pathlib.Path(__file__).resolve().parents[3] / "crates/gateway/tests/fixtures/openapi-corpus"
+# What openapi-core calls invalid that is not the gateway's doing, by document and tool.
+EXPLAINED = {
+    ("box.json", "post_oauth2_revoke"): "openapi-core reads only the described fields of a form body, so it misses the "
+    "grant_type the document requires without describing it, which the request carries",
+    ("box.json", "*json-patch+json"): "openapi-core reads an application/json-patch+json body as bytes, not JSON",
+    ("xero-accounting.yaml", "*"): "the document is invalid (a boolean's default is the string 'false'), and openapi-core "
+    "writes that default into every body it reads",
+    ("discord.json", "*crash"): "openapi-core fails on a multipart array field",
+    ("box.json", "get_search"): "mdfilters is an array of objects in the query, whose serialization OpenAPI leaves "
+    "undefined (the gateway writes each object as JSON; the Rust oracle counts the call as undefined)",
+    ("box.json", "put_metadata_templates_enterprise_securityClassificatio_09c49643"): "Box tells this operation from "
+    "four others by a '#fragment' in its path, which no request carries, so openapi-core finds another of them",
+}
+
 # Where the Rust test's stub serves the API.
 BASE = "http://127.0.0.1/base"
 
@@ -54,6 +68,15 @@ def load(name):
         return OpenAPI.from_dict(document, config=Config(spec_validator_cls=None)), reason
 
 
+def explain(name, tool, said, headers):
+    """Why openapi-core calls this request invalid, when it is not the gateway's doing."""
+    content_type = next((v for k, v in headers.items() if k.lower() == "content-type"), "")
+    for key in ((name, tool), (name, "*"), (name, "*" + content_type.split(";")[0].split("/")[-1])):
+        if key in EXPLAINED:
+            return EXPLAINED[key]
+    return None
+
+
 def describe(error):
     """An error with the causes under it, in words."""
     words = [str(error)]
@@ -66,8 +89,8 @@ def describe(error):
 
 def main(directory):
     failures = 0
-    print("| Document | Requests | Valid | Invalid | openapi-core failed |")
-    print("|---|---:|---:|---:|---:|")
+    print("| Document | Requests | Valid | Invalid, explained | Invalid | openapi-core failed |")
+    print("|---|---:|---:|---:|---:|---:|")
     details = []
     for recorded in sorted(pathlib.Path(directory).glob("*.jsonl")):
         name = recorded.name[: -len(".jsonl")]
@@ -76,7 +99,7 @@ def main(directory):
             continue
         if invalid_document:
             details.append(f"- `{name}` is invalid to openapi-spec-validator: {invalid_document}")
-        valid = invalid = crashed = 0
+        valid = invalid = crashed = known = 0
         for line in recorded.read_text().splitlines():
             request = json.loads(line)
             target = urlsplit(request["target"])
@@ -95,6 +118,8 @@ def main(directory):
             try:
                 result = openapi.unmarshal_request(mock)
             except Exception as error:  # openapi-core's own failure to read a document's part
+                if (name, "*crash") not in EXPLAINED:
+                    invalid += 1
                 crashed += 1
                 details.append(f"- `{name}` {request['tool']}: openapi-core failed: {type(error).__name__}: {str(error)[:160]}")
                 continue
@@ -103,15 +128,22 @@ def main(directory):
             # is an annotation, as JSON Schema says, not a failed check.
             said = [text for text in said if "Formatter not found" not in text]
             if said:
+                explained = explain(name, request["tool"], said, headers)
+                if explained:
+                    known += 1
+                    continue
                 invalid += 1
                 details.append(f"- `{name}` {request['tool']}: {request['method']} {request['target'][:120]}: "
                                + "; ".join(text[:300] for text in said[:2]))
             else:
                 valid += 1
         failures += invalid
-        print(f"| `{name}` | {valid + invalid + crashed} | {valid} | {invalid} | {crashed} |")
+        print(f"| `{name}` | {valid + known + invalid + crashed} | {valid} | {known} | {invalid} | {crashed} |")
     print()
     print("\n".join(details[:60]))
+    print()
+    for (name, tool), why in EXPLAINED.items():
+        print(f"- explained: `{name}` {tool}: {why}")
     return 1 if failures else 0
 
 
