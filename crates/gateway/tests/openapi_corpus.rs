@@ -1669,6 +1669,16 @@ async fn every_vendor_document_loads_and_every_call_is_the_request_it_describes(
         if let Some(reason) = outcome.refused.as_ref().filter(|_| !invalid) {
             failures.push(format!("{} is refused: {reason}", outcome.document));
         }
+        // Each operation is served or reported left out: none goes missing unsaid.
+        if outcome.refused.is_none() && outcome.served + outcome.left_out.len() != outcome.operations {
+            failures.push(format!(
+                "{}: {} operations, {} served and {} reported left out",
+                outcome.document,
+                outcome.operations,
+                outcome.served,
+                outcome.left_out.len()
+            ));
+        }
         for difference in outcome.differ.iter().chain(&outcome.not_sent) {
             failures.push(format!("{}: {difference}", outcome.document));
         }
