@@ -231,7 +231,7 @@ fn describe(path: &Path) -> Described {
     let (format, document): (&str, Value) = if path.extension().is_some_and(|ext| ext == "json") {
         ("JSON", serde_json::from_str(&text).unwrap())
     } else {
-        ("YAML", yaml_serde::from_str(&text).unwrap())
+        ("YAML", json_of(yaml_serde::from_str(&text).unwrap()))
     };
     let swagger = document.get("swagger").and_then(Value::as_str).map(str::to_owned);
     let version = match &swagger {
@@ -270,6 +270,36 @@ fn describe(path: &Path) -> Described {
         }
     }
     Described { format, version, ops }
+}
+
+/// A YAML document as JSON: an integer past 64 bits (OpenAI's `seed` bounds) as the nearest
+/// float, a non-string key as its text.
+fn json_of(value: yaml_serde::Value) -> Value {
+    match value {
+        yaml_serde::Value::Null => Value::Null,
+        yaml_serde::Value::Bool(flag) => Value::Bool(flag),
+        yaml_serde::Value::Number(number) => match (number.as_i64(), number.as_u64(), number.as_f64()) {
+            (Some(int), _, _) => json!(int),
+            (_, Some(int), _) => json!(int),
+            (_, _, Some(float)) => json!(float),
+            _ => Value::Null,
+        },
+        yaml_serde::Value::String(text) => Value::String(text),
+        yaml_serde::Value::Sequence(items) => Value::Array(items.into_iter().map(json_of).collect()),
+        yaml_serde::Value::Mapping(mapping) => Value::Object(
+            mapping
+                .into_iter()
+                .map(|(key, value)| {
+                    let key = match key {
+                        yaml_serde::Value::String(text) => text,
+                        other => yaml_serde::to_string(&other).unwrap_or_default().trim().to_owned(),
+                    };
+                    (key, json_of(value))
+                })
+                .collect(),
+        ),
+        yaml_serde::Value::Tagged(tagged) => json_of(tagged.value),
+    }
 }
 
 /// What a `$ref` names inside the document, followed until it names no other.
