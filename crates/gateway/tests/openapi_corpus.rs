@@ -231,7 +231,7 @@ fn describe(path: &Path) -> Described {
     let (format, document): (&str, Value) = if path.extension().is_some_and(|ext| ext == "json") {
         ("JSON", serde_json::from_str(&text).unwrap())
     } else {
-        ("YAML", json_of(yaml_serde::from_str(&text).unwrap()))
+        ("YAML", yaml_serde::from_str::<Json>(&text).unwrap().0)
     };
     let swagger = document.get("swagger").and_then(Value::as_str).map(str::to_owned);
     let version = match &swagger {
@@ -272,33 +272,71 @@ fn describe(path: &Path) -> Described {
     Described { format, version, ops }
 }
 
-/// A YAML document as JSON: an integer past 64 bits (OpenAI's `seed` bounds) as the nearest
-/// float, a non-string key as its text.
-fn json_of(value: yaml_serde::Value) -> Value {
-    match value {
-        yaml_serde::Value::Null => Value::Null,
-        yaml_serde::Value::Bool(flag) => Value::Bool(flag),
-        yaml_serde::Value::Number(number) => match (number.as_i64(), number.as_u64(), number.as_f64()) {
-            (Some(int), _, _) => json!(int),
-            (_, Some(int), _) => json!(int),
-            (_, _, Some(float)) => json!(float),
-            _ => Value::Null,
-        },
-        yaml_serde::Value::String(text) => Value::String(text),
-        yaml_serde::Value::Sequence(items) => Value::Array(items.into_iter().map(json_of).collect()),
-        yaml_serde::Value::Mapping(mapping) => Value::Object(
-            mapping
-                .into_iter()
-                .map(|(key, value)| {
-                    let key = match key {
-                        yaml_serde::Value::String(text) => text,
-                        other => yaml_serde::to_string(&other).unwrap_or_default().trim().to_owned(),
-                    };
-                    (key, json_of(value))
-                })
-                .collect(),
-        ),
-        yaml_serde::Value::Tagged(tagged) => json_of(tagged.value),
+/// Any YAML value as JSON: an integer past 64 bits (OpenAI's `seed` bounds, which
+/// `yaml_serde::Value` cannot hold) as the nearest float, as JavaScript would read it.
+struct Json(Value);
+
+impl<'de> serde::Deserialize<'de> for Json {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
+        deserializer.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
+        Ok(Json(json!(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
+        Ok(Json(json!(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
+        Ok(Json(json!(v)))
+    }
+    fn visit_i128<E>(self, v: i128) -> Result<Json, E> {
+        Ok(Json(json!(v as f64)))
+    }
+    fn visit_u128<E>(self, v: u128) -> Result<Json, E> {
+        Ok(Json(json!(v as f64)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
+        Ok(Json(json!(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
+        Ok(Json(json!(v)))
+    }
+    fn visit_unit<E>(self) -> Result<Json, E> {
+        Ok(Json(Value::Null))
+    }
+    fn visit_none<E>(self) -> Result<Json, E> {
+        Ok(Json(Value::Null))
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Json, D::Error> {
+        serde::Deserialize::deserialize(deserializer)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Json(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json(Value::Array(items)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let mut object = Map::new();
+        while let Some((Json(key), Json(value))) = map.next_entry()? {
+            let key = match key {
+                Value::String(text) => text,
+                other => other.to_string(),
+            };
+            object.insert(key, value);
+        }
+        Ok(Json(Value::Object(object)))
     }
 }
 
