@@ -1578,10 +1578,11 @@ async fn run_document(path: &Path) -> Outcome {
 }
 
 /// The parameters the gateway says it named otherwise in a tool, by operation (`GET /a`): its
-/// note reads `GET /a: /paths/...: the query parameter "id" is named "query_id" in the tool`.
+/// note reads `GET /a: /paths/...: the query parameter "id" is "query_id" in the tool` (or
+/// "is named").
 fn renames(log: &str) -> BTreeMap<String, BTreeMap<(In, String), String>> {
     let note = regex::Regex::new(
-        r#"document [^:]*: ([A-Z]+ [^:]*): [^ ]*: the (path|query|header) parameter "((?:[^"\\]|\\.)*)" is named "([^"]*)" in the tool"#,
+        r#"document [^:]*: ([A-Z]+ [^:]*): [^ ]*: the (path|query|header) parameter "((?:[^"\\]|\\.)*)" is (?:named )?"([^"]*)" in the tool"#,
     )
     .unwrap();
     let mut out: BTreeMap<String, BTreeMap<(In, String), String>> = BTreeMap::new();
