@@ -802,7 +802,10 @@ fn compare(op: &Op, call: &Call<'_>, request: &Recorded) -> Result<Option<String
     let mut path = String::from(BASE_PATH);
     // A `#` in a path (Box writes `/web_links/{id}#get_shared_link` to tell operations apart)
     // starts the URL's fragment, which is never sent.
-    let mut rest = op.path.split('#').next().unwrap_or_default();
+    let template = op.path.split('#').next().unwrap_or_default();
+    // A `?` in a path (OpenAI's `/responses?beta=true`) starts the URL's query: what follows
+    // is part of every request's query.
+    let (mut rest, fixed_query) = template.split_once('?').unwrap_or((template, ""));
     while let Some(open) = rest.find('{') {
         path.push_str(&rest[..open]);
         let close = rest[open..].find('}').ok_or("an unclosed { in the path")? + open;
@@ -826,7 +829,7 @@ fn compare(op: &Op, call: &Call<'_>, request: &Recorded) -> Result<Option<String
         return Ok(Some(format!("path {got_path:?} instead of {path:?}")));
     }
     // The query.
-    let mut expected = Vec::new();
+    let mut expected: Vec<String> = fixed_query.split('&').filter(|pair| !pair.is_empty()).map(str::to_owned).collect();
     for param in op.params.iter().filter(|param| param.place == In::Query) {
         let Some(value) = call.argument(In::Query, &param.name) else { continue };
         if nested(value) && !param.as_json {
@@ -946,6 +949,9 @@ fn cut(text: &str) -> String {
 struct Generator<'a> {
     root: &'a Value,
     full: bool,
+    /// Which choice of each `oneOf` or `anyOf` is taken: a value of the first may match
+    /// another too, which `oneOf` forbids, so a call refused is tried with the next.
+    choice: usize,
 }
 
 impl Generator<'_> {
@@ -972,7 +978,9 @@ impl Generator<'_> {
         }
         for key in ["oneOf", "anyOf"] {
             if let Some(Value::Array(choices)) = object.get(key) {
-                let choice = choices.iter().find(|choice| self.deref(choice).get("type") != Some(&json!("null")))?;
+                let usable: Vec<&Value> =
+                    choices.iter().filter(|choice| self.deref(choice).get("type") != Some(&json!("null"))).collect();
+                let choice = usable.get(self.choice % usable.len().max(1))?;
                 let mut merged = object.clone();
                 merged.remove(key);
                 self.merge(&mut merged, choice);
@@ -1406,7 +1414,7 @@ fn operation_of<'a>(
         .filter(|op| op.method == request.method)
         .filter(|op| {
             let mut pattern = String::from("^");
-            let mut rest = op.path.split('#').next().unwrap_or_default();
+            let mut rest = op.path.split(['#', '?']).next().unwrap_or_default();
             while let Some(open) = rest.find('{') {
                 pattern.push_str(&regex::escape(&rest[..open]));
                 pattern.push_str("[^/]*");
@@ -1499,21 +1507,32 @@ async fn run_document(path: &Path) -> Outcome {
         let schema = Value::Object((*tool.input_schema).clone());
         let mut previous: Option<Value> = None;
         for full in [false, true] {
-            let generator = Generator { root: &schema, full };
-            let Some(Value::Object(arguments)) = generator.value(&schema, 0, usize::from(full)) else {
+            let mut attempt = None;
+            for choice in 0..4 {
+                let generator = Generator { root: &schema, full, choice };
+                let Some(Value::Object(arguments)) = generator.value(&schema, 0, usize::from(full)) else { break };
+                let arguments = ascii_headers(&described.ops, arguments);
+                stub.take();
+                let result = client
+                    .call_tool(CallToolRequestParams::new(tool.name.to_string()).with_arguments(arguments.clone()))
+                    .await;
+                let requests = stub.take();
+                // Refused for a `oneOf` choice its value also matched another of: the next choice.
+                let refused = requests.is_empty()
+                    && result.as_ref().is_ok_and(|result| text(result).contains("more than one of the allowed shapes"));
+                attempt = Some((arguments, result, requests));
+                if !refused {
+                    break;
+                }
+            }
+            let Some((arguments, result, requests)) = attempt else {
                 outcome.skipped.push(format!("{name}: no valid arguments could be written from its input schema"));
                 break;
             };
-            let arguments = ascii_headers(&described.ops, arguments);
             if previous.as_ref() == Some(&Value::Object(arguments.clone())) {
                 continue;
             }
             previous = Some(Value::Object(arguments.clone()));
-            stub.take();
-            let result = client
-                .call_tool(CallToolRequestParams::new(tool.name.to_string()).with_arguments(arguments.clone()))
-                .await;
-            let requests = stub.take();
             outcome.checked += 1;
             let Some(request) = requests.first() else {
                 let said = match &result {
@@ -1547,6 +1566,7 @@ async fn run_document(path: &Path) -> Outcome {
                 continue;
             };
             let renamed = renames.get(&op.label()).cloned().unwrap_or_default();
+            let generator = Generator { root: &schema, full, choice: 0 };
             let body_schema = schema.pointer("/properties/body").map(|body| generator.deref(body));
             let call = Call { arguments: &arguments, body_schema, renamed: &renamed };
             match compare(op, &call, request) {
