@@ -984,6 +984,25 @@ impl Generator<'_> {
                 let mut merged = object.clone();
                 merged.remove(key);
                 self.merge(&mut merged, choice);
+                // What only the other choices require is left out, so that the value is of
+                // this choice alone (OpenAI's `vector_store_ids` or `vector_stores`).
+                let required = |schema: &Value| -> Vec<String> {
+                    let schema = self.deref(schema);
+                    let list = schema.get("required").and_then(Value::as_array);
+                    list.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+                };
+                let mine = required(choice);
+                let others: Vec<String> = usable
+                    .iter()
+                    .filter(|other| !std::ptr::eq(**other, *choice))
+                    .flat_map(|other| required(other))
+                    .filter(|name| !mine.contains(name))
+                    .collect();
+                if let Some(Value::Object(properties)) = merged.get_mut("properties") {
+                    for name in &others {
+                        properties.remove(name);
+                    }
+                }
                 return self.value(&Value::Object(merged), depth, variant);
             }
         }
