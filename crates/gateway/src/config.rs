@@ -72,11 +72,18 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 ///
 /// An `openapi` mount makes each operation of the document (OpenAPI 3, JSON) a tool, named by
 /// its `operationId` (else method and path), its path, query and header parameters and its
-/// JSON body (`body`) the tool's arguments. A call is one request; the API's answer is the
-/// result, or an envelope its status names: 400 and 422 `VALIDATION_ERROR` with the API's
-/// words, 401 `AUTH_REQUIRED`, 403 `FORBIDDEN`, 404 `NOT_FOUND`, 409 `CONFLICT`, 429
-/// `RATE_LIMITED` and 503 `SERVER_BUSY` with its `Retry-After`, 504 `TIMEOUT`, another 5xx or
-/// an API that cannot be reached `HANDOFF_UPSTREAM_UNAVAILABLE`. Redirects are not followed. The
+/// request body (`body`) the tool's arguments, written as the document's styles and media
+/// types say. An operation the tools cannot carry (a recursive schema, a cookie parameter, a
+/// header that frames the request, a body of a media type no tool sends) is left out and the
+/// rest served, each left out, renamed or parameter the mount sets itself logged as a warning
+/// at start-up (`GET /session is left out: /paths/~1session/get/parameters/0/in: a cookie
+/// parameter is not supported; a tool sends no cookies`); the document is refused only when it
+/// has nothing to serve, and served none when it has more operations than `max_tools`. A call
+/// is one request; the API's answer is the result, or an envelope its status names: 400 and
+/// 422 `VALIDATION_ERROR` with the API's words, 401 `AUTH_REQUIRED`, 403 `FORBIDDEN`, 404
+/// `NOT_FOUND`, 409 `CONFLICT`, 429 `RATE_LIMITED` and 503 `SERVER_BUSY` with its
+/// `Retry-After`, 504 `TIMEOUT`, another 5xx or an API that cannot be reached
+/// `HANDOFF_UPSTREAM_UNAVAILABLE`. Redirects are not followed. The
 /// headers go with the document's request too; a fetched document that sends its calls to
 /// another origin than its own needs `base_url` set to it, so credentials go nowhere unsaid.
 ///

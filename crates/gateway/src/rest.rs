@@ -10,20 +10,19 @@ use futures_util::future::BoxFuture;
 use mcp_fusion::CallInfo;
 use mcp_fusion::handoff::{Forward, ForwardError};
 use mcp_fusion::wire::{ErrorCode, echo};
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use percent_encoding::percent_decode_str;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{StatusCode, Url};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
-use crate::openapi::{Location, Operation, import};
+use crate::openapi::{
+    Imported, Location, Note, Operation, Parameter, encode_body, header_value, import, path_value, query_pairs, shown,
+};
 use crate::oversized::MAX_MESSAGE_BYTES;
 
 /// The largest OpenAPI document read, in bytes.
 pub(crate) const MAX_DOCUMENT_BYTES: usize = 16 << 20;
-
-/// What a path parameter's value keeps unencoded: the URL's unreserved characters.
-const PATH_VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 /// An API's operations, where they are served, and the headers every request carries.
 pub(crate) struct Api {
@@ -45,8 +44,9 @@ pub(crate) struct ApiSource<'a> {
 
 impl ApiSource<'_> {
     /// Reads the document and makes its operations tools (at most `max_tools` of them: one
-    /// that has more is refused, as an MCP upstream listing more is). The error says what to
-    /// fix, in words for the mount's state.
+    /// that has more is refused, as an MCP upstream listing more is). Each operation left out,
+    /// renamed or without a parameter the mount sets is logged as a warning, and the rest are
+    /// served. The error says what to fix, in words for the mount's state.
     pub(crate) async fn load(&self, max_tools: usize) -> Result<(Vec<Tool>, Api), String> {
         let headers = configured_headers(self.headers)?;
         let client = reqwest::Client::builder()
@@ -59,20 +59,22 @@ impl ApiSource<'_> {
         // Parsing and reading up to 16 MiB of JSON takes a while: on a thread of the blocking
         // pool, so other mounts and the gateway's own requests are served meanwhile.
         let source = self.document.to_owned();
-        let (document, operations) = tokio::task::spawn_blocking(move || parse_and_import(&source, &bytes))
-            .await
-            .map_err(|error| format!("the OpenAPI document {}: its import failed: {error}", self.document))??;
+        let (document, mut imported) =
+            tokio::task::spawn_blocking(move || parse_and_import(&source, &bytes))
+                .await
+                .map_err(|error| format!("the OpenAPI document {}: its import failed: {error}", self.document))??;
+        let base = self.base(&document, fetched_from.as_ref(), !headers.is_empty())?;
+        leave_to_the_mount(&mut imported, &headers, &base);
+        for note in &imported.notes {
+            tracing::warn!("the OpenAPI document {}: {note}", self.document);
+        }
+        let operations = imported.operations;
         if operations.len() > max_tools {
             return Err(format!(
                 "the OpenAPI document {} has {} operations, more than the {max_tools} tools its mount takes (max_tools), so none are served",
                 self.document,
                 operations.len()
             ));
-        }
-        let base = self.base(&document, fetched_from.as_ref(), !headers.is_empty())?;
-        for operation in &operations {
-            settable_by_a_call(operation, &headers, &base)
-                .map_err(|problem| format!("the OpenAPI document {}: {problem}", self.document))?;
         }
         let tools = operations.iter().map(tool).collect();
         let operations =
@@ -154,7 +156,7 @@ impl ApiSource<'_> {
 }
 
 /// The document `source` holds in `bytes`, and its operations.
-fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Vec<Operation>), String> {
+fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Imported), String> {
     let document: Value = serde_json::from_slice(bytes).map_err(|error| {
         format!("the OpenAPI document {source} is not JSON ({error}); a YAML document needs converting to JSON first")
     })?;
@@ -162,31 +164,46 @@ fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Vec<Operation>
     Ok((document, operations))
 }
 
-/// Why `operation` would let a call set what the mount sets: a header parameter named as one
-/// of the mount's headers (its credentials), or a query parameter named as one the base URL
-/// holds (a key in `?api_key=`), which the call's value would add to.
-fn settable_by_a_call(operation: &Operation, headers: &HeaderMap, base: &Url) -> Result<(), String> {
-    for parameter in &operation.parameters {
-        let name = parameter.name.as_str();
-        let taken = match parameter.location {
-            Location::Header => {
-                headers.keys().any(|set| set.as_str().eq_ignore_ascii_case(name)).then_some(("header", "its headers"))
-            }
-            Location::Query => {
-                base.query_pairs().any(|(set, _)| set == name).then_some(("query parameter", "its base_url's query"))
-            }
-            Location::Path => None,
-        };
-        if let Some((kind, set_by)) = taken {
-            return Err(format!(
-                "{} {} takes the {kind} {}, which the mount sets ({set_by}); a call must not set it, so rename or remove the parameter",
-                operation.method,
-                operation.path,
-                echo(name)
-            ));
+/// Takes out of each operation the parameters the mount sets itself: a header named as one of
+/// the mount's headers (its credentials, like `X-API-Key`), or a query parameter named as a
+/// key of the base URL's query (`?api-key=`). The mount sets them on every request, so the
+/// tool does not ask for them and no call can set them; a note says so.
+fn leave_to_the_mount(imported: &mut Imported, headers: &HeaderMap, base: &Url) {
+    let set_by_the_mount = |parameter: &Parameter| match parameter.location {
+        Location::Header => {
+            headers.keys().any(|set| set.as_str().eq_ignore_ascii_case(&parameter.name)).then_some("its headers")
         }
+        Location::Query => {
+            base.query_pairs().any(|(set, _)| set == parameter.name.as_str()).then_some("its base_url's query")
+        }
+        Location::Path => None,
+    };
+    for operation in &mut imported.operations {
+        let label = format!("{} {}", operation.method, shown(&operation.path));
+        let mut kept = Vec::with_capacity(operation.parameters.len());
+        for parameter in std::mem::take(&mut operation.parameters) {
+            let Some(set_by) = set_by_the_mount(&parameter) else {
+                kept.push(parameter);
+                continue;
+            };
+            if let Some(Value::Object(properties)) = operation.input_schema.get_mut("properties") {
+                properties.remove(&parameter.field);
+            }
+            if let Some(Value::Array(required)) = operation.input_schema.get_mut("required") {
+                required.retain(|field| field.as_str() != Some(parameter.field.as_str()));
+                if required.is_empty() {
+                    operation.input_schema.remove("required");
+                }
+            }
+            imported.notes.push(Note::Dropped {
+                operation: label.clone(),
+                at: parameter.at.clone(),
+                what: format!("the {} parameter {}", parameter.location.word(), echo(&parameter.name)),
+                why: format!("the mount sets it ({set_by})"),
+            });
+        }
+        operation.parameters = kept;
     }
-    Ok(())
 }
 
 /// A base URL: http(s), no credentials, no fragment.
@@ -281,84 +298,97 @@ impl Api {
     ) -> Result<(Arc<Operation>, reqwest::RequestBuilder), ForwardError> {
         let mut url = self.url(operation, arguments)?;
         let mut headers = HeaderMap::new();
-        {
-            let mut query = url.query_pairs_mut();
-            for parameter in &operation.parameters {
-                let Some(value) = arguments.get(&parameter.name).filter(|value| !value.is_null()) else { continue };
-                match parameter.location {
-                    Location::Path => {}
-                    Location::Query => match value {
-                        Value::Array(items) => {
-                            for item in items {
-                                query.append_pair(&parameter.name, &plain(item));
-                            }
+        // The base URL's own query first, then each query parameter as its style writes it.
+        let mut query: Vec<String> =
+            url.query().filter(|query| !query.is_empty()).map(str::to_owned).into_iter().collect();
+        for parameter in &operation.parameters {
+            let Some(value) = argument(parameter, arguments) else { continue };
+            match parameter.location {
+                Location::Path => {}
+                Location::Query => {
+                    let style = (parameter.style, parameter.explode, parameter.allow_reserved);
+                    for pair in query_pairs(&parameter.name, style.0, style.1, style.2, &value) {
+                        // An exploded object's keys are the call's: none may be one of the
+                        // mount's own (a key in `?api-key=`), which it would add to.
+                        let name = pair.split('=').next().unwrap_or_default();
+                        let name = percent_decode_str(name).decode_utf8_lossy();
+                        if self.base.query_pairs().any(|(set, _)| set == name) {
+                            return Err(ForwardError::InvalidParams(format!(
+                                "{} would set the query parameter {}, which the mount sets",
+                                parameter.field,
+                                echo(&name)
+                            )));
                         }
-                        other => {
-                            query.append_pair(&parameter.name, &plain(other));
-                        }
-                    },
-                    Location::Header => {
-                        let refused = || {
-                            ForwardError::InvalidParams(format!(
-                                "the header parameter {} cannot carry {}",
-                                parameter.name,
-                                echo(&plain(value))
-                            ))
-                        };
-                        let name = HeaderName::from_bytes(parameter.name.as_bytes()).map_err(|_| refused())?;
-                        headers.insert(name, HeaderValue::from_str(&plain(value)).map_err(|_| refused())?);
+                        query.push(pair);
                     }
+                }
+                Location::Header => {
+                    let text = header_value(parameter.explode, &value);
+                    let refused = || {
+                        ForwardError::InvalidParams(format!(
+                            "the header parameter {} cannot carry {}",
+                            parameter.field,
+                            echo(&text)
+                        ))
+                    };
+                    let name = HeaderName::from_bytes(parameter.name.as_bytes()).map_err(|_| refused())?;
+                    headers.insert(name, HeaderValue::from_str(&text).map_err(|_| refused())?);
                 }
             }
         }
-        if url.query() == Some("") {
-            url.set_query(None);
-        }
+        url.set_query((!query.is_empty()).then(|| query.join("&")).as_deref());
         // The mount's own headers last: no argument replaces its credentials.
         headers.extend(self.headers.clone());
         let method = reqwest::Method::from_bytes(operation.method.as_bytes())
             .map_err(|_| ForwardError::NoSuchTool(format!("no method {}", operation.method)))?;
         let mut request =
             self.client.request(method, url).headers(headers).header(reqwest::header::ACCEPT, "application/json");
-        if let Some(body) = arguments.get("body").filter(|_| operation.body.is_some()) {
-            request = request.json(body);
+        if let (Some(body), Some(value)) = (&operation.body, arguments.get("body").filter(|value| !value.is_null())) {
+            let (media, bytes) =
+                encode_body(body, value).map_err(|error| ForwardError::InvalidParams(error.to_string()))?;
+            let media = HeaderValue::from_str(&media).map_err(|_| {
+                ForwardError::InvalidParams(format!("the body's media type {} is no header value", echo(&media)))
+            })?;
+            request = request.header(CONTENT_TYPE, media).body(bytes);
         }
         Ok((Arc::clone(operation), request))
     }
 
-    /// The operation's path under the base, its `{parameters}` filled in, each value one
-    /// path segment whatever it holds.
+    /// The operation's path under the base, byte for byte as the document writes it (a
+    /// trailing `/`, an empty segment), its `{parameters}` filled in as their styles write
+    /// them, each value within its segment whatever it holds.
     fn url(&self, operation: &Operation, arguments: &JsonObject) -> Result<Url, ForwardError> {
-        let mut path = String::new();
-        for segment in operation.path.split('/').filter(|segment| !segment.is_empty()) {
+        let mut segments = Vec::new();
+        for segment in operation.path.split('/') {
             let mut filled = segment.to_owned();
+            let mut slots = 0;
             for parameter in operation.parameters.iter().filter(|parameter| parameter.location == Location::Path) {
                 let slot = format!("{{{}}}", parameter.name);
                 if !filled.contains(&slot) {
                     continue;
                 }
-                let value = match arguments.get(&parameter.name) {
-                    Some(value) if !value.is_null() => plain(value),
-                    _ => {
-                        return Err(ForwardError::InvalidParams(format!(
-                            "the path parameter {} is required",
-                            parameter.name
-                        )));
-                    }
+                slots += 1;
+                let Some(value) = argument(parameter, arguments) else {
+                    return Err(ForwardError::InvalidParams(format!(
+                        "the path parameter {} is required",
+                        parameter.field
+                    )));
                 };
-                filled = filled.replace(&slot, &utf8_percent_encode(&value, PATH_VALUE).to_string());
+                let value = path_value(&parameter.name, parameter.style, parameter.explode, &value);
+                filled = filled.replace(&slot, &value);
             }
-            // `.` and `..` would climb out of the operation's path once the URL is read.
-            if filled.is_empty() || filled == "." || filled == ".." {
+            // A value must not empty its segment (another resource), nor make `.` or `..`,
+            // which would climb out of the operation's path once the URL is read.
+            if (slots > 0 && filled.is_empty()) || filled == "." || filled == ".." {
                 return Err(ForwardError::InvalidParams(format!(
                     "{} would make the path segment {}, which names no resource",
                     operation.path,
                     echo(&filled)
                 )));
             }
-            path.push('/');
-            path.push_str(&filled);
+            segments.push(filled);
         }
+        let path = segments.join("/");
         let base = self.base.as_str();
         let (base, query) = base.split_once('?').unwrap_or((base, ""));
         let joined = format!("{}{path}", base.trim_end_matches('/'));
@@ -376,14 +406,10 @@ impl Api {
     }
 }
 
-/// A parameter's value as text: a string as it is, a number or boolean as JSON writes it, an
-/// array as its items joined by commas, an object as JSON.
-fn plain(value: &Value) -> String {
-    match value {
-        Value::String(text) => text.clone(),
-        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(","),
-        other => other.to_string(),
-    }
+/// The value a call gives `parameter`, if any: a parameter described by `content` as its JSON.
+fn argument(parameter: &Parameter, arguments: &JsonObject) -> Option<Value> {
+    let value = arguments.get(&parameter.field).filter(|value| !value.is_null())?;
+    Some(if parameter.json { Value::String(value.to_string()) } else { value.clone() })
 }
 
 /// Why a request got no answer.
@@ -562,16 +588,22 @@ mod tests {
     use super::*;
 
     fn api(base: &str) -> Api {
-        let document = json!({"openapi": "3.1.0", "paths": {
-            "/files/{name}.json": {"get": {"operationId": "file", "parameters": [
-                {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
-                {"name": "tag", "in": "query", "schema": {"type": "array"}},
-                {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}]}},
-            "/items/{id}": {"put": {"operationId": "put_item", "parameters": [
-                {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
-                "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}}},
-        }});
-        let operations = import(&document).unwrap();
+        api_of(
+            &json!({"openapi": "3.1.0", "paths": {
+                "/files/{name}.json": {"get": {"operationId": "file", "parameters": [
+                    {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+                    {"name": "tag", "in": "query", "schema": {"type": "array"}},
+                    {"name": "X-Trace", "in": "header", "schema": {"type": "string"}}]}},
+                "/items/{id}": {"put": {"operationId": "put_item", "parameters": [
+                    {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                    "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}}},
+            }}),
+            base,
+        )
+    }
+
+    fn api_of(document: &Value, base: &str) -> Api {
+        let operations = import(document).unwrap().operations;
         Api {
             client: reqwest::Client::new(),
             base: Url::parse(base).unwrap(),
@@ -627,37 +659,210 @@ mod tests {
     }
 
     /// Loads a mount of `operation` (under `/a`) with `headers` and `base_url`; why not.
-    fn loaded(operation: Value, headers: &[(String, String)], base_url: &str) -> Result<usize, String> {
+    fn loaded(operation: Value, headers: &[(String, String)], base_url: &str) -> Result<(Vec<Tool>, Api), String> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("api.json");
         std::fs::write(&path, json!({"openapi": "3.1.0", "paths": {"/a": {"get": operation}}}).to_string()).unwrap();
         let source = ApiSource { document: path.to_str().unwrap(), base_url: Some(base_url), headers };
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(source.load(100)).map(|(tools, _)| tools.len())
+        runtime.block_on(source.load(100))
+    }
+
+    fn fields(tool: &Tool) -> Vec<&str> {
+        tool.input_schema["properties"].as_object().unwrap().keys().map(String::as_str).collect()
     }
 
     #[test]
-    fn a_parameter_that_would_set_what_the_mount_sets_is_refused_at_load() {
+    fn a_parameter_the_mount_sets_is_left_to_the_mount() {
+        // Adyen: `X-API-Key` is a parameter of each operation and the mount's credential.
         let key = [("X-API-Key".to_owned(), "MOUNTKEY".to_owned())];
-        let header = json!({"parameters": [{"name": "x-api-key", "in": "header"}]});
-        let refused = loaded(header, &key, "http://127.0.0.1:9/").unwrap_err();
+        let header = json!({"operationId": "a", "parameters": [
+            {"name": "x-api-key", "in": "header", "required": true}, {"name": "q", "in": "query"}]});
+        let (tools, api) = loaded(header, &key, "http://127.0.0.1:9/").unwrap();
+        assert_eq!(fields(&tools[0]), ["q"]);
+        assert!(tools[0].input_schema.get("required").is_none());
+        let request = built(&api, "a", json!({"x-api-key": "caller", "q": "1"})).unwrap();
+        assert_eq!(request.headers().get_all("x-api-key").iter().collect::<Vec<_>>(), ["MOUNTKEY"]);
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/a?q=1");
+        // NYTimes: `api-key` is a query parameter, and in the mount's base_url.
+        let query = json!({"operationId": "a", "parameters": [{"name": "api-key", "in": "query"}]});
+        let (tools, api) = loaded(query.clone(), &[], "http://127.0.0.1:9/v1?api-key=MOUNTKEY").unwrap();
+        assert!(fields(&tools[0]).is_empty());
+        let request = built(&api, "a", json!({"api-key": "caller"})).unwrap();
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/v1/a?api-key=MOUNTKEY");
+        // Nor through another parameter: an exploded object's keys, a reserved value's `&`.
+        let smuggler = json!({"operationId": "a", "parameters": [
+            {"name": "filter", "in": "query", "schema": {"type": "object"}},
+            {"name": "next", "in": "query", "allowReserved": true}]});
+        let (_, api) = loaded(smuggler, &[], "http://127.0.0.1:9/v1?api-key=MOUNTKEY").unwrap();
+        let refused = built(&api, "a", json!({"filter": {"api-key": "caller"}})).unwrap_err();
         assert!(
-            refused.ends_with(
-                "GET /a takes the header 'x-api-key', which the mount sets (its headers); a call must not set it, so rename or remove the parameter"
-            ),
-            "{refused}"
+            matches!(&refused, ForwardError::InvalidParams(message) if message == "filter would set the query parameter 'api-key', which the mount sets"),
+            "{refused:?}"
         );
-        let query = json!({"parameters": [{"name": "api_key", "in": "query"}]});
-        let refused = loaded(query.clone(), &[], "http://127.0.0.1:9/v1?api_key=MOUNTKEY").unwrap_err();
-        assert!(
-            refused.contains("GET /a takes the query parameter 'api_key', which the mount sets (its base_url's query)"),
-            "{refused}"
-        );
+        let request = built(&api, "a", json!({"next": "/p?x&api-key=caller"})).unwrap();
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/v1/a?api-key=MOUNTKEY&next=/p?x%26api-key=caller");
         // Other names, or the same name where the mount sets nothing, are the call's to set.
-        assert_eq!(loaded(query, &key, "http://127.0.0.1:9/v1?version=2"), Ok(1));
+        let (tools, _) = loaded(query, &key, "http://127.0.0.1:9/v1?version=2").unwrap();
+        assert_eq!(fields(&tools[0]), ["api-key"]);
+        // A framing header leaves its operation out: here the only one, so nothing is served.
         let framing = json!({"parameters": [{"name": "Content-Length", "in": "header"}]});
-        let refused = loaded(framing, &[], "http://127.0.0.1:9/").unwrap_err();
+        let refused = loaded(framing, &[], "http://127.0.0.1:9/").err().unwrap();
+        assert!(refused.contains("nothing to serve: every operation is left out"), "{refused}");
         assert!(refused.contains("which would let a call set how the request is framed or routed"), "{refused}");
+    }
+
+    #[test]
+    fn the_operations_served_are_counted_against_max_tools() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("api.json");
+        let document = json!({"openapi": "3.1.0", "paths": {
+            "/a": {"get": {}, "post": {}},
+            "/session": {"get": {"parameters": [{"name": "sid", "in": "cookie"}]}}}});
+        std::fs::write(&path, document.to_string()).unwrap();
+        let source =
+            ApiSource { document: path.to_str().unwrap(), base_url: Some("http://127.0.0.1:9/"), headers: &[] };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        // The one left out is not counted: two served, which a mount of two takes.
+        assert_eq!(runtime.block_on(source.load(2)).map(|(tools, _)| tools.len()).ok(), Some(2));
+        let refused = runtime.block_on(source.load(1)).err().unwrap();
+        assert!(
+            refused
+                .ends_with("has 2 operations, more than the 1 tools its mount takes (max_tools), so none are served"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn the_mount_s_parameters_are_noted() {
+        let mut imported = import(&json!({"openapi": "3.0.3", "paths": {"/payments": {"post": {"parameters": [
+            {"name": "X-API-Key", "in": "header"}]}}}}))
+        .unwrap();
+        let headers = configured_headers(&[("x-api-key".into(), "k".into())]).unwrap();
+        leave_to_the_mount(&mut imported, &headers, &Url::parse("http://h/").unwrap());
+        assert_eq!(
+            imported.notes.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "POST /payments: /paths/~1payments/post/parameters/0: the header parameter 'X-API-Key' is not in the tool's input, since the mount sets it (its headers)"
+            ]
+        );
+    }
+
+    #[test]
+    fn styles_write_the_query_the_path_and_headers() {
+        let api = api_of(
+            &json!({"openapi": "3.1.0", "paths": {
+                "/users/{id}/files/{name}/{point}": {"get": {"operationId": "styled", "parameters": [
+                    {"name": "id", "in": "path", "style": "matrix", "explode": true},
+                    {"name": "name", "in": "path", "style": "label"},
+                    {"name": "point", "in": "path"},
+                    {"name": "filter", "in": "query", "style": "deepObject", "explode": true},
+                    {"name": "ids", "in": "query", "style": "pipeDelimited", "explode": false},
+                    {"name": "words", "in": "query", "style": "spaceDelimited", "explode": false},
+                    {"name": "color", "in": "query", "explode": false},
+                    {"name": "next", "in": "query", "allowReserved": true},
+                    {"name": "where", "in": "query", "content": {"application/json": {}}},
+                    {"name": "X-Ids", "in": "header"}]}},
+            }}),
+            "http://127.0.0.1:9/api",
+        );
+        let request = built(
+            &api,
+            "styled",
+            json!({
+                "id": [5, 6], "name": "a b", "point": {"x": 1, "y": 2},
+                "filter": {"status": "open", "owner": {"id": "u 1"}},
+                "ids": [1, 2], "words": ["a", "b"], "color": {"R": 100, "G": 200},
+                "next": "/page?2", "where": {"a": 1}, "X-Ids": [1, 2],
+            }),
+        )
+        .unwrap();
+        assert_eq!(
+            request.url().as_str(),
+            "http://127.0.0.1:9/api/users/;id=5;id=6/files/.a%20b/x,1,y,2\
+             ?filter[status]=open&filter[owner][id]=u%201&ids=1|2&words=a%20b&color=R,100,G,200&next=/page?2\
+             &where=%7B%22a%22%3A1%7D"
+        );
+        assert_eq!(request.headers()["x-ids"], "1,2");
+    }
+
+    #[test]
+    fn paths_are_sent_byte_for_byte() {
+        let api = api_of(
+            &json!({"openapi": "3.1.0", "paths": {
+                "/": {"get": {"operationId": "root"}},
+                "/items/": {"get": {"operationId": "items"}},
+                "/a//b/{id}": {"get": {"operationId": "empty", "parameters": [{"name": "id", "in": "path"}]}},
+            }}),
+            "http://127.0.0.1:9/api/?v=1",
+        );
+        let url = |tool, arguments| built(&api, tool, arguments).unwrap().url().to_string();
+        assert_eq!(url("root", json!({})), "http://127.0.0.1:9/api/?v=1");
+        assert_eq!(url("items", json!({})), "http://127.0.0.1:9/api/items/?v=1");
+        assert_eq!(url("empty", json!({"id": "x"})), "http://127.0.0.1:9/api/a//b/x?v=1");
+        // A value is still one segment, never `.` or `..`, never empty.
+        assert_eq!(url("empty", json!({"id": "../x"})), "http://127.0.0.1:9/api/a//b/..%2Fx?v=1");
+        for id in ["..", ".", ""] {
+            assert!(matches!(built(&api, "empty", json!({"id": id})), Err(ForwardError::InvalidParams(_))), "{id}");
+        }
+    }
+
+    #[test]
+    fn bodies_are_sent_as_their_media_type() {
+        let api = api_of(
+            &json!({"openapi": "3.1.0", "paths": {
+                "/json-api": {"patch": {"operationId": "json_api", "requestBody": {"content": {"application/vnd.api+json": {}}}}},
+                "/charges": {"post": {"operationId": "charge", "requestBody": {"content": {"application/x-www-form-urlencoded": {
+                    "encoding": {"expand": {"style": "deepObject", "explode": true}}}}}}},
+                "/upload": {"put": {"operationId": "upload", "requestBody": {"content": {"multipart/form-data": {
+                    "schema": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}}}}}}},
+                "/note": {"post": {"operationId": "note", "requestBody": {"content": {"text/plain": {}}}}},
+                "/Folders": {"put": {"operationId": "createFolder", "requestBody": {"content": {"application/json": {
+                    "schema": {"type": "object", "required": ["name"], "properties": {"Name": {"type": "string"}}}}}}}},
+            }}),
+            "http://127.0.0.1:9/",
+        );
+        let sent = |tool, body: Value| {
+            let request = built(&api, tool, json!({"body": body})).unwrap();
+            let media = request.headers()[CONTENT_TYPE].to_str().unwrap().to_owned();
+            (media, String::from_utf8_lossy(request.body().and_then(|body| body.as_bytes()).unwrap()).into_owned())
+        };
+        assert_eq!(
+            sent("json_api", json!({"data": {"type": "articles"}})),
+            ("application/vnd.api+json".into(), r#"{"data":{"type":"articles"}}"#.into())
+        );
+        assert_eq!(
+            sent("charge", json!({"amount": 2000, "metadata": {"order": "7"}, "expand": ["customer"]})),
+            ("application/x-www-form-urlencoded".into(), "amount=2000&metadata[order]=7&expand[0]=customer".into())
+        );
+        let (media, bytes) = sent("upload", json!({"file": "aGk="}));
+        let boundary = media.strip_prefix("multipart/form-data; boundary=").unwrap();
+        assert_eq!(
+            bytes,
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n--{boundary}--\r\n"
+            )
+        );
+        assert_eq!(sent("note", json!("plain words")), ("text/plain".into(), "plain words".into()));
+        // Xero: a call valid by the document is forwarded as it is.
+        assert_eq!(sent("createFolder", json!({"name": "x"})), ("application/json".into(), r#"{"name":"x"}"#.into()));
+        let refused = built(&api, "charge", json!({"body": [1]})).unwrap_err();
+        assert!(
+            matches!(&refused, ForwardError::InvalidParams(message) if message.contains("object of fields")),
+            "{refused:?}"
+        );
+    }
+
+    #[test]
+    fn a_renamed_parameter_is_sent_by_its_own_name() {
+        let api = api_of(
+            &json!({"openapi": "3.1.0", "paths": {"/marketing/lists/{list_id}": {"delete": {"operationId": "DeleteList", "parameters": [
+                {"name": "list_id", "in": "path", "required": true},
+                {"name": "list_id", "in": "query"}]}}}}),
+            "http://127.0.0.1:9/v3",
+        );
+        let request = built(&api, "DeleteList", json!({"list_id": "a", "query_list_id": "b"})).unwrap();
+        assert_eq!(request.url().as_str(), "http://127.0.0.1:9/v3/marketing/lists/a?list_id=b");
     }
 
     #[test]

@@ -642,3 +642,96 @@ async fn a_cancelled_write_to_an_http_api_is_logged_as_the_api_ended_it() {
     running.shutdown().await;
     stop.cancel();
 }
+
+/// What an HTTP API received: each request's method, path and query, `Content-Type` and body.
+type Received = Arc<std::sync::Mutex<Vec<(String, String, String, String)>>>;
+
+/// An HTTP API that records every request and answers `{"ok": true}`.
+async fn api_that_records(received: Received) -> (String, tokio_util::sync::CancellationToken) {
+    async fn record(
+        axum::extract::State(received): axum::extract::State<Received>,
+        request: axum::extract::Request,
+    ) -> ([(axum::http::HeaderName, &'static str); 1], &'static str) {
+        let (parts, body) = request.into_parts();
+        let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap();
+        let media = parts.headers.get("content-type").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+        received.lock().unwrap().push((
+            parts.method.to_string(),
+            parts.uri.to_string(),
+            media,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        ));
+        ([(axum::http::header::CONTENT_TYPE, "application/json")], r#"{"ok": true}"#)
+    }
+    let app = axum::Router::new().fallback(record).with_state(received);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, app).with_graceful_shutdown(stopped.cancelled_owned()).await.unwrap();
+    });
+    (url, stop)
+}
+
+/// A document as vendors publish it: an operation the tools cannot carry is left out with a
+/// warning and the rest served; a call valid by the document (Xero's `name` beside `Name`)
+/// passes the gateway's checks and arrives as it was made; a form body (Stripe's) arrives as
+/// form fields; a parameter named twice (SendGrid's `list_id`) arrives by its own name.
+#[tokio::test]
+async fn an_http_api_is_served_as_its_document_says() {
+    let (logs, _logging) = Logs::capture();
+    let received = Received::default();
+    let (url, stop) = api_that_records(Arc::clone(&received)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let document = dir.path().join("vendor.json");
+    let paths = json!({"openapi": "3.0.3", "paths": {
+        "/session": {"get": {"operationId": "whoAmI", "parameters": [{"name": "sid", "in": "cookie", "required": true}]}},
+        "/Folders": {"put": {"operationId": "createFolder", "requestBody": {"required": true, "content": {"application/json": {
+            "schema": {"type": "object", "required": ["name"], "properties": {"Name": {"type": "string"}}}}}}}},
+        "/v1/charges": {"post": {"operationId": "PostCharges", "requestBody": {"content": {"application/x-www-form-urlencoded": {
+            "schema": {"type": "object", "properties": {"amount": {"type": "integer"}, "metadata": {"type": "object"}}}}}}}},
+        "/lists/{list_id}": {"delete": {"operationId": "DeleteList", "parameters": [
+            {"name": "list_id", "in": "path", "required": true, "schema": {"type": "string"}},
+            {"name": "list_id", "in": "query", "schema": {"type": "string"}}]}},
+    }});
+    std::fs::write(&document, paths.to_string()).unwrap();
+    let server = gateway();
+    let running = Gateway::new()
+        .mount(Mount::new("api"), Upstream::openapi(document.display().to_string()).base_url(&url))
+        .start(&server);
+    let client = connect(&server, Seen::default()).await;
+    listed(&client, "api.createFolder").await;
+    let mut names = tool_names(&client).await;
+    names.retain(|name| name.starts_with("api."));
+    names.sort();
+    assert_eq!(names, ["api.DeleteList", "api.PostCharges", "api.createFolder"]);
+    assert!(
+        logs.text().contains("GET /session is left out: /paths/~1session/get/parameters/0/in: a cookie parameter is not supported; a tool sends no cookies"),
+        "{}",
+        logs.text()
+    );
+
+    let folder = call(&client, "api.createFolder", json!({"body": {"name": "Receipts"}})).await;
+    assert_ne!(folder.is_error, Some(true), "{}", text(&folder));
+    let charge = call(&client, "api.PostCharges", json!({"body": {"amount": 2000, "metadata": {"order": "7"}}})).await;
+    assert_ne!(charge.is_error, Some(true), "{}", text(&charge));
+    let deleted = call(&client, "api.DeleteList", json!({"list_id": "a", "query_list_id": "b"})).await;
+    assert_ne!(deleted.is_error, Some(true), "{}", text(&deleted));
+    let received = received.lock().unwrap().clone();
+    assert_eq!(
+        received,
+        [
+            ("PUT".into(), "/Folders".into(), "application/json".into(), r#"{"name":"Receipts"}"#.into()),
+            (
+                "POST".into(),
+                "/v1/charges".into(),
+                "application/x-www-form-urlencoded".into(),
+                "amount=2000&metadata[order]=7".into()
+            ),
+            ("DELETE".into(), "/lists/a?list_id=b".into(), String::new(), String::new()),
+        ]
+    );
+    running.shutdown().await;
+    stop.cancel();
+}
