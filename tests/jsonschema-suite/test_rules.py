@@ -74,6 +74,7 @@ class Wrong(unittest.TestCase):
             Line("value.o", "Invalid key. You sent: 'k'. Expected every key to be exactly 'j'."),
             Line("value.o.j", "Missing required field. You sent: (missing). Expected an integer."),
             Line("(root)", 'Too many properties. You sent: {"value":{}}. Expected at most 0 properties.'),
+            Line("value.a.b.c.1", "This integer is beyond the integers this server carries exactly. You sent: a number."),
         ]
         for line in good:
             self.assertIsNone(wrong(line, ARGUMENTS), line)
@@ -82,6 +83,7 @@ class Wrong(unittest.TestCase):
             Line("value.a.b.c.0", "Too small. You sent: 2. Expected at least 3."),
             Line("value.o", "This field is not accepted. You sent: 1. Expected the field removed."),
             Line("value.a.b.c.0.x", "Missing required field. You sent: (missing). Expected a value."),
+            Line("value.a.b.c.2", "Too short. You sent: a number. Expected at least 2 characters."),
         ]
         for line in bad:
             self.assertIsNotNone(wrong(line, ARGUMENTS), line)

@@ -5,7 +5,8 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use mcp_fusion_contract::{Exposition, MOUNTS_CAPABILITY};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use mcp_fusion_wire::ToolError;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -246,7 +247,7 @@ impl FusionClient {
             }
             let request =
                 CallToolRequestParams::new(route.tool.clone()).with_arguments(route.arguments(arguments.clone()));
-            let result: CallToolResult = self.service.call_tool(request).await.map_err(service_error)?;
+            let result = answered(self.service.call_tool(request).await)?;
             let outcome = CallOutcome::from_result(result);
             let wait = self.retry.as_ref().and_then(|policy| policy.wait_before_retry(&outcome, attempts, waited));
             let Some(wait) = wait else { return Ok(outcome) };
@@ -275,11 +276,75 @@ fn output_error<Out>(action: &str, reason: String, result: CallToolResult) -> Fu
     }
 }
 
+/// The result of a call, or why there is none. An unknown tool's `-32602` (MCP 2026-07-28) is
+/// read as the envelope of a failed result, so that it is the same typed error on every version.
+fn answered(answer: Result<CallToolResult, ServiceError>) -> Result<CallToolResult, FusionClientError> {
+    match answer {
+        Ok(result) => Ok(result),
+        Err(ServiceError::McpError(data))
+            if let Some(error) = ToolError::from_protocol_error(data.code.0, &data.message, data.data.as_ref()) =>
+        {
+            Ok(CallToolResult::error(vec![ContentBlock::text(error.render())]))
+        }
+        Err(error) => Err(service_error(error)),
+    }
+}
+
 fn service_error(error: ServiceError) -> FusionClientError {
     match error {
         ServiceError::McpError(data) => {
             FusionClientError::Protocol { code: data.code.0, message: data.message.to_string(), data: data.data }
         }
         other => FusionClientError::Transport(reason::service(&other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_fusion_wire::{ErrorCode, ToolError};
+    use rmcp::ErrorData;
+    use rmcp::model::{CallToolResult, ContentBlock};
+    use serde_json::json;
+
+    use super::*;
+
+    fn unknown() -> ToolError {
+        ToolError::new(ErrorCode::UnknownAction, "Unknown tool 'pyng'.")
+            .suggest("Did you mean \"ping\"? Call one of the available tools.")
+            .actions(["ping"])
+    }
+
+    fn failure(answer: Result<CallToolResult, ServiceError>) -> crate::ToolFailure {
+        let outcome = CallOutcome::from_result(answered(answer).unwrap());
+        match outcome.into_result() {
+            Err(failure) => *failure,
+            Ok(_) => panic!("a failed call read as a success"),
+        }
+    }
+
+    #[test]
+    fn an_unknown_tool_is_the_same_typed_error_as_a_result_or_as_invalid_params() {
+        let enveloped = failure(Ok(CallToolResult::error(vec![ContentBlock::text(unknown().render())])));
+        let rpc = unknown().to_invalid_params(8_000);
+        let error = ErrorData::invalid_params(rpc.message, Some(rpc.data));
+        let refused = failure(Err(ServiceError::McpError(error)));
+        assert_eq!(refused.envelope(), enveloped.envelope());
+        assert_eq!(refused.code(), &ErrorCode::UnknownAction);
+        assert_eq!(refused.available_actions(), ["ping"]);
+    }
+
+    #[test]
+    fn another_servers_unknown_tool_with_only_a_message_is_unknown_action() {
+        let error = ErrorData::invalid_params("Unknown tool: pyng", None);
+        let refused = failure(Err(ServiceError::McpError(error)));
+        assert_eq!(refused.code(), &ErrorCode::UnknownAction);
+        assert_eq!(refused.message(), "Unknown tool: pyng");
+    }
+
+    #[test]
+    fn any_other_invalid_params_stays_a_protocol_error() {
+        let error = ErrorData::invalid_params("Invalid cursor", Some(json!({"cursor": "x"})));
+        let answer = answered(Err(ServiceError::McpError(error)));
+        assert!(matches!(answer, Err(FusionClientError::Protocol { code: -32602, .. })), "{answer:?}");
     }
 }

@@ -70,7 +70,8 @@ use crate::{Backoff, ClientCredentials, Gateway, Upstream};
 /// headers_env = { "X-API-Key" = "SHOP_KEY" } # optional: headers, each from a variable
 /// ```
 ///
-/// An `openapi` mount makes each operation of the document (OpenAPI 3, JSON) a tool, named by
+/// An `openapi` mount makes each operation of the document (OpenAPI 3.0 or 3.1, or Swagger 2.0
+/// converted to OpenAPI 3.0 as it is read; JSON or YAML) a tool, named by
 /// its `operationId` (else method and path), its path, query and header parameters and its
 /// request body (`body`) the tool's arguments, written as the document's styles and media
 /// types say. An operation the tools cannot carry (a recursive schema, a cookie parameter, a

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use mcp_fusion::CallInfo;
 use mcp_fusion::handoff::{Forward, ForwardError};
-use mcp_fusion::wire::echo;
+use mcp_fusion::wire::{ToolError, echo};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, ErrorCode,
     JsonObject, RequestId, ServerResult,
@@ -145,15 +145,16 @@ fn sorted(error: &ServiceError, broken: &Broken) -> ForwardError {
         ServiceError::McpError(data) if data.code == ErrorCode::METHOD_NOT_FOUND => {
             ForwardError::NoSuchTool(data.message.to_string())
         }
-        // SDKs answer an unknown tool with -32602 too ("Tool x not found"): it is not about the
-        // arguments.
-        ServiceError::McpError(data)
-            if data.code == ErrorCode::INVALID_PARAMS && names_a_missing_tool(&data.message) =>
-        {
-            ForwardError::NoSuchTool(data.message.to_string())
-        }
+        // SDKs answer an unknown tool with -32602 too ("Tool x not found"), and MCP 2026-07-28
+        // asks it: it is not about the arguments. A framework upstream's error holds its
+        // envelope, whose message and recovery (the closest names) are what the model reads.
         ServiceError::McpError(data) if data.code == ErrorCode::INVALID_PARAMS => {
-            ForwardError::InvalidParams(data.message.to_string())
+            match ToolError::from_protocol_error(data.code.0, &data.message, data.data.as_ref()) {
+                // Only a message: its own words, with nothing this side made up.
+                Some(unknown) if unknown.message == *data.message => ForwardError::NoSuchTool(unknown.message.clone()),
+                Some(unknown) => ForwardError::NoSuchTool(unknown.said_in_one_line()),
+                None => ForwardError::InvalidParams(data.message.to_string()),
+            }
         }
         // Any other error of the tool's call is its failure, which the mount words as an
         // envelope by what it says.
@@ -231,11 +232,6 @@ pub(crate) fn described(error: &ServiceError) -> String {
     }
 }
 
-fn names_a_missing_tool(message: &str) -> bool {
-    let message = message.to_lowercase();
-    message.contains("tool") && (message.contains("not found") || message.contains("unknown"))
-}
-
 fn unavailable(error: &ServiceError) -> ForwardError {
     // A transport's error may carry what the upstream sent (an HTTP error body).
     tracing::warn!("a call to the upstream failed: {}", echo(&error.to_string()));
@@ -268,5 +264,35 @@ impl CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_fusion::wire::ErrorCode as Code;
+    use rmcp::ErrorData;
+
+    use super::*;
+
+    fn sorted_error(error: ErrorData) -> ForwardError {
+        sorted(&ServiceError::McpError(error), &Broken::default())
+    }
+
+    #[test]
+    fn an_upstreams_unknown_tool_keeps_its_healing_words() {
+        let unknown = ToolError::new(Code::UnknownAction, "Unknown tool 'serch'.")
+            .suggest("Did you mean \"search\"? Call one of the available tools.")
+            .actions(["search"]);
+        let rpc = unknown.to_invalid_params(8_000);
+        assert_eq!(
+            sorted_error(ErrorData::invalid_params(rpc.message, Some(rpc.data))),
+            ForwardError::NoSuchTool(
+                "Unknown tool 'serch'. Did you mean \"search\"? Call one of the available tools.".into()
+            )
+        );
+        let another = sorted_error(ErrorData::invalid_params("Tool serch not found", None));
+        assert_eq!(another, ForwardError::NoSuchTool("Tool serch not found".into()));
+        let arguments = sorted_error(ErrorData::invalid_params("Invalid arguments: query", None));
+        assert_eq!(arguments, ForwardError::InvalidParams("Invalid arguments: query".into()));
     }
 }

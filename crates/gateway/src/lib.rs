@@ -48,9 +48,10 @@
 //! ```
 //!
 //! An HTTP API described by an OpenAPI document mounts the same way
-//! ([`Upstream::openapi`]): each operation a tool checked with the same sentences, each call
-//! one request, and the API's status the envelope (404 `NOT_FOUND`, 429 `RATE_LIMITED` with
-//! its `Retry-After`, …; the whole table is in [`Config`]'s documentation).
+//! ([`Upstream::openapi`]; OpenAPI 3, or Swagger 2.0 converted by [`swagger::convert`], in JSON
+//! or YAML): each operation a tool checked with the same sentences, each call one request,
+//! and the API's status the envelope (404 `NOT_FOUND`, 429 `RATE_LIMITED` with its
+//! `Retry-After`, …; the whole table is in [`Config`]'s documentation).
 //!
 //! An HTTP upstream is sent a fixed bearer token ([`Upstream::token`]), or one the gateway
 //! gets itself with the OAuth 2.0 client-credentials grant ([`Upstream::client_credentials`]
@@ -78,7 +79,9 @@ mod progress;
 mod rest;
 mod stderr;
 mod supervisor;
+pub mod swagger;
 mod upstream;
+mod yaml;
 
 use std::sync::Arc;
 use std::time::Duration;

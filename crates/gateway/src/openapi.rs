@@ -307,7 +307,10 @@ pub fn import(document: &Value) -> Result<Imported, ImportError> {
         ));
     };
     let paths = object_at(Some(paths), "/paths", "an object of paths")?;
-    let mut reader = Reader { document, nodes: 0, operation_nodes: 0, parameters: 0 };
+    // OpenAPI 3.0 says a schema accepts null with `nullable: true`; the tool's input schema is
+    // JSON Schema, which says it with the type `null`.
+    let nullable = root.get("openapi").and_then(Value::as_str).is_some_and(|version| version.starts_with("3.0"));
+    let mut reader = Reader { document, nodes: 0, operation_nodes: 0, parameters: 0, nullable };
     let mut imported = Imported::default();
     // Each tool's name, and the operation (`GET /a`) it names.
     let mut named: HashMap<String, String> = HashMap::new();
@@ -394,6 +397,8 @@ struct Reader<'a> {
     nodes: usize,
     operation_nodes: usize,
     parameters: usize,
+    /// Whether `nullable: true` is OpenAPI 3.0's, to be written as JSON Schema's `null`.
+    nullable: bool,
 }
 
 impl<'a> Reader<'a> {
@@ -1212,6 +1217,30 @@ mod tests {
             imported.operations[0].input_schema["properties"]["body"],
             json!({"type": "object", "required": ["name"], "properties": {"Name": {"type": "string"}, "name": {"type": "string"}}})
         );
+    }
+
+    #[test]
+    fn an_openapi_3_0_nullable_schema_takes_null() {
+        let body = json!({"type": "object", "properties": {
+            "note": {"type": "string", "nullable": true},
+            "status": {"type": "string", "enum": ["open", "paid"], "nullable": true},
+            "invoice": {"allOf": [{"$ref": "#/components/schemas/Invoice"}], "nullable": true},
+            "nullable": {"type": "boolean"},
+        }});
+        let paths = json!({"/a": {"post": {"requestBody": {"content": {"application/json": {"schema": body}}}}}});
+        let imported = import(&document(paths.clone())).unwrap();
+        let properties = &imported.operations[0].input_schema["properties"]["body"]["properties"];
+        assert_eq!(properties["note"], json!({"type": ["string", "null"]}));
+        assert_eq!(properties["status"], json!({"type": ["string", "null"], "enum": ["open", "paid", null]}));
+        assert_eq!(properties["invoice"]["anyOf"][1], json!({"type": "null"}));
+        assert_eq!(properties["invoice"]["anyOf"][0]["allOf"][0]["required"], json!(["amount_cents"]));
+        assert_eq!(properties["nullable"], json!({"type": "boolean"}), "a property named so is only a name");
+        // OpenAPI 3.1 is JSON Schema: `nullable` is no keyword of it and is left as written.
+        let mut v31 = document(paths);
+        v31["openapi"] = json!("3.1.0");
+        let imported = import(&v31).unwrap();
+        let note = &imported.operations[0].input_schema["properties"]["body"]["properties"]["note"];
+        assert_eq!(note, &json!({"type": "string", "nullable": true}));
     }
 
     #[test]

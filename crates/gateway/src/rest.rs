@@ -91,7 +91,8 @@ impl ApiSource<'_> {
             let response = client
                 .get(url.clone())
                 .headers(headers.clone())
-                .header(reqwest::header::ACCEPT, "application/json")
+                // A server that picks the format by this header may hold the document in YAML.
+                .header(reqwest::header::ACCEPT, "application/json, application/yaml;q=0.9, */*;q=0.8")
                 .send()
                 .await
                 .map_err(|error| format!("the OpenAPI document {source} could not be fetched: {}", reached(&error)))?;
@@ -155,11 +156,38 @@ impl ApiSource<'_> {
     }
 }
 
-/// The document `source` holds in `bytes`, and its operations.
-fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Imported), String> {
-    let document: Value = serde_json::from_slice(bytes).map_err(|error| {
-        format!("the OpenAPI document {source} is not JSON ({error}); a YAML document needs converting to JSON first")
-    })?;
+/// The document `source` holds in `bytes`, and its operations: JSON, else YAML; OpenAPI 3,
+/// or Swagger 2.0 converted to it first.
+pub(crate) fn parse_and_import(source: &str, bytes: &[u8]) -> Result<(Value, Imported), String> {
+    let document: Value = match serde_json::from_slice(bytes) {
+        Ok(document) => document,
+        Err(json) => crate::yaml::parse(bytes).map_err(|yaml| {
+            // A document that opens as JSON does is JSON with a mistake: the JSON parser's
+            // sentence points at it, where YAML's would not.
+            let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+            if first == Some(&b'{') {
+                format!("the OpenAPI document {source} is neither JSON ({json}) nor YAML")
+            } else {
+                format!("the OpenAPI document {source} is neither JSON nor YAML ({yaml})")
+            }
+        })?,
+    };
+    let document = match (document.get("openapi"), document.get("swagger")) {
+        (None, Some(version)) if crate::swagger::is_swagger_2(version) => {
+            crate::swagger::convert(&document).map_err(|error| format!("the Swagger 2.0 document {source}: {error}"))?
+        }
+        (None, Some(version)) => {
+            let version = match version {
+                Value::String(version) => echo(version),
+                Value::Number(version) => version.to_string(),
+                other => mcp_fusion_wire::value_kind(other).to_owned(),
+            };
+            return Err(format!(
+                "the OpenAPI document {source} is Swagger {version}, which is not read; the gateway reads OpenAPI 3.0 and 3.1, and Swagger 2.0"
+            ));
+        }
+        _ => document,
+    };
     let operations = import(&document).map_err(|error| format!("the OpenAPI document {source}: {error}"))?;
     Ok((document, operations))
 }

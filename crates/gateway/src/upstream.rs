@@ -92,8 +92,9 @@ impl Upstream {
         Upstream::Http { url: url.into(), token: None, credentials: None }
     }
 
-    /// The HTTP API the OpenAPI document at `document` (a file's path, or an `http(s)://` URL)
-    /// describes: each operation a tool, each call one request.
+    /// The HTTP API the OpenAPI document at `document` (a file's path, or an `http(s)://` URL;
+    /// JSON or YAML, OpenAPI 3 or Swagger 2.0) describes: each operation a tool, each call one
+    /// request.
     pub fn openapi(document: impl Into<String>) -> Upstream {
         Upstream::OpenApi { document: document.into(), base_url: None, headers: Vec::new() }
     }

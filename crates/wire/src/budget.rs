@@ -38,7 +38,7 @@ fn shortened(text: &str, max: usize) -> String {
 }
 
 /// The largest `k` in `0..=n` for which `fits(k)` holds, `fits` holding for every smaller one.
-fn most_that_fit(n: usize, fits: impl Fn(usize) -> bool) -> usize {
+pub(crate) fn most_that_fit(n: usize, fits: impl Fn(usize) -> bool) -> usize {
     let (mut low, mut high) = (0, n);
     while low < high {
         let mid = (low + high).div_ceil(2);

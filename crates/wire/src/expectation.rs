@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use crate::problem::Bound;
 use crate::sent::Sent;
+use crate::shape::Shape;
 
 /// Allowed values listed before the rest is counted instead.
 const MAX_LISTED_VALUES: usize = 25;
@@ -57,6 +58,9 @@ pub struct Expectation {
     /// The schema's description; its first sentence is quoted when nothing more precise is
     /// known.
     pub description: Option<String>,
+    /// The branches of a union (`anyOf`, `oneOf`) the schema is, when it names no type of its
+    /// own: said as what to send instead of "any value".
+    pub alternatives: Vec<Shape>,
 }
 
 impl Expectation {
@@ -165,6 +169,7 @@ impl Expectation {
         let base = match self.types.as_slice() {
             [] if matches!(at_least.or(at_most), Some(Bound::Number { .. })) => "a number".to_owned(),
             _ if non_negative => "a non-negative integer".to_owned(),
+            [] if !self.alternatives.is_empty() => alternatives_phrase(&self.alternatives),
             types => types_phrase(types, "any value"),
         };
         match (at_least, at_most) {
@@ -223,6 +228,16 @@ pub(crate) fn bound_phrase(bound: &Bound, side: Side) -> String {
         Bound::Characters(n) => counted(*n, "character", "characters"),
         Bound::Items(n) => counted(*n, "item", "items"),
         Bound::Properties(n) => counted(*n, "property", "properties"),
+    }
+}
+
+/// What one of a union's branches is: `one of: a string; an object with the required field
+/// 'id'`, the one branch's own words, or the union's when it says none.
+pub(crate) fn alternatives_phrase(options: &[Shape]) -> String {
+    match options {
+        [] => "a value matching one of the allowed shapes".into(),
+        [one] => one.phrase(),
+        _ => format!("one of: {}", options.iter().map(Shape::phrase).collect::<Vec<_>>().join("; ")),
     }
 }
 

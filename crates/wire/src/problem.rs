@@ -270,6 +270,9 @@ pub enum ProblemKind {
     },
     /// An array holds the same item twice (`uniqueItems`).
     DuplicateItems,
+    /// An integer past what 64 bits hold (beyond `u64::MAX`, below `i64::MIN`): it was read as
+    /// a 64-bit float, whose digits past the 16th are lost, and would reach the tool rounded.
+    BeyondExactIntegers,
     /// A string is not valid in its `contentEncoding` (`base64`).
     InvalidEncoding {
         /// The encoding.
@@ -352,6 +355,7 @@ impl ProblemKind {
             }
             ProblemKind::NotMultipleOf { .. } => "not_multiple_of",
             ProblemKind::DuplicateItems => "not_unique",
+            ProblemKind::BeyondExactIntegers => "too_big",
             ProblemKind::Because { problem, .. } => problem.code(),
             ProblemKind::SchemaRule { .. } | ProblemKind::Custom { .. } | ProblemKind::UpstreamRefused { .. } => {
                 "custom"
@@ -440,14 +444,9 @@ impl ProblemKind {
             ProblemKind::UnrecognizedKey { key, suggestion, known, patterns } => {
                 unrecognized(key, suggestion.as_ref(), known, patterns)
             }
-            ProblemKind::InvalidUnion { options } => (
-                "Matches none of the allowed shapes".into(),
-                match options.as_slice() {
-                    [] => "a value matching one of the allowed shapes".into(),
-                    [one] => one.phrase(),
-                    _ => format!("one of: {}", options.iter().map(Shape::phrase).collect::<Vec<_>>().join("; ")),
-                },
-            ),
+            ProblemKind::InvalidUnion { options } => {
+                ("Matches none of the allowed shapes".into(), crate::expectation::alternatives_phrase(options))
+            }
             ProblemKind::ClosestUnion { closest, others } => {
                 let others: Vec<String> = others.iter().map(Shape::phrase).collect();
                 let alternatives = match others.as_slice() {
@@ -467,6 +466,14 @@ impl ProblemKind {
                 (format!("Not a multiple of {factor}"), format!("a multiple of {factor}"))
             }
             ProblemKind::DuplicateItems => ("Items are not unique".into(), "every item to be different".into()),
+            ProblemKind::BeyondExactIntegers => (
+                "This integer is beyond the integers this server carries exactly (64 bits): it would reach the tool rounded".into(),
+                format!(
+                    "an integer from {} to {}; send one in that range, or ask the user what the value should be",
+                    i64::MIN,
+                    u64::MAX
+                ),
+            ),
             ProblemKind::InvalidEncoding { encoding } => {
                 (format!("Not valid {encoding}"), format!("a string in {encoding} encoding"))
             }

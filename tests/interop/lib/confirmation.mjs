@@ -77,3 +77,24 @@ export const checkVoid = (result) => checkSuccess(CONFIRMATION.call, result);
 
 /** get_invoice after the void. */
 export const checkStored = (result) => checkSuccess(CONFIRMATION.after, result);
+
+/**
+ * The call of a tool the server does not have: on 2026-07-28 a JSON-RPC error `-32602` the SDK
+ * throws (`thrown`), not a result (`result`, when it answered one). What a model is shown is the
+ * thrown error's message: it must name the closest tool.
+ */
+export function checkUnknownTool(thrown, result) {
+  const spec = CONFIRMATION.unknown_tool;
+  const problems = [];
+  if (thrown === undefined) {
+    problems.push(`expected a thrown JSON-RPC error ${spec.code}, got a result ${show(result)}`);
+  } else {
+    if (thrown.code !== spec.code) problems.push(`code: expected ${spec.code}, got ${show(thrown.code)}`);
+    if (!`${thrown.message}`.includes(spec.message_contains)) {
+      problems.push(`message: expected it to contain ${show(spec.message_contains)}, got ${show(thrown.message)}`);
+    }
+    if (thrown.data?.code !== spec.data_code) problems.push(`data.code: expected ${show(spec.data_code)}, got ${show(thrown.data)}`);
+  }
+  const saw = thrown === undefined ? { result } : { code: thrown.code, message: thrown.message, data: thrown.data };
+  return outcome(spec.name, problems, saw);
+}

@@ -91,6 +91,25 @@ def check_rounds(calls: list[dict[str, Any]]) -> dict[str, Any]:
     return outcome("multi_round_trip", problems, {"calls": saw})
 
 
+def check_unknown_tool(thrown: BaseException | None, result: Any) -> dict[str, Any]:
+    """A tool the server does not have: on 2026-07-28 the SDK raises the server's -32602, whose message a model is shown."""
+    spec = CONFIRMATION["unknown_tool"]
+    problems = []
+    if thrown is None:
+        problems.append(f"expected a raised JSON-RPC error {spec['code']}, got a result {show(result)}")
+        return outcome(spec["name"], problems, {"result": result})
+    error = getattr(thrown, "error", None)
+    code = getattr(error, "code", getattr(thrown, "code", None))
+    data = getattr(error, "data", getattr(thrown, "data", None))
+    if code != spec["code"]:
+        problems.append(f"code: expected {spec['code']}, got {show(code)}")
+    if spec["message_contains"] not in str(thrown):
+        problems.append(f"message: expected it to contain {show(spec['message_contains'])}, got {show(str(thrown))}")
+    if not isinstance(data, dict) or data.get("code") != spec["data_code"]:
+        problems.append(f"data.code: expected {show(spec['data_code'])}, got {show(data)}")
+    return outcome(spec["name"], problems, {"code": code, "message": str(thrown), "data": data})
+
+
 def check_result(spec: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
     problems = []
     if (result.get("isError") or False) is not False:
@@ -161,6 +180,13 @@ async def main(options: argparse.Namespace) -> dict[str, Any]:
                 run["checks"].append(check_result(AFTER, wire(await client.call_tool("billing", AFTER["arguments"]))))
             except Exception as error:  # noqa: BLE001 - reported as a failed check
                 run["checks"].append(failed_check(AFTER["name"], error))
+            # A tool the server does not have: the SDK raises the server's -32602.
+            try:
+                unknown = wire(await client.call_tool(CONFIRMATION["unknown_tool"]["tool"], {}))
+                run["checks"].append(check_unknown_tool(None, unknown))
+            except Exception as error:  # noqa: BLE001 - the error is what is checked
+                print(f"  unknown tool: raised {type(error).__name__}: {error}")
+                run["checks"].append(check_unknown_tool(error, None))
     except Exception as error:  # noqa: BLE001 - reported as a failed check
         run["checks"].append(failed_check("connect" if run["protocol_version"] is None else "session", error))
     return run

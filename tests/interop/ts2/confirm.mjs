@@ -14,7 +14,15 @@
 
 import { readFileSync } from "node:fs";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { checkElicitation, checkProtocol, checkRounds, checkStored, checkVoid, CONFIRMATION } from "../lib/confirmation.mjs";
+import {
+  checkElicitation,
+  checkProtocol,
+  checkRounds,
+  checkStored,
+  checkUnknownTool,
+  checkVoid,
+  CONFIRMATION,
+} from "../lib/confirmation.mjs";
 import { failedCheck, finish } from "../lib/scenario.mjs";
 import { parseArgs, usage } from "../lib/args.mjs";
 
@@ -89,6 +97,15 @@ try {
     run.checks.push(checkStored(await client.callTool({ name: "billing", arguments: after.arguments })));
   } catch (error) {
     run.checks.push(failedCheck(after.name, error));
+  }
+  // A tool the server does not have: the SDK throws the server's -32602.
+  let unknownResult;
+  try {
+    unknownResult = await client.callTool({ name: CONFIRMATION.unknown_tool.tool, arguments: {} });
+    run.checks.push(checkUnknownTool(undefined, unknownResult));
+  } catch (error) {
+    console.log(`  unknown tool: thrown ${error?.constructor?.name}: ${error?.message}`);
+    run.checks.push(checkUnknownTool(error, unknownResult));
   }
 } catch (error) {
   run.checks.push(failedCheck("connect", error));

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::candidate::{Candidate, ambiguity, guesses};
 use super::{Catalog, Route};
 use super::{mounted_guess, not_served};
+use crate::auth::Caller;
 use crate::compiled::{CompiledAction, CompiledGroup};
 use crate::similarity::{Named, did_you_mean, likely, likely_names};
 
@@ -70,6 +71,31 @@ impl Catalog {
         ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool{}.", said(tool, self.value_free)))
             .suggest(recovery)
             .actions(self.tool_names())
+    }
+}
+
+impl Catalog {
+    /// The answer to a call of `tool`, which the catalog does not have, in the names of the
+    /// tools `caller` may see: a tool hidden from its list is neither guessed nor listed.
+    /// `None` when the caller sees every tool (the catalog's own answer says no more).
+    pub(crate) fn unknown_tool_seen_by(&self, tool: &str, caller: &Caller) -> Option<ToolError> {
+        self.offers.as_ref()?;
+        let seen = self.tools_for(caller);
+        if seen.len() == self.tools.len() {
+            return None;
+        }
+        let names: Vec<&str> = seen.iter().map(|tool| tool.name.as_ref()).collect();
+        let likely: Vec<String> =
+            likely_names(tool, names.iter().copied()).into_iter().map(|name| format!("\"{name}\"")).collect();
+        let recovery = match did_you_mean(&likely) {
+            Some(guess) => format!("{guess} Call one of the available tools."),
+            None => "Call one of the available tools; tools/list describes them.".to_owned(),
+        };
+        Some(
+            ToolError::new(ErrorCode::UnknownAction, format!("Unknown tool{}.", said(tool, self.value_free)))
+                .suggest(recovery)
+                .actions(names.iter().map(|name| (*name).to_owned())),
+        )
     }
 }
 

@@ -62,7 +62,10 @@ impl FusionServer {
                 false,
             ),
             Err(error) => {
-                envelope_result(ToolError::validation(error.message.to_string()).to_call_result(), &[], false)
+                // An unknown tool's `-32602` holds its envelope: the result says it whole.
+                let error = ToolError::from_protocol_error(error.code.0, &error.message, error.data.as_ref())
+                    .unwrap_or_else(|| ToolError::validation(error.message.to_string()));
+                envelope_result(error.to_call_result(), &[], false)
             }
         }
     }
@@ -70,7 +73,8 @@ impl FusionServer {
     /// Runs one `tools/call` as [`call`](Self::call) does, answered as MCP answers it: the
     /// result, the input-required result of a call that asked the client something (MCP
     /// 2026-07-28), or the JSON-RPC error of a request the call refused (a `requestState` that is
-    /// not this call's, a capability the client did not declare).
+    /// not this call's, a capability the client did not declare, on 2026-07-28 a tool the server
+    /// does not have: `-32602` with the envelope's sections in its data).
     pub async fn respond(
         &self,
         tool: &str,
@@ -112,14 +116,35 @@ impl FusionServer {
                 action.run(arguments, request, &self.inner.settings).await.map(Called::Answered)
             }
             Err(error) => {
+                // A caller is told of the tools its list shows, and no others.
+                let error = match catalog.tool(tool) {
+                    None if error.code == ErrorCode::UnknownAction => {
+                        catalog.unknown_tool_seen_by(tool, &request.caller).unwrap_or(error)
+                    }
+                    _ => error,
+                };
                 CallRecord::start(&request).unrouted(tool, &error.code);
+                let budget = self.inner.settings.envelope_budget;
+                // On 2026-07-28 a tool the server does not have is a protocol error, `-32602`:
+                // its message keeps the sentences that heal, its data the envelope's sections.
+                // A known tool's unknown action stays the tool's error, about its arguments;
+                // a warning (a mount still connecting) stays a result.
+                if request.multi_round_trip && error.is_error() && catalog.tool(tool).is_none() {
+                    return Err(invalid_params(&error, budget));
+                }
                 // Only a warning (a mount still connecting) depends on the tool's output schema.
                 let output_schema = !error.is_error() && catalog.declares_output_schema(tool);
-                let error = error.within(self.inner.settings.envelope_budget);
+                let error = error.within(budget);
                 Ok(Called::Answered(envelope_result(error.to_call_result(), &[], output_schema).into()))
             }
         }
     }
+}
+
+/// The JSON-RPC `-32602` of `error` within `budget` characters, as rmcp sends it.
+fn invalid_params(error: &ToolError, budget: usize) -> ErrorData {
+    let rpc = error.to_invalid_params(budget);
+    ErrorData::new(rmcp::model::ErrorCode(rpc.code), rpc.message, Some(rpc.data))
 }
 
 /// The code of another server's error result, as its envelope names it.

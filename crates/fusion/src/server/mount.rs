@@ -289,7 +289,8 @@ fn forwarding(forward: Arc<dyn Forward>, target: Arc<Target>) -> Endpoint {
                         "Upstream \"{}\" no longer has the tool {}: {}.",
                         target.namespace,
                         Sent::text(&target.tool),
-                        Sent::text(&message)
+                        // Its words may name the tools it has now: the caller acts on them.
+                        Sent::words(&message)
                     ),
                 )
                 .suggest("Read tools/list again: the upstream's tools have changed.")),

@@ -226,6 +226,14 @@ fn declare(
     Ok(())
 }
 
+/// Checks `skill` on its own, as [`Catalog::new`] checks each skill of a set: its paths and its
+/// frontmatter. What only a set can break (two skills at one path) is left to the set.
+pub(crate) fn check(skill: &Skill) -> Result<(), SkillError> {
+    check_paths(skill)?;
+    let source = Source { file: &skill.label(SKILL_MD), directory: &skill.name, in_rust: skill.origin.is_none() };
+    frontmatter::read(&skill.skill_md, &source).map(|_| ())
+}
+
 /// A skill's prefix, its name and its files' paths are relative paths a URI can hold, and no
 /// file but its own is a `SKILL.md` (a nested skill is declared as a skill of its own).
 fn check_paths(skill: &Skill) -> Result<(), SkillError> {

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use super::load::Skipped;
 use super::{MAX_BYTES, MAX_FILES};
 
 /// Why a skill, or a set of skills, cannot be served. Its message reads as a compiler's
@@ -153,6 +154,30 @@ pub enum SkillError {
     RootIsSkill {
         /// The directory given.
         root: PathBuf,
+    },
+    /// A file is a Git LFS pointer: the tree was checked out without its LFS objects.
+    #[error(
+        "{}:1: a Git LFS pointer, not the file it stands for\n  \
+         expected: the file's own bytes (the pointer says `version https://git-lfs.github.com/spec/v1`)\n  \
+         help: the tree was checked out without `git lfs pull`: run `git lfs install && git lfs pull` in it, then start again",
+        .path.display()
+    )]
+    LfsPointer {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Every skill of a directory tree was refused: the tree has nothing to serve.
+    #[error(
+        "{}: none of its {} skills can be served\n{}",
+        .root.display(),
+        .skipped.len(),
+        .skipped.iter().map(|skipped| skipped.error.to_string()).collect::<Vec<_>>().join("\n")
+    )]
+    NoValidSkill {
+        /// The directory given.
+        root: PathBuf,
+        /// Each skill, and why it was refused.
+        skipped: Vec<Skipped>,
     },
     /// A file or directory could not be read.
     #[error("{}: cannot be read: {source}", .path.display())]

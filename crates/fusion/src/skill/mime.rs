@@ -3,45 +3,56 @@
 /// The MIME type of `SKILL.md` and every Markdown file.
 pub(crate) const MARKDOWN: &str = "text/markdown";
 
-/// The MIME type of a file named `name` holding `bytes`: by its extension, else `text/plain`
-/// for text and `application/octet-stream` for anything else.
+/// What a Git LFS pointer file starts with: the file was checked out without its LFS object.
+const LFS_POINTER: &[u8] = b"version https://git-lfs.github.com/spec/v1\n";
+
+/// The MIME type of a file named `name` holding `bytes`: by its extension, from
+/// [`mime_guess`]'s table (the IANA registry and Apache's `mime.types`), else `text/plain` for
+/// text and `application/octet-stream` for anything else.
 pub(crate) fn of(name: &str, bytes: &[u8]) -> &'static str {
     let extension = name.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase());
-    let known = match extension.as_deref() {
-        Some("md" | "markdown") => MARKDOWN,
-        Some("txt") => "text/plain",
-        Some("html" | "htm") => "text/html",
-        Some("css") => "text/css",
-        Some("csv") => "text/csv",
-        Some("js" | "mjs") => "text/javascript",
-        Some("ts") => "text/x-typescript",
-        Some("py") => "text/x-python",
-        Some("rs") => "text/x-rust",
-        Some("sh") => "application/x-sh",
-        Some("json") => "application/json",
-        Some("yaml" | "yml") => "application/yaml",
-        Some("toml") => "application/toml",
-        Some("xml") => "application/xml",
-        Some("svg") => "image/svg+xml",
-        Some("png") => "image/png",
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("gif") => "image/gif",
-        Some("webp") => "image/webp",
-        Some("pdf") => "application/pdf",
-        Some("zip") => "application/zip",
-        _ => "",
+    let Some(extension) = extension else {
+        return fallback(bytes);
     };
-    match known {
-        "" if is_text(bytes) => "text/plain",
-        "" => "application/octet-stream",
-        known => known,
+    if let Some(known) = text_override(&extension)
+        && is_text(bytes)
+    {
+        return known;
     }
+    mime_guess::from_ext(&extension).first_raw().unwrap_or_else(|| fallback(bytes))
+}
+
+/// The types where the table's answer is wrong or vague for the text files skills ship: `.ts`
+/// is an MPEG transport stream there, `.py` plain text, `.yaml` an unregistered `text/x-yaml`
+/// (RFC 9512 registers `application/yaml`). Markdown is `text/markdown` whatever the table says.
+fn text_override(extension: &str) -> Option<&'static str> {
+    match extension {
+        "md" | "markdown" => Some(MARKDOWN),
+        "ts" | "mts" | "cts" => Some("text/x-typescript"),
+        "py" => Some("text/x-python"),
+        "yaml" | "yml" => Some("application/yaml"),
+        _ => None,
+    }
+}
+
+/// The type of a file whose extension says nothing.
+fn fallback(bytes: &[u8]) -> &'static str {
+    if is_text(bytes) { "text/plain" } else { "application/octet-stream" }
 }
 
 /// Whether `bytes` can travel as a resource's `text` and come back byte for byte: UTF-8
 /// without NUL, which some clients cut a string at. Anything else is sent as a base64 `blob`.
 pub(crate) fn is_text(bytes: &[u8]) -> bool {
     !bytes.contains(&0) && std::str::from_utf8(bytes).is_ok()
+}
+
+/// Whether `bytes` is a Git LFS pointer (the small text file Git keeps in place of a large
+/// file until `git lfs pull` fetches it) rather than the file it stands for.
+pub(crate) fn is_lfs_pointer(bytes: &[u8]) -> bool {
+    // The spec caps a pointer at 1024 bytes; its `oid` line is what a text file would not have.
+    bytes.len() < 1024
+        && bytes.starts_with(LFS_POINTER)
+        && bytes.windows(b"\noid sha256:".len()).any(|window| window == b"\noid sha256:")
 }
 
 #[cfg(test)]
@@ -54,6 +65,30 @@ mod tests {
         assert_eq!(of("extract.PY", b"print()"), "text/x-python");
         assert_eq!(of("NOTES", b"plain words"), "text/plain");
         assert_eq!(of("blob.bin", &[0, 159, 146, 150]), "application/octet-stream");
+        assert_eq!(of("unknown.zzzz", b"words"), "text/plain");
         assert!(is_text("é".as_bytes()) && !is_text(b"a\0b") && !is_text(&[0xff]));
+    }
+
+    #[test]
+    fn fonts_schemas_and_code_are_typed_from_the_registry_table() {
+        assert_eq!(of("Inter.ttf", &[0, 1, 0, 0]), "font/ttf");
+        assert_eq!(of("Inter.woff2", b"wOF2\0"), "font/woff2");
+        assert_eq!(of("schema.xsd", b"<xs:schema/>"), "text/xml");
+        assert_eq!(of("index.ts", b"export {}"), "text/x-typescript");
+        assert_eq!(of("stream.ts", &[0x47, 0, 0x11]), "video/vnd.dlna.mpeg-tts");
+        assert_eq!(of("config.yml", b"a: 1"), "application/yaml");
+        assert_eq!(of("logo.png", &[0x89, b'P', b'N', b'G']), "image/png");
+        assert_eq!(
+            of("report.docx", b"PK\x03\x04"),
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        );
+    }
+
+    #[test]
+    fn a_git_lfs_pointer_is_recognised() {
+        let pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n";
+        assert!(is_lfs_pointer(pointer));
+        assert!(!is_lfs_pointer(b"version https://git-lfs.github.com/spec/v1\nno oid here\n"));
+        assert!(!is_lfs_pointer(&[0x89, b'P', b'N', b'G']));
     }
 }

@@ -20,7 +20,10 @@
 //! Skills rules, a `name` that is not its directory's, a skill past [`MAX_FILES`] files or
 //! [`MAX_BYTES`] bytes, or two skills at one path is a [`SkillError`] naming the file, the
 //! field, what was found and what to do (a [`BuildError`](crate::BuildError) from
-//! [`ServerBuilder::build`](crate::ServerBuilder::build) for skills declared in Rust).
+//! [`ServerBuilder::build`](crate::ServerBuilder::build) for skills declared in Rust). A tree
+//! serves its valid skills and reports each other one ([`Skipped`]) as a warning at start-up;
+//! [`Skills::from_dir_strict`] refuses the tree instead, [`Skills::load_dir`] hands the report
+//! to the caller.
 //!
 //! ```
 //! use mcp_fusion::FusionServer;
@@ -55,6 +58,7 @@ pub(crate) use catalog::{Catalog, Child};
 pub use declare::Skill;
 pub use error::SkillError;
 pub use frontmatter::{MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
+pub use load::{Loaded, Skipped};
 pub use rmcp::model::SKILLS_EXTENSION_ID as EXTENSION;
 pub use set::Skills;
 

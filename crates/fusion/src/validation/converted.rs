@@ -32,7 +32,8 @@ impl Checker {
             let sent = (!self.hides_value(&path)).then(|| text.clone());
             conversions.push(Conversion { field: path, sent, read: scalar });
         }
-        (!conversions.is_empty() && self.validator.is_valid(&read)).then_some((read, conversions))
+        let valid = self.validator.is_valid(&read) && self.beyond_exact_integers(&read).is_empty();
+        (!conversions.is_empty() && valid).then_some((read, conversions))
     }
 }
 

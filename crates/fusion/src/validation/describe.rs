@@ -33,9 +33,15 @@ pub(super) fn optional_branch(schema: &Value, pointer: &str) -> Option<String> {
 /// Everything the schemas applying at `pointer` say a value should be; through `Option<T>`,
 /// `T`'s (with the field's own words when `T` has none).
 pub(super) fn expectation(document: &Document, pointer: &str) -> Expectation {
+    expectation_within(document, pointer, true)
+}
+
+/// [`expectation`], with a union's branches said as shapes, or not (a shape says its
+/// alternatives itself).
+fn expectation_within(document: &Document, pointer: &str, branches: bool) -> Expectation {
     let Some(schema) = document.at(pointer) else { return Expectation::default() };
     if let Some(inner) = optional_branch(schema, pointer) {
-        let mut expected = expectation(document, &inner);
+        let mut expected = expectation_within(document, &inner, branches);
         let own = |keyword: &str| schema.get(keyword).and_then(Value::as_str).map(str::to_owned);
         expected.description = own("description").or_else(|| own("title")).or(expected.description);
         expected.example = expectation_of(schema).example.or(expected.example);
@@ -61,7 +67,35 @@ pub(super) fn expectation(document: &Document, pointer: &str) -> Expectation {
         };
         merged.types.extend(implied.map(str::to_owned));
     }
+    // A union names no type of its own: its branches say what to send, a `null` among others
+    // left out (it is how an optional field is written, never what to send).
+    let unnamed = merged.types.is_empty() && merged.allowed.is_empty() && merged.format.is_none();
+    if branches && unnamed && merged.pattern.is_none() {
+        merged.alternatives = union_branches(document, pointer)
+            .into_iter()
+            .map(|branch| shape_within(document, &branch, 1))
+            .filter(|branch| !branch.is_anything())
+            .collect();
+        let is_null = |branch: &Shape| branch.value.types == ["null"] && branch.fields.is_none();
+        if merged.alternatives.iter().any(|branch| !is_null(branch)) {
+            merged.alternatives.retain(|branch| !is_null(branch));
+        }
+    }
     merged
+}
+
+/// The pointers of the branches of the first union (`anyOf`, `oneOf`) among the schemas that
+/// apply at `pointer`.
+fn union_branches(document: &Document, pointer: &str) -> Vec<String> {
+    conjunction(document, pointer)
+        .into_iter()
+        .find_map(|member| {
+            let schema = document.at(&member)?;
+            let (keyword, branches) =
+                ["anyOf", "oneOf"].iter().find_map(|k| Some((*k, schema.get(*k)?.as_array()?)))?;
+            Some((0..branches.len()).map(|i| format!("{member}/{keyword}/{i}")).collect())
+        })
+        .unwrap_or_default()
 }
 
 /// `into` with what `more` says that `into` does not; types both give are narrowed to those
@@ -111,7 +145,8 @@ fn shape_within(document: &Document, pointer: &str, depth: usize) -> Shape {
         return Shape::nothing();
     }
     let deeper = |at: String| if depth < 4 { shape_within(document, &at, depth + 1) } else { Shape::default() };
-    let mut value = expectation(document, pointer);
+    // The union's branches are the shape's own alternatives, said once, below.
+    let mut value = expectation_within(document, pointer, false);
     value.description = None;
     value.example = None;
     let mut shape = Shape { fields: fields(schemas.iter().map(|(_, s)| *s)), ..Shape::default() };

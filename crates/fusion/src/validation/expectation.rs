@@ -48,6 +48,7 @@ pub(crate) fn expectation_of(schema: &Value) -> Expectation {
             .or_else(|| schema.get("title"))
             .and_then(Value::as_str)
             .map(str::to_owned),
+        alternatives: Vec::new(),
     }
 }
 

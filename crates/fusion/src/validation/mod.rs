@@ -87,19 +87,24 @@ impl Checker {
     /// The problems of `arguments` against the schema, in a stable order (by path); empty when
     /// they are valid.
     pub(crate) fn check(&self, arguments: &Value) -> Vec<FieldProblem> {
+        // The validator takes a whole float for an integer: one past 64 bits passes it, rounded.
+        let beyond = self.beyond_exact_integers(arguments);
         if self.validator.is_valid(arguments) {
-            return Vec::new();
+            return if beyond.is_empty() { beyond } else { finish(beyond, arguments) };
         }
         let errors: Vec<SchemaError<'_>> = self.validator.iter_errors(arguments).collect();
         let mut problems = Vec::new();
         self.problems(&errors, arguments, &mut problems);
+        // A bound the rounded value misses (`maximum` 18446744073709551615) says less than why.
+        problems.retain(|problem| !beyond.iter().any(|wide| wide.name == problem.name));
         // Every error was taken for another's echo (keys a failed schema left unevaluated):
         // said one by one, so an invalid call never passes for a valid one.
-        if problems.is_empty() {
+        if problems.is_empty() && beyond.is_empty() {
             for error in &errors {
                 self.problems(std::slice::from_ref(error), arguments, &mut problems);
             }
         }
+        problems.extend(beyond);
         finish(problems, arguments)
     }
 
@@ -204,6 +209,39 @@ impl Checker {
         }
     }
 
+    /// The integers of `arguments`, where the schema asks for one, that were read as floats
+    /// past 64 bits: their digits past the 16th are lost, so the value would reach the tool
+    /// (or an upstream) rounded. Each is refused at its path rather than carried changed.
+    pub(crate) fn beyond_exact_integers(&self, arguments: &Value) -> Vec<FieldProblem> {
+        let mut out = Vec::new();
+        self.beyond_exact_in(arguments, "", &FieldPath::root(), &mut out);
+        out
+    }
+
+    fn beyond_exact_in(&self, value: &Value, pointer: &str, path: &FieldPath, out: &mut Vec<FieldProblem>) {
+        match value {
+            Value::Number(number) if beyond_exact(number) && self.accepts_integer(pointer) => {
+                // Never the value as read: it is not the one sent.
+                out.push(FieldProblem::new(path, &ProblemKind::BeyondExactIntegers, &Sent::kind(value)));
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    if let Some(inner) = self.step(pointer, Segment::Key(key)) {
+                        self.beyond_exact_in(item, &inner, &path.clone().key(key.as_str()), out);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    if let Some(inner) = self.step(pointer, Segment::Index(index)) {
+                        self.beyond_exact_in(item, &inner, &path.clone().index(index), out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// See [`Checker::whole_numbers`].
     fn whole_numbers_in(&self, value: &mut Value, pointer: &str) -> bool {
         match value {
@@ -267,6 +305,15 @@ fn finish(mut problems: Vec<FieldProblem>, arguments: &Value) -> Vec<FieldProble
         problems.push(FieldProblem::new(&FieldPath::root(), &kind, &Sent::value(arguments)));
     }
     problems
+}
+
+/// Whether `number` is a whole float of 2^63 or more in magnitude: an integer literal that
+/// fits 64 bits is read as one (`i64`, `u64`), so such a float was an integer past them
+/// (`18446744073709551616`, `-9223372036854775809`) or one written as a float (`1e20`), and
+/// past 2^63 a float holds only every 2048th integer: the value sent may not be this one.
+fn beyond_exact(number: &Number) -> bool {
+    const TWO_TO_THE_63: f64 = 9_223_372_036_854_775_808.0;
+    number.is_f64() && number.as_f64().is_some_and(|float| float.fract() == 0.0 && float.abs() >= TWO_TO_THE_63)
 }
 
 /// The error's instance path, telling object keys from array indices by walking the value
@@ -349,6 +396,34 @@ mod tests {
 
     fn lines(checker: &Checker, args: Value) -> Vec<String> {
         checker.check(&args).into_iter().map(|p| format!("{}: {}", p.name, p.text)).collect()
+    }
+
+    #[test]
+    fn integers_past_64_bits_are_refused_at_their_path_never_rounded() {
+        let c = checker(json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer"},
+                "ids": {"type": "array", "items": {"type": "integer"}},
+                "ratio": {"type": "number"}
+            }
+        }));
+        let refused = |n: &str| {
+            "n: This integer is beyond the integers this server carries exactly (64 bits): it would reach the tool \
+             rounded. You sent: a number. Expected an integer from -9223372036854775808 to 18446744073709551615; send \
+             one in that range, or ask the user what the value should be."
+                .replace("{n}", n)
+        };
+        for sent in ["18446744073709551616", "-9223372036854775809", "1e20", "123456789012345678901234567890"] {
+            let args: Value = serde_json::from_str(&format!("{{\"n\": {sent}}}")).unwrap();
+            assert_eq!(lines(&c, args), [refused(sent)], "{sent}");
+        }
+        let args: Value = serde_json::from_str(r#"{"ids": [1, 18446744073709551616]}"#).unwrap();
+        assert_eq!(c.check(&args).iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["ids.1"]);
+        // What 64 bits hold passes, as sent; a float where the schema takes any number is a float.
+        for sent in [r#"{"n": 18446744073709551615}"#, r#"{"n": -9223372036854775808}"#, r#"{"ratio": 1e20}"#] {
+            assert!(lines(&c, serde_json::from_str(sent).unwrap()).is_empty(), "{sent}");
+        }
     }
 
     #[test]

@@ -323,6 +323,47 @@ async fn unknown_tool_names_the_closest() {
     );
 }
 
+/// An rmcp client of `server` on MCP 2026-07-28: it discovers rather than initializes.
+async fn client_on_2026_07_28(server: FusionServer) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = rmcp::ServiceExt::serve(server, server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    ().serve_with_lifecycle(client_io, lifecycle).await.unwrap()
+}
+
+#[tokio::test]
+async fn on_2026_07_28_an_unknown_tool_is_invalid_params_that_names_the_closest() {
+    use rmcp::model::CallToolRequestParams;
+    let on_2026 = client_on_2026_07_28(server()).await;
+    let refused = on_2026.call_tool(CallToolRequestParams::new("shpo")).await.unwrap_err();
+    let rmcp::ServiceError::McpError(error) = refused else { panic!("no JSON-RPC error: {refused}") };
+    assert_eq!(error.code.0, -32602);
+    assert_eq!(error.message, "Unknown tool 'shpo'. Did you mean \"shop\"? Call one of the available tools.");
+    assert_eq!(
+        error.data,
+        Some(json!({
+            "code": "UNKNOWN_ACTION",
+            "severity": "error",
+            "message": "Unknown tool 'shpo'.",
+            "recovery": "Did you mean \"shop\"? Call one of the available tools.",
+            "available_actions": ["shop"],
+        }))
+    );
+    // The same error as the envelope of a result on the versions before.
+    let read = ToolError::from_protocol_error(error.code.0, &error.message, error.data.as_ref()).unwrap();
+    let before = client().await;
+    assert_eq!(read.render(), error_text(&call(&before, "shpo", json!({})).await));
+    // A known tool's unknown action is about its arguments: the tool's error, as before.
+    let text = error_text(&call(&on_2026, "shop", json!({"action": "ehco"})).await);
+    assert_eq!(parse(&text).error.code, ErrorCode::UnknownAction);
+}
+
 #[tokio::test]
 async fn missing_required_field() {
     let client = client().await;

@@ -35,7 +35,7 @@ fn tool(name: &str, description: &str) -> Tool {
 }
 
 /// Everything logged while `run` runs, as text.
-fn logged(run: impl FnOnce()) -> String {
+pub(crate) fn logged(run: impl FnOnce()) -> String {
     #[derive(Clone, Default)]
     struct Buffer(Arc<Mutex<Vec<u8>>>);
     impl Write for Buffer {

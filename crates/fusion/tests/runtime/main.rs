@@ -23,3 +23,4 @@ mod search_recall;
 mod shapes;
 mod skills;
 mod strict_schemas;
+mod wide_integers;

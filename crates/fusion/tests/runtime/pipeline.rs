@@ -31,7 +31,7 @@ use mcp_fusion::transport::RequestInfo;
 use mcp_fusion::wire::{ErrorCode, ToolError, parse};
 use mcp_fusion::{Action, CallInfo, Ctx, FusionServer, GET_TOOL_DETAILS, Group, SEARCH_TOOLS};
 use rmcp::model::{
-    CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse, JsonObject, PromptMessage,
+    CallToolResponse, CallToolResult, ClientCapabilities, ContentBlock, GetPromptResponse, JsonObject, PromptMessage,
     ReadResourceResponse, Role, Tool,
 };
 use schemars::JsonSchema;
@@ -211,6 +211,9 @@ impl Answer {
 enum Reach {
     /// `tools/call` of `tool`, with `fixed` arguments besides `field`.
     Tool { tool: &'static str, fixed: &'static [(&'static str, &'static str)], field: &'static str },
+    /// `tools/call` on MCP 2026-07-28 of the tool the value names, without arguments: a tool
+    /// the server does not have is answered with JSON-RPC's `-32602`, not a result.
+    Named,
     /// `resources/read` of `prefix` followed by the value.
     Read { prefix: &'static str },
     /// `prompts/get` of `prompt`.
@@ -264,6 +267,14 @@ impl Entry {
                 arguments.insert(field.to_owned(), json!(sent));
                 Answer::of_call(server.call(tool, Some(arguments), request).await)
             }
+            Reach::Named => {
+                let request = RequestInfo { multi_round_trip: true, ..request };
+                match server.respond(sent, None, request).await {
+                    Ok(CallToolResponse::Complete(result)) => Answer::of_call(result),
+                    Ok(other) => panic!("{}: {other:?}", self.name),
+                    Err(error) => Answer::of::<()>(Err(error)),
+                }
+            }
             Reach::Read { prefix } => {
                 let read = server.read_resource(&format!("{prefix}{sent}"), request).await;
                 Answer::of(read.map(|read| match read {
@@ -301,6 +312,13 @@ const ENTRIES: &[Entry] = &[
         logged: "ping",
         reach: Reach::Tool { tool: "ping", fixed: &[], field: "note" },
         valid: "hi",
+        exempt: &[],
+    },
+    Entry {
+        name: "tools/call on 2026-07-28 of a tool by its name",
+        logged: "ping",
+        reach: Reach::Named,
+        valid: "ping",
         exempt: &[],
     },
     Entry {
@@ -645,6 +663,58 @@ async fn an_upstreams_envelope_is_written_anew_within_the_budget() {
     assert!(text.starts_with("<tool_error code=\"NOT_FOUND\""), "nothing before the root tag: {}", &text[..60]);
     assert!(!text.contains(['\u{1b}', '\u{202e}']) && !text.contains("Recovery: call"), "{text}");
     assert_eq!(parse(&text).error.recovery.as_deref(), Some("Search by e-mail."));
+}
+
+#[tokio::test]
+async fn an_unknown_tool_on_2026_07_28_is_invalid_params_that_keeps_every_promise() {
+    let on_2026 = || RequestInfo { multi_round_trip: true, ..ana() };
+    let plain = server(Setup::default());
+    let (finished, _default) = capturing();
+    let error = plain.respond("pnig", None, on_2026()).await.unwrap_err();
+    assert_eq!(error.code.0, -32602);
+    assert!(error.message.contains("Did you mean \"ping\"?"), "{}", error.message);
+    assert_eq!(error.data.as_ref().unwrap()["code"], "UNKNOWN_ACTION");
+    assert_eq!(finished.take(), [("pnig".to_owned(), "UNKNOWN_ACTION".to_owned())]);
+    let hostile = plain.respond(&hostile(), None, on_2026()).await.unwrap_err();
+    assert_eq!(hostile.code.0, -32602);
+    let text = Answer::of::<()>(Err(hostile)).text;
+    assert!(!text.contains(['\u{1b}', '\u{7}', '\u{202e}']) && !text.contains("\nRecovery: call"), "{text}");
+    assert!(text.chars().count() <= 1_000, "{} characters", text.chars().count());
+    let value_free = server(Setup { value_free: true, ..Setup::default() });
+    let secret = value_free.respond("SECRET-4242-ABCDEFGHIJKLMNOPQRST", None, on_2026()).await.unwrap_err();
+    assert_eq!(secret.code.0, -32602);
+    assert!(!Answer::of::<()>(Err(secret)).text.contains("SECRET-4242"));
+    // Before 2026-07-28 it is the envelope of a result, as it always was.
+    let before = plain.call("pnig", None, ana()).await;
+    assert_eq!(parse(&Answer::of_call(before).text).error.code, ErrorCode::UnknownAction);
+}
+
+#[tokio::test]
+async fn an_unknown_tool_names_only_the_tools_the_callers_list_shows() {
+    let server = FusionServer::builder::<()>("scoped", "1")
+        .requires_identity(true)
+        .action(Action::new("ping", "Answer pong.").handler(ping))
+        .action(Action::new("purge_everything", "Delete every record.").scope("admin").handler(ping))
+        .build(())
+        .unwrap();
+    // An anonymous caller is shown no tool by its list, and one without the scope only `ping`:
+    // neither learns of `purge_everything` by calling a name close to it.
+    for request in [RequestInfo::default(), ana()] {
+        let before = Answer::of_call(server.call("purge_everythin", None, request.clone()).await);
+        assert!(!before.ok && before.text.contains("UNKNOWN_ACTION"), "{before:?}");
+        assert!(!before.text.contains("purge_everything"), "{before:?}");
+        let on_2026 = RequestInfo { multi_round_trip: true, ..request };
+        let error = Answer::of::<()>(Err(server.respond("purge_everythin", None, on_2026).await.unwrap_err()));
+        assert!(!error.text.contains("purge_everything"), "{error:?}");
+    }
+    assert!(Answer::of_call(server.call("pnig", None, ana()).await).text.contains("Did you mean \"ping\"?"));
+    // A caller that may call it is helped to it.
+    let admin = RequestInfo {
+        caller: Caller::Authenticated(Identity::new("root").scopes(["admin"])),
+        ..RequestInfo::default()
+    };
+    let helped = Answer::of_call(server.call("purge_everythin", None, admin).await);
+    assert!(helped.text.contains("Did you mean \"purge_everything\"?"), "{helped:?}");
 }
 
 #[derive(Deserialize, JsonSchema)]

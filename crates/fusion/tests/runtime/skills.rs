@@ -382,7 +382,7 @@ fn a_malformed_directory_is_a_start_up_error_naming_the_file_and_why() {
 
 #[cfg(unix)]
 #[test]
-fn a_link_inside_a_skill_is_refused_and_hidden_entries_are_left_out() {
+fn a_link_inside_a_skill_is_refused_and_version_control_metadata_is_left_out() {
     let good = "---\nname: refunds\ndescription: Refund a payment.\n---\n";
     let root = tree(&[("refunds/SKILL.md", good), ("refunds/.git/config", "x"), ("outside.md", "secret")]);
     let skills = Skills::from_dir(root.path()).unwrap();
@@ -390,6 +390,12 @@ fn a_link_inside_a_skill_is_refused_and_hidden_entries_are_left_out() {
     std::os::unix::fs::symlink(root.path().join("outside.md"), root.path().join("refunds/linked.md")).unwrap();
     let error = Skills::from_dir(root.path()).unwrap_err().to_string();
     assert!(error.ends_with("/refunds/linked.md: a symbolic link\n  help: copy what it points to into the skill: links are not followed, so a skill never reaches outside its directory"), "{error}");
+    // Beside a skill without links, the skill with one is left out and the other served.
+    std::fs::create_dir(root.path().join("chase")).unwrap();
+    std::fs::write(root.path().join("chase/SKILL.md"), good.replace("refunds", "chase")).unwrap();
+    let loaded = Skills::load_dir(root.path()).unwrap();
+    assert_eq!(loaded.skills.iter().map(Skill::uri).collect::<Vec<_>>(), ["skill://chase/SKILL.md"]);
+    assert!(matches!(&loaded.skipped[..], [skipped] if matches!(skipped.error, SkillError::Unsupported { .. })));
 }
 
 #[test]
@@ -409,4 +415,154 @@ fn a_malformed_skill_declared_in_rust_or_two_at_one_path_stop_the_build() {
         .skills(Skills::from_dir(fixtures()).unwrap())
         .build(());
     assert!(matches!(twice, Err(BuildError::Duplicate { what: "extension", .. })));
+}
+
+/// `tree`'s refusal text with its temporary root replaced by `<root>`.
+fn shown(root: &tempfile::TempDir, text: impl std::fmt::Display) -> String {
+    text.to_string().replace(&root.path().display().to_string(), "<root>")
+}
+
+/// The URIs of the files of the entry of `skills` at `uri`, as `skills/list` gives them.
+fn manifest(skills: &Skills, uri: &str) -> Vec<String> {
+    let entry = skills.entries().iter().find(|entry| entry.uri == uri).unwrap();
+    let files = serde_json::to_value(&entry.resources).unwrap();
+    files.as_array().unwrap().iter().map(|file| file["uri"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn a_tree_serves_its_good_skills_and_reports_a_malformed_one_by_file_line_and_rule() {
+    let good = |name: &str| format!("---\nname: {name}\ndescription: The skill {name}.\n---\n# {name}\n");
+    let broken = "---\nname: Refunds\ndescription: Refund a payment.\n---\n";
+    let root = tree(&[
+        ("chase/SKILL.md", &good("chase")),
+        ("refunds/SKILL.md", broken),
+        ("refunds/notes.md", "served with its skill or not at all"),
+        ("team/triage/SKILL.md", &good("triage")),
+    ]);
+    let loaded = Skills::load_dir(root.path()).unwrap();
+    let served: Vec<String> = loaded.skills.iter().map(Skill::uri).collect();
+    assert_eq!(served, ["skill://chase/SKILL.md", "skill://team/triage/SKILL.md"]);
+    assert_eq!(loaded.skipped.len(), 1);
+    let skipped = &loaded.skipped[0];
+    assert_eq!((skipped.uri.as_str(), skipped.whole_skill), ("skill://refunds/SKILL.md", true));
+    assert!(matches!(&skipped.error, SkillError::Field { line: Some(2), field, .. } if field == "name"));
+    let report = shown(&root, skipped);
+    assert!(
+        report.starts_with("<root>/refunds/SKILL.md:2: field `name` is \"Refunds\" (the uppercase 'R')"),
+        "{report}"
+    );
+    assert!(report.contains("\n  expected: ") && report.contains("\n  help: "), "{report}");
+    assert!(report.ends_with("note: the skill is not served; the others are (skill://refunds/SKILL.md)"), "{report}");
+    // The default loads the rest and logs the refusal as a warning; strict mode refuses the
+    // tree with it.
+    let log = crate::lockfile::logged(|| assert_eq!(Skills::from_dir(root.path()).unwrap().len(), 2));
+    let log = shown(&root, log);
+    assert!(log.contains(" WARN mcp_fusion::skill: <root>/refunds/SKILL.md:2: field `name` is \"Refunds\""), "{log}");
+    assert_eq!(log.matches(" WARN ").count(), 2, "{log}");
+    assert!(
+        log.contains(
+            " WARN mcp_fusion::skill: <root>: 2 skills served, 1 skipped, 0 files left out, each reported above"
+        ),
+        "{log}"
+    );
+    let strict = Skills::from_dir_strict(root.path()).unwrap_err();
+    assert!(shown(&root, &strict).starts_with("<root>/refunds/SKILL.md:2: field `name`"), "{strict}");
+    // A tree with no skill to serve is still an error, listing each refusal.
+    let root = tree(&[("refunds/SKILL.md", broken), ("chase/SKILL.md", "# Chase\n")]);
+    let error = Skills::from_dir(root.path()).unwrap_err();
+    assert!(matches!(&error, SkillError::NoValidSkill { skipped, .. } if skipped.len() == 2));
+    let error = shown(&root, error);
+    assert!(
+        error.starts_with("<root>: none of its 2 skills can be served\n<root>/chase/SKILL.md:1: no frontmatter"),
+        "{error}"
+    );
+    assert!(error.contains("\n<root>/refunds/SKILL.md:2: field `name`"), "{error}");
+}
+
+#[tokio::test]
+async fn dot_files_are_listed_and_read_byte_for_byte_and_version_control_and_os_junk_are_not() {
+    let text = "---\nname: shell\ndescription: Set up a shell.\n---\nCopy `templates/.zshrc` and fill `.env.example`; see `.DS_Store`.\n";
+    let env = "API_KEY=\nREGION=eu-west-1\n";
+    let root = tree(&[
+        ("shell/SKILL.md", text),
+        ("shell/.env.example", env),
+        ("shell/.gitignore", "*.log\n"),
+        ("shell/templates/.zshrc", "export PATH=$HOME/bin:$PATH\n"),
+        ("shell/.github/workflow.yml", "on: push\n"),
+        ("shell/.git/config", "[core]\n"),
+        ("shell/scripts/.venv/bin/python", "a virtualenv"),
+        ("shell/scripts/.pytest_cache/v/cache", "a cache"),
+        ("shell/.DS_Store", "named by the SKILL.md, so served"),
+        ("shell/templates/.DS_Store", "junk"),
+        ("shell/._notes.md", "AppleDouble"),
+        ("shell/Thumbs.db", "junk"),
+    ]);
+    let skills = Skills::from_dir_strict(root.path()).unwrap();
+    assert_eq!(
+        manifest(&skills, "skill://shell/SKILL.md"),
+        [
+            "skill://shell/SKILL.md",
+            "skill://shell/.DS_Store",
+            "skill://shell/.env.example",
+            "skill://shell/.github/workflow.yml",
+            "skill://shell/.gitignore",
+            "skill://shell/templates/.zshrc",
+        ]
+    );
+    let client = connect(FusionServer::builder("s", "1").skills(skills).build(()).unwrap()).await;
+    let read = client.read_resource(ReadResourceRequestParams::new("skill://shell/.env.example")).await.unwrap();
+    match &read.contents[..] {
+        [ResourceContents::TextResourceContents { text, .. }] => assert_eq!(text.as_bytes(), env.as_bytes()),
+        other => panic!("expected one text content, got {other:?}"),
+    }
+    let listed = client.list_all_resources().await.unwrap();
+    assert!(listed.iter().any(|r| r.uri == "skill://shell/templates/.zshrc"));
+}
+
+#[test]
+fn skills_in_hidden_folders_are_served_at_their_paths() {
+    let good = |name: &str| format!("---\nname: {name}\ndescription: The skill {name}.\n---\n");
+    let root = tree(&[
+        (".curated/pdf/SKILL.md", &good("pdf")),
+        (".system/skill-creator/SKILL.md", &good("skill-creator")),
+        (".git/HEAD", "ref: refs/heads/main\n"),
+        ("README.md", "not a skill"),
+    ]);
+    let skills = Skills::from_dir_strict(root.path()).unwrap();
+    let served: Vec<String> = skills.iter().map(Skill::uri).collect();
+    assert_eq!(served, ["skill://.curated/pdf/SKILL.md", "skill://.system/skill-creator/SKILL.md"]);
+    // A skill inside version control metadata is no skill of the tree.
+    let root = tree(&[(".git/pdf/SKILL.md", &good("pdf"))]);
+    assert!(matches!(Skills::from_dir(root.path()), Err(SkillError::NoSkills { .. })));
+}
+
+#[tokio::test]
+async fn fonts_and_schemas_are_typed_from_the_registry_and_an_lfs_pointer_is_reported() {
+    let text = "---\nname: brand\ndescription: Use the brand.\n---\n# Brand\n";
+    let pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 48213\n";
+    let root = tree(&[("brand/SKILL.md", text), ("brand/schema.xsd", "<xs:schema/>\n"), ("brand/logo.png", pointer)]);
+    std::fs::write(root.path().join("brand/Inter.ttf"), [0u8, 1, 0, 0, 0, 16]).unwrap();
+    std::fs::write(root.path().join("brand/Inter.woff2"), b"wOF2\0\x01\0\0").unwrap();
+    let loaded = Skills::load_dir(root.path()).unwrap();
+    assert_eq!(loaded.skipped.len(), 1);
+    let skipped = &loaded.skipped[0];
+    assert_eq!((skipped.uri.as_str(), skipped.whole_skill), ("skill://brand/logo.png", false));
+    let report = shown(&root, skipped);
+    assert!(report.starts_with("<root>/brand/logo.png:1: a Git LFS pointer, not the file it stands for"), "{report}");
+    assert!(report.contains("checked out without `git lfs pull`"), "{report}");
+    assert!(report.ends_with("note: the file is not served (skill://brand/logo.png)"), "{report}");
+    let strict = Skills::from_dir_strict(root.path()).unwrap_err();
+    assert!(matches!(strict, SkillError::LfsPointer { .. }), "{strict}");
+    let client = connect(FusionServer::builder("s", "1").skills(loaded.skills).build(()).unwrap()).await;
+    let listed = client.list_all_resources().await.unwrap();
+    let types: Vec<(&str, Option<&str>)> = listed.iter().map(|r| (r.uri.as_str(), r.mime_type.as_deref())).collect();
+    assert_eq!(
+        types,
+        [
+            ("skill://brand/SKILL.md", Some("text/markdown")),
+            ("skill://brand/Inter.ttf", Some("font/ttf")),
+            ("skill://brand/Inter.woff2", Some("font/woff2")),
+            ("skill://brand/schema.xsd", Some("text/xml")),
+        ]
+    );
 }

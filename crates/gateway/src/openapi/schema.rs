@@ -77,6 +77,9 @@ impl<'a> Reader<'a> {
                     inlined.insert(key.clone(), self.schema(value, &at, depth + 1, chain)?);
                 }
                 name_every_required(&mut inlined);
+                if self.nullable && inlined.get("nullable") == Some(&Value::Bool(true)) {
+                    return Ok(null_allowed(inlined));
+                }
                 Ok(Value::Object(inlined))
             }
             Value::Array(items) => {
@@ -128,6 +131,38 @@ impl<'a> Reader<'a> {
         };
         let pointer = percent_decode_str(fragment).decode_utf8().map_err(|_| refused("is not UTF-8 once decoded"))?;
         self.document.pointer(&pointer).ok_or_else(|| refused("names nothing in the document"))
+    }
+}
+
+/// An OpenAPI 3.0 schema marked `nullable: true` as JSON Schema: `null` among its types (and
+/// its `enum`), or, where it names no type (`allOf` of a `$ref`, as generators write a nullable
+/// reference), either the schema or `null`.
+fn null_allowed(mut schema: Map<String, Value>) -> Value {
+    schema.remove("nullable");
+    let null = Value::String("null".into());
+    if let Some(Value::Array(values)) = schema.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+    match schema.get_mut("type") {
+        Some(Value::String(one)) => {
+            let one = Value::String(std::mem::take(one));
+            schema.insert("type".into(), Value::Array(vec![one, null]));
+            Value::Object(schema)
+        }
+        Some(Value::Array(types)) => {
+            if !types.contains(&null) {
+                types.push(null);
+            }
+            Value::Object(schema)
+        }
+        _ => {
+            let mut either = Map::new();
+            either
+                .insert("anyOf".into(), Value::Array(vec![Value::Object(schema), serde_json::json!({"type": "null"})]));
+            Value::Object(either)
+        }
     }
 }
 

@@ -9,7 +9,8 @@
 //! Every tool scenario of the suite has its fixture here: text, error, image, audio, embedded
 //! resource and mixed content blocks, progress notifications, and requests to the client
 //! (sampling, elicitation, with the SEP-1034 defaults and the SEP-1330 enum shapes); so do the
-//! resource, prompt, completion and logging scenarios.
+//! resource, prompt, completion and logging scenarios, and the skills extension's (a skill,
+//! `pdf-processing`).
 
 use std::borrow::Cow;
 use std::fmt::Display;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use mcp_fusion::prompt::{Prompt, PromptMessage, Role};
 use mcp_fusion::resource::{Resource, ResourceTemplate};
+use mcp_fusion::skill::Skill;
 use mcp_fusion::{Action, BuildError, Ctx, Exposition, FusionServer, Group, ServerBuilder};
 use rmcp::model::{
     ContentBlock, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationSchema, EnumSchema, LegacyEnumSchema,
@@ -89,6 +91,8 @@ pub const TOOL_NAMES: &[&str] = &[
     "test_input_required_result_capabilities",
     "test_missing_capability",
     "test_trigger_tool_change",
+    "test_streaming_elicitation",
+    "test_logging_tool",
     "test_param_header",
     "test_reconnection",
     "json_schema_2020_12_tool",
@@ -555,10 +559,21 @@ pub fn server() -> Result<FusionServer, BuildError> {
         .timeout(CALL_TIMEOUT)
         .group(test)
         .group(json);
-    let server = tasks::tools(rounds::prompts(with_prompts(with_resources(builder)))).build(())?;
+    let server = tasks::tools(rounds::prompts(with_prompts(with_skills(with_resources(builder))))).build(())?;
     // The first server built is the one `test_trigger_tool_change` edits (one a process).
     let _ = rounds::SERVER.set(server.clone());
     Ok(server)
+}
+
+/// The skill of the skills extension's scenarios (`sep-2640-skills-enumeration`, `-manifest`,
+/// `-directory`): the suite finds it through `skills/list`, and reads its `SKILL.md`, the
+/// directory `skill://pdf-processing` and its subdirectory `references`.
+fn with_skills(builder: ServerBuilder<()>) -> ServerBuilder<()> {
+    // Embedded, so the server serves it from any working directory.
+    let pdf = Skill::new("pdf-processing", include_str!("../skills/pdf-processing/SKILL.md"))
+        .file("references/FORMS.md", include_str!("../skills/pdf-processing/references/FORMS.md"))
+        .file("scripts/extract.py", include_str!("../skills/pdf-processing/scripts/extract.py"));
+    builder.skill(pdf)
 }
 
 /// The text of `test://static-text` (scenario `resources-read-text`).

@@ -141,6 +141,20 @@ async fn trigger_tool_change(_ctx: Ctx<()>, _input: NoArgs) -> Result<&'static s
     Ok("the tool list changed")
 }
 
+/// `test_streaming_elicitation`: asks the user a question, which on 2026-07-28 ends the request
+/// with an input-required result, never a request of its own on the response stream.
+async fn streaming_elicitation(ctx: Ctx<()>, _input: NoArgs) -> Result<String, ToolError> {
+    let name = accepted(&ctx, ctx.elicit::<Name>("What is your name?").await?)?;
+    Ok(format!("Hello, {}.", name.name))
+}
+
+/// `test_logging_tool`: logs while it runs; a request that names no logging level hears none
+/// of it.
+async fn logging_tool(_ctx: Ctx<()>, _input: NoArgs) -> Result<&'static str, ToolError> {
+    tracing::info!("Logging tool running");
+    Ok("Logged, to whoever asked for a level")
+}
+
 /// The fixture actions, added to the `test` group.
 pub fn actions(group: Group<()>) -> Group<()> {
     let fixture = |name: &str, scenario: &str| {
@@ -170,6 +184,8 @@ pub fn actions(group: Group<()>) -> Group<()> {
         )
         .action(fixture("missing_capability", "server-stateless").handler(missing_capability))
         .action(fixture("trigger_tool_change", "server-stateless").handler(trigger_tool_change))
+        .action(fixture("streaming_elicitation", "server-stateless").handler(streaming_elicitation))
+        .action(fixture("logging_tool", "server-stateless").handler(logging_tool))
 }
 
 /// The prompt of `input-required-result-non-tool-request`.
