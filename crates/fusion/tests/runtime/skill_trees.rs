@@ -210,6 +210,15 @@ async fn published_trees_are_read_back_over_the_protocol_byte_for_byte() {
             ][..],
         ),
         (
+            "obra-superpowers",
+            &[
+                // A Graphviz graph, which the extension table takes for a Word template.
+                ("writing-skills/graphviz-conventions.dot", "text/vnd.graphviz"),
+                ("brainstorming/scripts/server.cjs", "text/javascript"),
+                ("subagent-driven-development/scripts/task-brief", "text/plain"),
+            ][..],
+        ),
+        (
             "openai-skills",
             &[(".curated/notion-knowledge-capture/evaluations/decision-record.json", "application/json")][..],
         ),
