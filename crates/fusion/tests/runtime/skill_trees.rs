@@ -70,7 +70,8 @@ fn rule(error: &SkillError) -> String {
 /// Folders that are no skill's content, as the loader's documentation lists them: version
 /// control metadata and Python tools' caches. Written out here rather than taken from the
 /// loader, so that the file list below is computed independently of it.
-const NOT_CONTENT: [&str; 8] = [".git", ".hg", ".svn", ".venv", ".tox", ".pytest_cache", ".mypy_cache", ".ruff_cache"];
+const NOT_CONTENT: [&str; 9] =
+    [".git", ".hg", ".svn", ".venv", ".tox", ".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__"];
 
 /// What operating systems leave behind: served only when the `SKILL.md` names it.
 fn os_junk(name: &str) -> bool {
