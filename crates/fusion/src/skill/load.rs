@@ -16,8 +16,10 @@ use super::{MAX_BYTES, MAX_FILES, mime};
 
 /// Directories that are no skill's content: version control metadata (a checkout's history)
 /// and the caches Python tools make beside the code they run on (rebuilt on each machine, and
-/// never published). Either would be served as hundreds of files, past the limits.
-const NOT_CONTENT: [&str; 8] = [".git", ".hg", ".svn", ".venv", ".tox", ".pytest_cache", ".mypy_cache", ".ruff_cache"];
+/// never published): `__pycache__` appears beside a skill's scripts as soon as one imports
+/// another. Either would be served as hundreds of files, past the limits, or as bytecode.
+const NOT_CONTENT: [&str; 9] =
+    [".git", ".hg", ".svn", ".venv", ".tox", ".pytest_cache", ".mypy_cache", ".ruff_cache", "__pycache__"];
 
 /// What operating systems leave in a directory: served only when the `SKILL.md` names them.
 const OS_JUNK: [&str; 7] =
@@ -129,7 +131,7 @@ impl Skills {
     /// file of a skill's directory is in it, dot-files (`.env.example`) and the files of skills
     /// nested in it included; left out are version control metadata (`.git`, `.hg`, `.svn`),
     /// which is the tree's history, not the skill, Python tools' caches (`.venv`,
-    /// `.pytest_cache`), and what operating systems leave behind
+    /// `__pycache__`, `.pytest_cache`), and what operating systems leave behind
     /// (`.DS_Store`, `Thumbs.db`) unless the `SKILL.md` names it. Files outside every skill
     /// are not served. Each file is read now, once.
     ///

@@ -23,12 +23,17 @@ pub(crate) fn of(name: &str, bytes: &[u8]) -> &'static str {
 }
 
 /// The types where the table's answer is wrong or vague for the text files skills ship: `.ts`
-/// is an MPEG transport stream there, `.py` plain text, `.yaml` an unregistered `text/x-yaml`
-/// (RFC 9512 registers `application/yaml`). Markdown is `text/markdown` whatever the table says.
+/// is an MPEG transport stream there, `.dot` a Word template (a Graphviz graph in a skill, as
+/// in obra/superpowers: IANA registers `text/vnd.graphviz`), `.cjs` unknown (CommonJS, the
+/// JavaScript of `.js`), `.py` plain text, `.yaml` an unregistered `text/x-yaml` (RFC 9512
+/// registers `application/yaml`). Markdown is `text/markdown` whatever the table says. A file
+/// that is not text keeps the table's type (a Word `.dot` is binary).
 fn text_override(extension: &str) -> Option<&'static str> {
     match extension {
         "md" | "markdown" => Some(MARKDOWN),
         "ts" | "mts" | "cts" => Some("text/x-typescript"),
+        "cjs" => Some("text/javascript"),
+        "dot" | "gv" => Some("text/vnd.graphviz"),
         "py" => Some("text/x-python"),
         "yaml" | "yml" => Some("application/yaml"),
         _ => None,
@@ -77,6 +82,9 @@ mod tests {
         assert_eq!(of("index.ts", b"export {}"), "text/x-typescript");
         assert_eq!(of("stream.ts", &[0x47, 0, 0x11]), "video/vnd.dlna.mpeg-tts");
         assert_eq!(of("config.yml", b"a: 1"), "application/yaml");
+        assert_eq!(of("flow.dot", b"digraph G { a -> b }"), "text/vnd.graphviz");
+        assert_eq!(of("letter.dot", &[0xd0, 0xcf, 0x11, 0xe0, 0]), "application/msword");
+        assert_eq!(of("server.cjs", b"module.exports = {}"), "text/javascript");
         assert_eq!(of("logo.png", &[0x89, b'P', b'N', b'G']), "image/png");
         assert_eq!(
             of("report.docx", b"PK\x03\x04"),

@@ -1,6 +1,7 @@
 //! The runtime in process: the chain of guards and middleware, the guards' envelopes, healing,
-//! listing, lockfiles, `#[action]`, garbage input, idempotency keys, handoff mounts, skills and
-//! what an operator sees of each call. One test binary, one module per area.
+//! listing, lockfiles, `#[action]`, garbage input, idempotency keys, handoff mounts, skills (the
+//! SEP's examples and trees others published) and what an operator sees of each call. One test
+//! binary, one module per area.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -21,6 +22,7 @@ mod pipeline;
 mod scalars;
 mod search_recall;
 mod shapes;
+mod skill_trees;
 mod skills;
 mod strict_schemas;
 mod wide_integers;

@@ -492,6 +492,7 @@ async fn dot_files_are_listed_and_read_byte_for_byte_and_version_control_and_os_
         ("shell/.git/config", "[core]\n"),
         ("shell/scripts/.venv/bin/python", "a virtualenv"),
         ("shell/scripts/.pytest_cache/v/cache", "a cache"),
+        ("shell/scripts/__pycache__/setup.cpython-312.pyc", "bytecode"),
         ("shell/.DS_Store", "named by the SKILL.md, so served"),
         ("shell/templates/.DS_Store", "junk"),
         ("shell/._notes.md", "AppleDouble"),
