@@ -107,6 +107,16 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         Ok(Value::Number(value.into()))
     }
 
+    // An integer past 64 bits (OpenAI's `minimum: -9223372036854776000`) is read as JSON reads
+    // it: the nearest double.
+    fn visit_i128<E: de::Error>(self, value: i128) -> Result<Value, E> {
+        self.visit_f64(value as f64)
+    }
+
+    fn visit_u128<E: de::Error>(self, value: u128) -> Result<Value, E> {
+        self.visit_f64(value as f64)
+    }
+
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
         self.budget.value()?;
         // JSON has no infinity or NaN: YAML's `.inf` and `.nan` stay the words they are.
@@ -231,6 +241,11 @@ mod tests {
         assert_eq!(document["x-when"], "2024-01-01");
         assert_eq!(document["x-keys"], json!({"true": "yes", "1.50": "f", "~": "n", "0x10": "h"}));
         assert_eq!(document["x-inf"], "inf");
+        // Past 64 bits, as JSON reads the same text.
+        let wide = parse(b"minimum: -9223372036854776000\nmaximum: 18446744073709551616\n").unwrap();
+        let json: Value =
+            serde_json::from_str(r#"{"minimum": -9223372036854776000, "maximum": 18446744073709551616}"#).unwrap();
+        assert_eq!(wide, json);
     }
 
     #[test]
