@@ -214,7 +214,11 @@ impl Checker {
     /// (or an upstream) rounded. Each is refused at its path rather than carried changed.
     pub(crate) fn beyond_exact_integers(&self, arguments: &Value) -> Vec<FieldProblem> {
         let mut out = Vec::new();
-        self.beyond_exact_in(arguments, "", &FieldPath::root(), &mut out);
+        // Every call passes here: a walk that allocates nothing first, the one that names paths
+        // only for a call that holds such a number.
+        if holds_beyond_exact(arguments) {
+            self.beyond_exact_in(arguments, "", &FieldPath::root(), &mut out);
+        }
         out
     }
 
@@ -305,6 +309,16 @@ fn finish(mut problems: Vec<FieldProblem>, arguments: &Value) -> Vec<FieldProble
         problems.push(FieldProblem::new(&FieldPath::root(), &kind, &Sent::value(arguments)));
     }
     problems
+}
+
+/// Whether `value` holds, anywhere, a number [`beyond_exact`].
+fn holds_beyond_exact(value: &Value) -> bool {
+    match value {
+        Value::Number(number) => beyond_exact(number),
+        Value::Object(map) => map.values().any(holds_beyond_exact),
+        Value::Array(items) => items.iter().any(holds_beyond_exact),
+        _ => false,
+    }
 }
 
 /// Whether `number` is a whole float of 2^63 or more in magnitude: an integer literal that
